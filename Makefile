@@ -1,0 +1,58 @@
+# informerkit — see README.md. Every target works on a fresh machine with only Go installed.
+SHELL := /usr/bin/env bash
+GO ?= go
+FUZZTIME ?= 30s
+BENCHTIME ?= 1s
+BENCHCOUNT ?= 6
+BENCH ?= .
+# Packages of the root module (nested modules e2e/ and bench/ are excluded by go itself).
+PKGS := ./...
+
+.PHONY: all test vet fmt-check unit bench bench-compare fuzz demo e2e e2e-build clean
+
+all: test
+
+## test: everything that does not need the real kube-apiserver (vet, gofmt, race tests, fuzz seed corpora).
+test: vet fmt-check unit
+
+vet:
+	$(GO) vet $(PKGS)
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go') | grep -v '^testdata/' || true); \
+	if [ -n "$$out" ]; then echo "gofmt needs to run on:"; echo "$$out"; exit 1; fi
+
+unit:
+	$(GO) test -race -count=1 $(PKGS)
+
+## bench: informerkit's own benchmarks with allocation figures.
+bench:
+	$(GO) test -run='^$$' -bench='$(BENCH)' -benchmem -benchtime=$(BENCHTIME) $(PKGS)
+
+## bench-compare: informerkit and client-go side by side in one process; prints medians and ratios.
+bench-compare:
+	cd bench && $(GO) test -run='^$$' -bench='$(BENCH)' -benchmem -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) . | tee /dev/stderr | $(GO) run ./cmd/benchtable
+
+## fuzz: run every fuzz target of the root module for FUZZTIME each.
+fuzz:
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+	  for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //'); do \
+	    echo "== $$pkg $$t ($(FUZZTIME))"; \
+	    $(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+## demo: the example controller against the embedded API server (or KUBECONFIG=path for a real cluster).
+demo:
+	$(GO) run ./cmd/demo $(if $(KUBECONFIG),--kubeconfig=$(KUBECONFIG))
+
+## e2e: build (once, cached in bin/) and start etcd + kube-apiserver, run e2e/, stop them.
+e2e:
+	cd e2e && $(MAKE) e2e
+
+e2e-build:
+	cd e2e && $(MAKE) build
+
+clean:
+	rm -rf bin e2e/bin
