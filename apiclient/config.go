@@ -1,0 +1,78 @@
+package apiclient
+
+import "time"
+
+// Config says how to reach and authenticate to one API server. LoadConfig builds it from a
+// kubeconfig or the in-cluster environment; tests build it directly (apitest.Server.Config).
+type Config struct {
+	// Host is the server's base URL, e.g. "https://127.0.0.1:6443".
+	Host string
+	// BearerToken is sent as "Authorization: Bearer <token>". It never appears in errors or logs.
+	BearerToken string
+	// BearerTokenFile is re-read when it changes (projected service-account tokens rotate);
+	// it takes precedence over BearerToken.
+	BearerTokenFile string
+	// Username and Password are sent as HTTP basic authentication.
+	Username string
+	Password string
+	// Exec runs a client.authentication.k8s.io/v1 credential plugin.
+	Exec *ExecConfig
+	// TLS configures server verification and client certificates.
+	TLS TLSConfig
+	// ProxyURL, if set, sends requests through this HTTP(S) or SOCKS5 proxy.
+	ProxyURL string
+	// QPS and Burst limit non-watch requests on the client side (0 means the defaults).
+	QPS   float32
+	Burst int
+	// UserAgent is sent with every request ("" means a default naming informerkit).
+	UserAgent string
+	// Timeout bounds non-watch requests (0 means no limit beyond the request's context).
+	Timeout time.Duration
+	// Namespace is the default namespace of the kubeconfig context or the pod ("" if none).
+	Namespace string
+	// WatchProtocol selects how watches are opened.
+	WatchProtocol WatchProtocol
+}
+
+// TLSConfig configures TLS for a Config. Verification is on unless Insecure is set.
+type TLSConfig struct {
+	CAFile     string
+	CAData     []byte
+	CertFile   string
+	CertData   []byte
+	KeyFile    string
+	KeyData    []byte
+	ServerName string
+	// Insecure skips server certificate verification. Only when explicitly asked for.
+	Insecure bool
+}
+
+// ExecConfig runs a credential plugin that prints a client.authentication.k8s.io/v1
+// ExecCredential (token or client certificate, with an optional expirationTimestamp).
+type ExecConfig struct {
+	Command    string
+	Args       []string
+	Env        []ExecEnvVar
+	APIVersion string
+	// InteractiveMode is recorded from the kubeconfig; informerkit never runs plugins interactively.
+	InteractiveMode string
+}
+
+// ExecEnvVar is one environment variable for an exec credential plugin.
+type ExecEnvVar struct {
+	Name  string
+	Value string
+}
+
+// WatchProtocol selects the transport of watch streams.
+type WatchProtocol int
+
+const (
+	// WatchAuto tries WebSocket and falls back to a chunked HTTP stream when the server refuses
+	// the upgrade.
+	WatchAuto WatchProtocol = iota
+	// WatchChunked uses a chunked HTTP/1.1 or HTTP/2 response stream.
+	WatchChunked
+	// WatchWebSocket uses WebSocket only.
+	WatchWebSocket
+)
