@@ -1,0 +1,87 @@
+// Package reflector keeps a Store in step with one collection on a Kubernetes API server:
+// it lists the collection into the store, then watches it from the list's resourceVersion and
+// applies every event, re-watching or relisting as the server requires. It is the first stage
+// of an informer (see package informer) and plays the role of client-go's
+// tools/cache/reflector.go.
+//
+// # Wiring
+//
+// A reflector writes into anything that implements Store; in an informer that is a
+// deltafifo.FIFO, whose consumer (informer.HandleDeltas) updates an indexer:
+//
+//	fifo := deltafifo.New(deltafifo.Options[*Pod]{KnownObjects: idx, ...})
+//	r := reflector.New(reflector.Options[*Pod]{
+//		ListerWatcher: client.Resource(...), // an apiclient.ListerWatcher[*Pod]
+//		Store:         fifo,
+//		ResyncPeriod:  10 * time.Minute,
+//	})
+//	go r.Run(ctx) // until ctx is done
+//	// elsewhere: fifo.Pop(ctx, process) in a loop
+//
+// An indexer.Indexer can also be the Store directly when no per-event processing is needed.
+//
+// # Correspondence with client-go
+//
+//	client-go (tools/cache)                  informerkit (reflector)
+//	Reflector, NewReflectorWithOptions       Reflector[T], New(Options[T])
+//	ReflectorStore                           Store[T]
+//	ResourceVersionUpdater                   ResourceVersionUpdater
+//	RunWithContext / ListAndWatchWithContext Run / ListAndWatch
+//	LastSyncResourceVersion                  LastSyncResourceVersion
+//	WatchListPageSize                        Options.PageSize
+//	ShouldResync, resyncPeriod               Options.ShouldResync, Options.ResyncPeriod
+//	WatchErrorHandlerWithContext             Options.WatchErrorHandler
+//	VeryShortWatchError                      ErrVeryShortWatch
+//	WatchListClient feature gate             Options.WatchList (auto/on/off)
+//	(none)                                   IncrementalReplacer, StreamingLister, Stats,
+//	                                         Staleness, Options.StallTimeout
+//
+// # Behaviour (as client-go)
+//
+//   - The first LIST is at resourceVersion "0" (the server may answer from its watch cache);
+//     relists are at the last synced resourceVersion; "" (a consistent read) only after the
+//     server answered 410 Expired/Gone or "too large resourceVersion", and then at once.
+//   - LISTs at "" or "0" are paged with limit 500; a 410 on a continue page falls back to one
+//     unpaged list. Lists at a specific resourceVersion are unpaged (see Options.PageSize).
+//   - WATCH at the last synced resourceVersion with allowWatchBookmarks=true and a
+//     timeoutSeconds random in [300, 600]. Every event, BOOKMARK included, advances the last
+//     synced resourceVersion.
+//   - A watch that closes cleanly is re-opened from the last synced resourceVersion, with no
+//     relist. An ERROR 410 leads to a relist (at the last synced resourceVersion: a LIST at a
+//     resourceVersion is "not older than", so it usually succeeds). 429 and connection refused
+//     back off and re-watch. A watch closed within a second without any event
+//     (ErrVeryShortWatch) and every other failure lead to a relist.
+//   - Between attempts: exponential backoff from 800 ms, ×2, jitter 1.0, capped at 30 s,
+//     reset after 2 minutes without failure (Options.Backoff). All timing uses the time
+//     package, so tests can drive it with testing/synctest.
+//   - Streaming lists (WatchList): a WATCH with sendInitialEvents=true,
+//     resourceVersionMatch=NotOlderThan and the last synced resourceVersion ("" the first
+//     time: a consistent read). The ADDED events are the list; the BOOKMARK annotated
+//     k8s.io/initial-events-end ends it and gives its resourceVersion; the same stream then
+//     continues as the watch.
+//   - Resync: every ResyncPeriod, Store.Resync is called if ShouldResync agrees. It causes
+//     no server traffic.
+//
+// # Where it does better than client-go
+//
+//   - Relist without doubling memory. client-go holds the whole new list next to the whole
+//     old cache during a relist (and, for WatchList, in a temporary store). A Store that
+//     implements IncrementalReplacer is handed the list item by item, page by page or event
+//     by event, and computes deletions itself at the end; with an in-place store the extra
+//     heap of a relist drops from the size of the whole list to one page (LIST) or to almost
+//     nothing (WatchList, or a ListerWatcher that implements StreamingLister).
+//     BenchmarkRelistPeakHeap measures it.
+//   - Watch-stall detection: a watch that delivers no event and no bookmark for StallTimeout
+//     (default 3 min) is re-opened from the last synced resourceVersion without a relist.
+//     Stats().Stalls counts them and Staleness tells readiness checks how current the store is.
+//   - WatchList fallback is remembered (WatchListAuto): a server that refuses or ignores
+//     sendInitialEvents costs one failed attempt per hour, not one per relist. A server that
+//     ignores the parameter is detected by a non-initial event before the end bookmark or by
+//     WatchListTimeout (default 30 s) without progress.
+//   - Any answer carrying Retry-After (typically 503 during overload) is treated like 429:
+//     back off at least that long and re-watch, instead of adding a relist to the load.
+//   - Retry-After is honoured: a delay is never shorter than what the server asked for.
+//   - WatchErrorHandler sees every error, including those recovered without a relist;
+//     errors are *Error values that name the reflector (the resource) and the operation.
+//   - Stats reports lists, relists, watches, events, bookmarks, stalls, resyncs and times.
+package reflector

@@ -1,0 +1,88 @@
+package reflector
+
+import (
+	"errors"
+	"net/http"
+	"syscall"
+	"time"
+
+	"github.com/informerkit/informerkit/apiclient"
+)
+
+// Sentinel errors, wrapped in *Error; test with errors.Is.
+var (
+	// ErrVeryShortWatch: a watch closed less than VeryShortWatch after it was opened without
+	// delivering any event. Something is wrong with the server or a proxy; the reflector
+	// relists (client-go's VeryShortWatchError).
+	ErrVeryShortWatch = errors.New("very short watch: closed within a second without any event")
+	// ErrWatchStalled: a watch delivered no event and no bookmark for StallTimeout. The
+	// reflector re-opens it from the last synced resourceVersion, without a relist.
+	ErrWatchStalled = errors.New("watch stalled: no event or bookmark within the stall timeout")
+	// ErrWatchListUnsupported: the server refused a streaming list (400/422) or ignored
+	// sendInitialEvents. The reflector falls back to LIST (see WatchListMode).
+	ErrWatchListUnsupported = errors.New("streaming list (sendInitialEvents) not supported by the server")
+	// ErrWatchListIncomplete: a streaming list ended before its initial-events-end bookmark.
+	// The reflector falls back to LIST for this attempt.
+	ErrWatchListIncomplete = errors.New("streaming list ended before the initial-events-end bookmark")
+)
+
+// Error is the error type of ListAndWatch and of WatchErrorHandler: it names the reflector
+// (usually the resource) and the operation that failed. Err may be an *apiclient.Status (use
+// apiclient.IsResourceExpired and friends on the *Error directly), a transport error or one of
+// the sentinels of this package.
+type Error struct {
+	// Reflector is the reflector's name (Options.Name).
+	Reflector string
+	// Op is "list", "watch", "watch-list" or "resync".
+	Op string
+	// Err is the cause.
+	Err error
+}
+
+// Error returns "reflector <name>: <op>: <cause>".
+func (e *Error) Error() string {
+	return "reflector " + e.Reflector + ": " + e.Op + ": " + e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// isExpired reports a 410: the resourceVersion (or continue token) is compacted away.
+func isExpired(err error) bool {
+	return apiclient.IsResourceExpired(err) || apiclient.IsGone(err)
+}
+
+// needsFreshList reports errors after which the last synced resourceVersion cannot be used
+// and the reflector must list at "" (a consistent read of the newest state).
+func needsFreshList(err error) bool {
+	return isExpired(err) || apiclient.IsTooLargeResourceVersion(err)
+}
+
+// retryWithoutRelist reports errors on which a watch is re-opened from the last synced
+// resourceVersion after a backoff, instead of relisting: the server is overloaded (429, or any
+// answer carrying Retry-After, typically 503) or unreachable (connection refused). A relist
+// would only add load; the resourceVersion is still good.
+func retryWithoutRelist(err error) bool {
+	if apiclient.IsTooManyRequests(err) || errors.Is(err, syscall.ECONNREFUSED) {
+		return true
+	}
+	_, ok := apiclient.RetryAfter(err)
+	return ok
+}
+
+// retryAfter returns the delay the server asked for in err, or 0.
+func retryAfter(err error) time.Duration {
+	if d, ok := apiclient.RetryAfter(err); ok {
+		return d
+	}
+	return 0
+}
+
+// isRefusal reports a server answer that means "I do not support this request": 400 or 422.
+func isRefusal(err error) bool {
+	if apiclient.IsBadRequest(err) || apiclient.IsInvalid(err) {
+		return true
+	}
+	s, ok := apiclient.AsStatus(err)
+	return ok && (s.Code == http.StatusBadRequest || s.Code == http.StatusUnprocessableEntity)
+}

@@ -1,0 +1,178 @@
+package reflector
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/informerkit/informerkit/apiclient"
+)
+
+// Defaults of Options. They are client-go's values where client-go has one.
+const (
+	// DefaultPageSize is the limit of paged LIST requests.
+	DefaultPageSize = 500
+	// DefaultMinWatchTimeout is the lower bound of a watch's timeoutSeconds; the value sent is
+	// random in [MinWatchTimeout, 2×MinWatchTimeout] to spread reconnects over time.
+	DefaultMinWatchTimeout = 5 * time.Minute
+	// DefaultStallTimeout is how long a watch may go without any event or bookmark before
+	// it is considered stalled and re-opened. The kube-apiserver sends a bookmark about every
+	// minute to watches that allow them, so three minutes means three missed bookmarks.
+	DefaultStallTimeout = 3 * time.Minute
+	// DefaultWatchListTimeout is how long the reflector waits, during the initial events of a
+	// streaming list, for the next ADDED event or the end bookmark before deciding that the
+	// server ignored sendInitialEvents.
+	DefaultWatchListTimeout = 30 * time.Second
+	// DefaultWatchListReprobe is how long WatchListAuto keeps using LIST after the server
+	// refused or ignored a streaming list, before trying one again.
+	DefaultWatchListReprobe = time.Hour
+	// VeryShortWatch is the duration under which a watch that closes without delivering any
+	// event is treated as a failure (ErrVeryShortWatch) and leads to a relist.
+	VeryShortWatch = time.Second
+)
+
+// WatchListMode selects how the reflector obtains the initial state and relists.
+type WatchListMode int
+
+const (
+	// WatchListAuto (the default) uses a streaming list (a WATCH with sendInitialEvents=true)
+	// and falls back to LIST when the server refuses it (400/422) or ignores it (no end
+	// bookmark within WatchListTimeout, or a non-initial event first). The fallback is
+	// remembered for WatchListReprobe, so a server without WatchList costs one failed
+	// attempt per WatchListReprobe, not one per relist. A stream that merely breaks before
+	// its end bookmark falls back to LIST for that attempt only.
+	WatchListAuto WatchListMode = iota
+	// WatchListOn tries a streaming list for every (re)list and falls back to LIST for that
+	// attempt when it fails; nothing is remembered (client-go with the WatchListClient gate).
+	WatchListOn
+	// WatchListOff always uses LIST then WATCH.
+	WatchListOff
+)
+
+// String returns "auto", "on" or "off".
+func (m WatchListMode) String() string {
+	switch m {
+	case WatchListAuto:
+		return "auto"
+	case WatchListOn:
+		return "on"
+	case WatchListOff:
+		return "off"
+	}
+	return "WatchListMode(?)"
+}
+
+// Backoff configures the delay between failed attempts: a relist after a failed list or a
+// watch that needs one, and a re-watch after 429, connection refused or Retry-After. The delay
+// starts at Initial, is multiplied by Factor at every failure up to Max, and gets a random
+// extra of up to Jitter × itself; it returns to Initial once no delay was needed for Reset.
+// A server's Retry-After is honoured: the delay is never shorter than what it asked for.
+//
+// Zero fields take client-go's values: 800 ms, ×2, jitter 1.0, cap 30 s, reset after 2 min
+// (so delays settle in [30 s, 60 s) against a server that stays down).
+type Backoff struct {
+	Initial time.Duration
+	Factor  float64
+	// Jitter of 0 means the default 1.0; a negative value disables jitter.
+	Jitter float64
+	Max    time.Duration
+	Reset  time.Duration
+}
+
+// Options configure a Reflector. ListerWatcher and Store are required; every other field has
+// a documented default.
+type Options[T apiclient.Object] struct {
+	// ListerWatcher lists and watches the collection (apiclient provides one per resource,
+	// namespace and selectors).
+	ListerWatcher apiclient.ListerWatcher[T]
+	// Store receives the objects. If it implements IncrementalReplacer, relists are streamed
+	// into it; if it implements ResourceVersionUpdater, it is told every new resourceVersion.
+	Store Store[T]
+	// Name identifies the reflector in logs, errors and Stats. Default: the ListerWatcher's
+	// String() if it has one (apiclient names the resource), otherwise the Go type of T.
+	Name string
+
+	// ResyncPeriod is the period of Store.Resync calls while watching; 0 disables resyncs.
+	ResyncPeriod time.Duration
+	// ShouldResync, if set, is asked at every resync tick; Resync is called only when it
+	// returns true (the shared informer uses it for per-handler resync periods).
+	ShouldResync func() bool
+
+	// PageSize is the limit of paged LIST requests. 0 follows client-go: pages of
+	// DefaultPageSize when listing at resourceVersion "" or "0" (or always, once the first
+	// list at "0" came back paged), and an unpaged list at the last synced resourceVersion so
+	// that the server's watch cache can serve it. A positive value pages every list with that
+	// limit; a negative value never pages.
+	PageSize int64
+	// WatchList selects streaming lists; see WatchListMode. Default WatchListAuto.
+	WatchList WatchListMode
+	// WatchListTimeout: see DefaultWatchListTimeout.
+	WatchListTimeout time.Duration
+	// WatchListReprobe: see DefaultWatchListReprobe; a negative value never re-probes.
+	WatchListReprobe time.Duration
+
+	// MinWatchTimeout: see DefaultMinWatchTimeout. Unlike client-go, small values are
+	// honoured (tests use them).
+	MinWatchTimeout time.Duration
+	// StallTimeout: see DefaultStallTimeout; a negative value disables stall detection.
+	StallTimeout time.Duration
+	// Backoff configures delays between attempts; see Backoff.
+	Backoff Backoff
+
+	// WatchErrorHandler, if set, is called with every error that ends a list or a watch
+	// (always a *Error), including those the reflector recovers from without a relist (429,
+	// connection refused, stall), but not for clean closes or cancellation. It runs on the
+	// reflector's goroutine and must return quickly. The reflector logs the error itself
+	// whether or not a handler is set.
+	WatchErrorHandler func(ctx context.Context, err error)
+	// Logger receives the reflector's log lines (default slog.Default()), with the attribute
+	// reflector=Name. Errors are logged as returned by apiclient, which never includes
+	// credentials.
+	Logger *slog.Logger
+}
+
+// config is Options with defaults applied.
+type config[T apiclient.Object] struct {
+	Options[T]
+	backoff Backoff
+}
+
+func (o Options[T]) withDefaults() config[T] {
+	if o.WatchListTimeout <= 0 {
+		o.WatchListTimeout = DefaultWatchListTimeout
+	}
+	if o.WatchListReprobe == 0 {
+		o.WatchListReprobe = DefaultWatchListReprobe
+	}
+	if o.MinWatchTimeout <= 0 {
+		o.MinWatchTimeout = DefaultMinWatchTimeout
+	}
+	if o.StallTimeout == 0 {
+		o.StallTimeout = DefaultStallTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	b := o.Backoff
+	if b.Initial <= 0 {
+		b.Initial = 800 * time.Millisecond
+	}
+	if b.Factor < 1 {
+		b.Factor = 2
+	}
+	if b.Jitter == 0 {
+		b.Jitter = 1
+	} else if b.Jitter < 0 {
+		b.Jitter = 0
+	}
+	if b.Max <= 0 {
+		b.Max = 30 * time.Second
+	}
+	if b.Max < b.Initial {
+		b.Max = b.Initial
+	}
+	if b.Reset <= 0 {
+		b.Reset = 2 * time.Minute
+	}
+	return config[T]{Options: o, backoff: b}
+}

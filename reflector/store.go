@@ -1,0 +1,81 @@
+package reflector
+
+import (
+	"context"
+
+	"github.com/informerkit/informerkit/apiclient"
+)
+
+// Store is what a Reflector writes into. deltafifo.FIFO[T] and indexer.Indexer[T] satisfy it.
+// Implementations must be safe for concurrent use: the reflector calls Resync from its resync
+// timer while events are being applied.
+//
+// It is client-go's ReflectorStore, typed.
+type Store[T any] interface {
+	// Add records an object the watch reported as ADDED.
+	Add(obj T) error
+	// Update records an object the watch reported as MODIFIED.
+	Update(obj T) error
+	// Delete records an object the watch reported as DELETED; obj is its last state.
+	Delete(obj T) error
+	// Replace makes list the whole content of the store, as of resourceVersion. The store
+	// takes ownership of the slice. A Store that also implements IncrementalReplacer is
+	// handed relists through that interface instead.
+	Replace(list []T, resourceVersion string) error
+	// Resync asks the store to re-deliver what it holds (deltafifo queues a Sync delta per
+	// known object); it is called by the resync timer and never causes server traffic.
+	Resync() error
+}
+
+// IncrementalReplacer is an optional interface of a Store: it receives the result of a
+// (re)list item by item instead of as one slice.
+//
+// With Replace, a relist holds the whole new list (decoded objects and the slice) next to
+// the whole old content of the store, so the peak heap of a relist is about twice the cache.
+// With IncrementalReplacer the reflector never holds more than one LIST page (or, with
+// WatchList, one event): each item goes to the store as soon as it is decoded, and a store
+// that updates in place replaces old objects as new ones arrive. See the package
+// documentation for the figures.
+//
+// The reflector calls BeginReplace when it has the first item of a list (or the empty end
+// of one), then Replacement.Add for every item, then exactly one of Replacement.Finish or
+// Replacement.Abort. It never begins a second replacement before the first one is finished
+// or aborted, and it calls no other Store method in between.
+type IncrementalReplacer[T any] interface {
+	BeginReplace() (Replacement[T], error)
+}
+
+// Replacement receives one list, item by item. See IncrementalReplacer.
+type Replacement[T any] interface {
+	// Add hands over one object of the new list. Within one replacement each key is added
+	// at most once and all objects come from one consistent snapshot of the collection.
+	// The store may apply it at once (and should, to save memory): the object is at least
+	// as new as anything the store was given before.
+	Add(obj T) error
+	// Finish ends the replacement: every object the store holds whose key was not added since
+	// BeginReplace is deleted, exactly as Replace(list, resourceVersion) would have deleted it,
+	// and resourceVersion is the list's resourceVersion.
+	Finish(resourceVersion string) error
+	// Abort ends the replacement without any deletion, because the list failed part-way.
+	// Objects already added stay as they were added (they are genuine states of those
+	// objects); the reflector starts a new list, whose replacement supersedes this one.
+	Abort()
+}
+
+// ResourceVersionUpdater is an optional interface of a Store: UpdateResourceVersion is called
+// every time the reflector's last synced resourceVersion advances (after each list, watch
+// event and bookmark), in order. It is client-go's ResourceVersionUpdater.
+type ResourceVersionUpdater interface {
+	UpdateResourceVersion(resourceVersion string)
+}
+
+// StreamingLister is an optional interface of an apiclient.ListerWatcher: ListEach lists one
+// page exactly like List, but hands each item to fn as soon as it is decoded instead of
+// returning a slice. When the Store implements IncrementalReplacer and the ListerWatcher
+// implements StreamingLister, even an unpaged relist never holds the whole list in memory.
+//
+// If fn returns an error, ListEach stops decoding and returns that error. The returned
+// ListMeta carries the page's resourceVersion and continue token.
+type StreamingLister[T any] interface {
+	ListEach(ctx context.Context, opts apiclient.ListOptions, fn func(T) error) (apiclient.ListMeta, error)
+}
