@@ -1,6 +1,10 @@
 package apiclient
 
-import "time"
+import (
+	"log/slog"
+	"net/http"
+	"time"
+)
 
 // Config says how to reach and authenticate to one API server. LoadConfig builds it from a
 // kubeconfig or the in-cluster environment; tests build it directly (apitest.Server.Config).
@@ -32,6 +36,20 @@ type Config struct {
 	Namespace string
 	// WatchProtocol selects how watches are opened.
 	WatchProtocol WatchProtocol
+
+	// MaxRetries bounds the retries of an idempotent (GET) request on 429, 5xx and
+	// connection errors: 0 means DefaultMaxRetries, a negative value disables retries.
+	// Writes and watch streams are never retried.
+	MaxRetries int
+	// MaxEventSize is the largest watch event, in bytes, the decoder accepts before it ends
+	// the watch with ErrEventTooLarge (0 means DefaultMaxEventSize).
+	MaxEventSize int
+	// Logger receives debug logs (retries, WebSocket fallback). nil discards them. Tokens
+	// are never logged.
+	Logger *slog.Logger
+	// WrapTransport, if set, wraps the HTTP transport under authentication (for metrics,
+	// tracing or tests). It does not apply to WebSocket connections.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // TLSConfig configures TLS for a Config. Verification is on unless Insecure is set.
@@ -54,8 +72,12 @@ type ExecConfig struct {
 	Args       []string
 	Env        []ExecEnvVar
 	APIVersion string
-	// InteractiveMode is recorded from the kubeconfig; informerkit never runs plugins interactively.
+	// InteractiveMode is recorded from the kubeconfig; informerkit never runs plugins
+	// interactively and refuses "Always".
 	InteractiveMode string
+	// ProvideClusterInfo passes the cluster (server, CA, TLS server name, proxy) to the
+	// plugin in KUBERNETES_EXEC_INFO's spec.cluster.
+	ProvideClusterInfo bool
 }
 
 // ExecEnvVar is one environment variable for an exec credential plugin.

@@ -1,0 +1,483 @@
+package apiclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Client defaults. client-go's 5 QPS / burst 10 dates from before API Priority and Fairness;
+// the server now protects itself and a controller that relists a few resources at start-up
+// should not queue behind its own client. kubectl uses 50 QPS / burst 300.
+const (
+	// DefaultQPS is the sustained rate of non-watch requests when Config.QPS is 0.
+	DefaultQPS = 50
+	// DefaultBurst is the burst of non-watch requests when Config.Burst is 0.
+	DefaultBurst = 100
+	// DefaultMaxRetries is how often an idempotent request is retried on 429, 5xx or a
+	// connection error when Config.MaxRetries is 0.
+	DefaultMaxRetries = 5
+	// DefaultMaxEventSize is the largest watch event accepted when Config.MaxEventSize is 0.
+	// The API server stores objects of at most about 1.5 MiB; 16 MiB leaves room for
+	// verbose encodings while bounding what a broken stream can make the client buffer.
+	DefaultMaxEventSize = 16 << 20
+	// HTTP/2 health checks: a connection that has received no frame for
+	// http2SendPingTimeout is pinged, and closed if the ping is not answered within
+	// http2PingTimeout, so a dead connection under a watch is noticed within ~15 s.
+	http2SendPingTimeout = 10 * time.Second
+	http2PingTimeout     = 5 * time.Second
+	// Retry back-off when the server gives no Retry-After: 250 ms doubling, capped.
+	retryBaseDelay = 250 * time.Millisecond
+	retryMaxDelay  = 8 * time.Second
+	// retryAfterCap bounds a server-provided Retry-After.
+	retryAfterCap = 60 * time.Second
+	// errorBodyLimit bounds how much of an error response is read.
+	errorBodyLimit = 1 << 20
+)
+
+// Client talks to one API server. It is safe for concurrent use. Typed access goes through
+// NewResource; Client itself offers raw requests (Do) and discovery.
+type Client struct {
+	base          *url.URL
+	http          *http.Client
+	transport     *http.Transport
+	auth          *authenticator
+	limiter       *rate.Limiter
+	userAgent     string
+	maxRetries    int
+	maxEventSize  int
+	timeout       time.Duration
+	watchProtocol WatchProtocol
+	logger        *slog.Logger
+	namespace     string
+
+	// wsRefused remembers that the server refused a WebSocket upgrade, so WatchAuto goes
+	// straight to chunked streams afterwards.
+	wsRefused atomic.Bool
+	// wsDial opens WebSocket watches.
+	wsDial wsDialer
+
+	discovery discoveryCache
+}
+
+// New returns a client for cfg. It reads the CA and client certificate files named by cfg
+// once; token files are re-read as they change.
+func New(cfg *Config) (*Client, error) {
+	if cfg == nil {
+		return nil, errors.New("apiclient: nil Config")
+	}
+	base, err := parseHost(cfg.Host)
+	if err != nil {
+		return nil, err
+	}
+	auth, err := newAuthenticator(cfg)
+	if err != nil {
+		return nil, err
+	}
+	tlsConf, err := buildTLSConfig(cfg, auth)
+	if err != nil {
+		return nil, err
+	}
+	proxy := http.ProxyFromEnvironment
+	if cfg.ProxyURL != "" {
+		pu, err := url.Parse(cfg.ProxyURL)
+		if err != nil || pu.Scheme == "" || pu.Host == "" {
+			return nil, fmt.Errorf("apiclient: proxy URL %q is not an absolute URL", redactURL(cfg.ProxyURL))
+		}
+		proxy = http.ProxyURL(pu)
+	}
+	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		Proxy:                 proxy,
+		DialContext:           dialer.DialContext,
+		TLSClientConfig:       tlsConf,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   25,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		HTTP2: &http.HTTP2Config{
+			SendPingTimeout: http2SendPingTimeout,
+			PingTimeout:     http2PingTimeout,
+		},
+	}
+	c := &Client{
+		base:          base,
+		transport:     tr,
+		auth:          auth,
+		userAgent:     cfg.UserAgent,
+		maxRetries:    cfg.MaxRetries,
+		maxEventSize:  cfg.MaxEventSize,
+		timeout:       cfg.Timeout,
+		watchProtocol: cfg.WatchProtocol,
+		logger:        cfg.Logger,
+		namespace:     cfg.Namespace,
+	}
+	if c.userAgent == "" {
+		c.userAgent = DefaultUserAgent()
+	}
+	if c.maxRetries == 0 {
+		c.maxRetries = DefaultMaxRetries
+	} else if c.maxRetries < 0 {
+		c.maxRetries = 0
+	}
+	if c.maxEventSize <= 0 {
+		c.maxEventSize = DefaultMaxEventSize
+	}
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	qps, burst := float64(cfg.QPS), cfg.Burst
+	if qps == 0 {
+		qps = DefaultQPS
+	}
+	if burst <= 0 {
+		burst = DefaultBurst
+	}
+	if qps > 0 {
+		c.limiter = rate.NewLimiter(rate.Limit(qps), burst)
+	}
+	auth.onRotate = tr.CloseIdleConnections
+	var rt http.RoundTripper = tr
+	if cfg.WrapTransport != nil {
+		rt = cfg.WrapTransport(rt)
+	}
+	c.http = &http.Client{Transport: &authTransport{base: rt, auth: auth, userAgent: c.userAgent}}
+	c.wsDial = newWSDialer(tlsConf, proxy, dialer)
+	return c, nil
+}
+
+// DefaultUserAgent is the User-Agent sent when Config.UserAgent is "".
+func DefaultUserAgent() string { return "informerkit-apiclient/v0" }
+
+// Namespace returns the default namespace of the configuration the client was built from.
+func (c *Client) Namespace() string { return c.namespace }
+
+// Host returns the server's base URL.
+func (c *Client) Host() string { return c.base.String() }
+
+// Close releases idle connections. Open watches are not affected.
+func (c *Client) Close() { c.transport.CloseIdleConnections() }
+
+func parseHost(host string) (*url.URL, error) {
+	if host == "" {
+		return nil, errors.New("apiclient: Config.Host is empty")
+	}
+	if !strings.Contains(host, "://") {
+		host = "https://" + host
+	}
+	u, err := url.Parse(host)
+	if err != nil {
+		return nil, fmt.Errorf("apiclient: Config.Host %q: %w", redactURL(host), err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("apiclient: Config.Host %q: scheme must be http or https", redactURL(host))
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("apiclient: Config.Host %q has no host", redactURL(host))
+	}
+	u.User = nil
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	u.RawQuery, u.Fragment = "", ""
+	return u, nil
+}
+
+// redactURL hides a password in a URL.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	return u.Redacted()
+}
+
+// Request is a raw API request for Client.Do.
+type Request struct {
+	// Method is the HTTP method ("" means GET).
+	Method string
+	// Path is the absolute API path, e.g. "/api/v1/namespaces/default/pods".
+	Path string
+	// Query holds the query parameters.
+	Query url.Values
+	// Body is sent as is, with ContentType ("" means application/json).
+	Body        []byte
+	ContentType string
+}
+
+// Do sends a raw request and returns the response body of a 2xx answer, or a *Status error.
+// GET requests are retried on 429, 5xx and connection errors, honouring Retry-After;
+// other methods are sent once. Every request waits for the client-side rate limiter.
+func (c *Client) Do(ctx context.Context, req Request) ([]byte, error) {
+	if req.Method == "" {
+		req.Method = http.MethodGet
+	}
+	return c.do(ctx, req)
+}
+
+func (c *Client) url(path string, query url.Values) string {
+	u := *c.base
+	u.Path = c.base.Path + path
+	u.RawPath = ""
+	if strings.Contains(path, "%") {
+		u.RawPath = c.base.Path + path
+		if p, err := url.PathUnescape(u.RawPath); err == nil {
+			u.Path = p
+		}
+	}
+	if len(query) > 0 {
+		u.RawQuery = query.Encode()
+	}
+	return u.String()
+}
+
+func (c *Client) newHTTPRequest(ctx context.Context, req Request) (*http.Request, error) {
+	var body io.Reader
+	if req.Body != nil {
+		body = bytes.NewReader(req.Body)
+	}
+	hreq, err := http.NewRequestWithContext(ctx, req.Method, c.url(req.Path, req.Query), body)
+	if err != nil {
+		return nil, fmt.Errorf("apiclient: %s %s: %w", req.Method, req.Path, err)
+	}
+	hreq.Header.Set("Accept", "application/json")
+	if req.Body != nil {
+		ct := req.ContentType
+		if ct == "" {
+			ct = "application/json"
+		}
+		hreq.Header.Set("Content-Type", ct)
+	}
+	return hreq, nil
+}
+
+// waitLimiter waits for the client-side rate limiter.
+func (c *Client) waitLimiter(ctx context.Context) error {
+	if c.limiter == nil {
+		return nil
+	}
+	if err := c.limiter.Wait(ctx); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("apiclient: client rate limiter: %w", err)
+	}
+	return nil
+}
+
+// do runs a non-watch request with rate limiting, the per-request timeout and retries of
+// idempotent requests, and returns the whole body of a 2xx response.
+func (c *Client) do(ctx context.Context, req Request) ([]byte, error) {
+	idempotent := req.Method == http.MethodGet || req.Method == http.MethodHead
+	for attempt := 0; ; attempt++ {
+		if err := c.waitLimiter(ctx); err != nil {
+			return nil, err
+		}
+		body, status, retryAfter, err := c.attempt(ctx, req)
+		if err == nil {
+			return body, nil
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		if !idempotent || attempt >= c.maxRetries || !retryable(status, err) {
+			return nil, err
+		}
+		delay := retryAfter
+		if delay <= 0 {
+			delay = backoff(attempt)
+		}
+		c.logger.Debug("apiclient: retrying request", "method", req.Method, "path", req.Path,
+			"status", status, "attempt", attempt+1, "delay", delay)
+		if err := sleepCtx(ctx, delay); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// attempt sends one request. status is the HTTP status (0 for transport errors).
+func (c *Client) attempt(ctx context.Context, req Request) (body []byte, status int, retryAfter time.Duration, err error) {
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	hreq, err := c.newHTTPRequest(ctx, req)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("apiclient: %s %s: reading response: %w", req.Method, req.Path, err)
+		}
+		return body, resp.StatusCode, 0, nil
+	}
+	st := statusFromResponse(resp)
+	ra, _ := st.RetryAfter()
+	return nil, resp.StatusCode, ra, st
+}
+
+// retryable reports whether a failed idempotent request may be sent again.
+func retryable(status int, err error) bool {
+	if status == 0 {
+		var ne net.Error
+		if errors.As(err, &ne) {
+			return true
+		}
+		return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+			errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "connection reset")
+	}
+	return status == http.StatusTooManyRequests || (status >= 500 && status != http.StatusNotImplemented)
+}
+
+// backoff returns the delay before retry number attempt+1 when the server named none:
+// 250 ms × 2^attempt with ±25 % jitter, capped at 8 s.
+func backoff(attempt int) time.Duration {
+	d := retryBaseDelay << min(attempt, 10)
+	if d > retryMaxDelay {
+		d = retryMaxDelay
+	}
+	jitter := time.Duration(rand.Int64N(int64(d)/2+1)) - d/4
+	return d + jitter
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// statusFromResponse turns a non-2xx response into a *Status: the server's own if the body
+// is a JSON Status, a synthesized one otherwise. Details.RetryAfterSeconds comes from the
+// Retry-After header when the body does not set it.
+func statusFromResponse(resp *http.Response) *Status {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
+	st := statusFromBody(resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	if ra, ok := parseRetryAfter(resp.Header.Get("Retry-After")); ok {
+		if st.Details == nil {
+			st.Details = &StatusDetails{}
+		}
+		if st.Details.RetryAfterSeconds == 0 {
+			st.Details.RetryAfterSeconds = ra
+		}
+	}
+	return st
+}
+
+func statusFromBody(code int, contentType string, body []byte) *Status {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		var st Status
+		if err := json.Unmarshal(trimmed, &st); err == nil && st.Kind == "Status" {
+			if st.Code == 0 {
+				st.Code = int32(code)
+			}
+			if st.Reason == "" {
+				st.Reason = reasonForCode(code)
+			}
+			return &st
+		}
+	}
+	msg := fmt.Sprintf("the server responded with status %d %s", code, http.StatusText(code))
+	if len(trimmed) > 0 && !strings.Contains(contentType, "html") {
+		text := string(trimmed)
+		if len(text) > 512 {
+			text = text[:512] + "..."
+		}
+		msg += ": " + strings.ToValidUTF8(text, "?")
+	}
+	return &Status{
+		TypeMeta: TypeMeta{APIVersion: "v1", Kind: "Status"},
+		Status:   "Failure",
+		Code:     int32(code),
+		Reason:   reasonForCode(code),
+		Message:  msg,
+	}
+}
+
+func reasonForCode(code int) StatusReason {
+	switch code {
+	case http.StatusBadRequest:
+		return StatusReasonBadRequest
+	case http.StatusUnauthorized:
+		return StatusReasonUnauthorized
+	case http.StatusForbidden:
+		return StatusReasonForbidden
+	case http.StatusNotFound:
+		return StatusReasonNotFound
+	case http.StatusMethodNotAllowed:
+		return StatusReasonMethodNotAllowed
+	case http.StatusNotAcceptable:
+		return StatusReasonNotAcceptable
+	case http.StatusConflict:
+		return StatusReasonConflict
+	case http.StatusGone:
+		return StatusReasonGone
+	case http.StatusRequestEntityTooLarge:
+		return StatusReasonRequestEntityTooLarge
+	case http.StatusUnsupportedMediaType:
+		return StatusReasonUnsupportedMediaType
+	case http.StatusUnprocessableEntity:
+		return StatusReasonInvalid
+	case http.StatusTooManyRequests:
+		return StatusReasonTooManyRequests
+	case http.StatusInternalServerError:
+		return StatusReasonInternalError
+	case http.StatusServiceUnavailable:
+		return StatusReasonServiceUnavailable
+	case http.StatusGatewayTimeout:
+		return StatusReasonTimeout
+	}
+	return StatusReasonUnknown
+}
+
+// parseRetryAfter reads a Retry-After header (seconds or an HTTP date), capped at one minute.
+func parseRetryAfter(v string) (int32, bool) {
+	if v == "" {
+		return 0, false
+	}
+	var d time.Duration
+	if secs, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+		if secs < 0 {
+			return 0, false
+		}
+		d = time.Duration(secs) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = time.Until(t)
+		if d < 0 {
+			d = 0
+		}
+		d = (d + time.Second - 1).Truncate(time.Second)
+	} else {
+		return 0, false
+	}
+	if d > retryAfterCap {
+		d = retryAfterCap
+	}
+	return int32(d / time.Second), true
+}

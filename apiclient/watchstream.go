@@ -1,0 +1,194 @@
+package apiclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+)
+
+// eventSource yields the raw frames of a watch stream, one event per frame.
+type eventSource interface {
+	// next returns the next frame (valid until the following call) and its offset, io.EOF
+	// at a clean end, a *DecodeError, or a transport error.
+	next() (frame []byte, offset int64, err error)
+	// close releases the connection; it may be called concurrently with next.
+	close()
+}
+
+// streamWatcher turns an eventSource into a Watcher[T]. One goroutine decodes frames and
+// sends events on an unbuffered channel, so a slow consumer slows the reading and the
+// memory held is bounded by one frame.
+type streamWatcher[T any] struct {
+	ch     chan Event[T]
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+	src    eventSource
+	kind   string
+
+	mu  sync.Mutex
+	err error
+}
+
+func newStreamWatcher[T any](ctx context.Context, cancel context.CancelFunc, src eventSource, kind string) *streamWatcher[T] {
+	w := &streamWatcher[T]{
+		ch:     make(chan Event[T]),
+		ctx:    ctx,
+		cancel: cancel,
+		done:   make(chan struct{}),
+		src:    src,
+		kind:   kind,
+	}
+	stopSrc := context.AfterFunc(ctx, src.close)
+	go func() {
+		defer close(w.done)
+		defer close(w.ch)
+		defer src.close()
+		defer stopSrc()
+		w.run()
+	}()
+	return w
+}
+
+// ResultChan returns the channel of events; it is closed when the watch ends.
+func (w *streamWatcher[T]) ResultChan() <-chan Event[T] { return w.ch }
+
+// Stop ends the watch and waits until its goroutine has exited and its connection is
+// closed. It may be called any number of times, from any goroutine.
+func (w *streamWatcher[T]) Stop() {
+	w.cancel()
+	<-w.done
+}
+
+// Err returns why the watch ended once ResultChan is closed: nil for a clean close by the
+// server or a Stop, the context's error, the decode error or *Status delivered as an Error
+// event, or the transport error that cut the stream (delivered as a clean close, as
+// client-go does, so that the reflector re-watches from its last resourceVersion).
+func (w *streamWatcher[T]) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+func (w *streamWatcher[T]) setErr(err error) {
+	w.mu.Lock()
+	w.err = err
+	w.mu.Unlock()
+}
+
+func (w *streamWatcher[T]) send(ev Event[T]) bool {
+	select {
+	case w.ch <- ev:
+		return true
+	case <-w.ctx.Done():
+		return false
+	}
+}
+
+func (w *streamWatcher[T]) run() {
+	for {
+		frame, off, err := w.src.next()
+		if err != nil {
+			if w.ctx.Err() != nil {
+				if context.Cause(w.ctx) != errStopped {
+					w.setErr(context.Cause(w.ctx))
+				}
+				return
+			}
+			var de *DecodeError
+			if errors.As(err, &de) {
+				w.setErr(err)
+				w.send(Event[T]{Type: Error, Err: err})
+				return
+			}
+			if err != io.EOF {
+				w.setErr(err)
+			}
+			return
+		}
+		ev, err := decodeEvent[T](frame, w.kind, off)
+		if err != nil {
+			w.setErr(err)
+			w.send(Event[T]{Type: Error, Err: err})
+			return
+		}
+		if ev.Type == Error {
+			w.setErr(ev.Err)
+			w.send(ev)
+			return
+		}
+		if !w.send(ev) {
+			return
+		}
+	}
+}
+
+// errStopped is the cancellation cause of a watch ended by Stop.
+var errStopped = errors.New("apiclient: watch stopped")
+
+// httpSource reads a chunked HTTP/1.1 or HTTP/2 response body.
+type httpSource struct {
+	body io.ReadCloser
+	fr   *frameReader
+	once sync.Once
+}
+
+func (s *httpSource) next() ([]byte, int64, error) {
+	frame, err := s.fr.next()
+	if err != nil {
+		return nil, 0, err
+	}
+	return frame, s.fr.offset(len(frame)), nil
+}
+
+func (s *httpSource) close() { s.once.Do(func() { s.body.Close() }) }
+
+// openWatch opens a watch on path with the protocol the client is configured for.
+func openWatch[T any](ctx context.Context, c *Client, path string, query url.Values, kind string) (Watcher[T], error) {
+	wctx, cancel := context.WithCancelCause(ctx)
+	stop := func() { cancel(errStopped) }
+	var src eventSource
+	var err error
+	switch proto := c.watchProtocol; {
+	case proto == WatchWebSocket:
+		src, err = c.openWebSocket(wctx, path, query)
+	case proto == WatchAuto && !c.wsRefused.Load():
+		src, err = c.openWebSocket(wctx, path, query)
+		if errors.Is(err, errUpgradeRefused) {
+			c.wsRefused.Store(true)
+			c.logger.Debug("apiclient: server refused the WebSocket upgrade; using chunked watches from now on", "path", path)
+			src, err = c.openChunked(wctx, path, query)
+		}
+	default:
+		src, err = c.openChunked(wctx, path, query)
+	}
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	return newStreamWatcher[T](wctx, stop, src, kind), nil
+}
+
+// openChunked sends the watch GET and checks the answer; the body becomes the stream.
+func (c *Client) openChunked(ctx context.Context, path string, query url.Values) (eventSource, error) {
+	hreq, err := c.newHTTPRequest(ctx, Request{Method: http.MethodGet, Path: path, Query: query})
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+			return nil, fmt.Errorf("apiclient: watch %s: unexpected status %d", path, resp.StatusCode)
+		}
+		return nil, statusFromResponse(resp)
+	}
+	return &httpSource{body: resp.Body, fr: newFrameReader(resp.Body, c.maxEventSize)}, nil
+}

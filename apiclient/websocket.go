@@ -1,0 +1,153 @@
+package apiclient
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// BearerProtocolPrefix is the WebSocket subprotocol prefix that carries a bearer token for
+// clients that cannot set an Authorization header (browsers); the API server authenticates
+// "base64url.bearer.authorization.k8s.io.<base64url(token), no padding>" and strips it.
+const BearerProtocolPrefix = "base64url.bearer.authorization.k8s.io."
+
+// errUpgradeRefused means the server answered a WebSocket watch with an ordinary HTTP
+// response (it does not speak WebSocket there); WatchAuto then falls back to chunked.
+var errUpgradeRefused = errors.New("apiclient: the server refused the WebSocket upgrade")
+
+type wsDialer struct {
+	d *websocket.Dialer
+}
+
+func newWSDialer(tlsConf *tls.Config, proxy func(*http.Request) (*url.URL, error), dialer *net.Dialer) wsDialer {
+	tc := tlsConf.Clone()
+	tc.NextProtos = []string{"http/1.1"} // WebSocket needs HTTP/1.1; never negotiate h2
+	return wsDialer{d: &websocket.Dialer{
+		NetDialContext:   dialer.DialContext,
+		Proxy:            proxy,
+		TLSClientConfig:  tc,
+		HandshakeTimeout: 30 * time.Second,
+		ReadBufferSize:   32 << 10,
+		WriteBufferSize:  4 << 10,
+	}}
+}
+
+// openWebSocket opens a watch over WebSocket: the same URL as a chunked watch, one event
+// per message. The bearer token travels both as the Authorization header and as the
+// base64url subprotocol, so that proxies that drop the header on upgrades still pass it.
+func (c *Client) openWebSocket(ctx context.Context, path string, query url.Values) (eventSource, error) {
+	u := *c.base
+	switch u.Scheme {
+	case "https":
+		u.Scheme = "wss"
+	default:
+		u.Scheme = "ws"
+	}
+	full, err := url.Parse(c.url(path, query))
+	if err != nil {
+		return nil, err
+	}
+	u.Path, u.RawPath, u.RawQuery = full.Path, full.RawPath, full.RawQuery
+
+	authz, bearer, _, err := c.auth.credentials(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h := http.Header{}
+	h.Set("User-Agent", c.userAgent)
+	h.Set("Accept", "application/json")
+	if authz != "" {
+		h.Set("Authorization", authz)
+	}
+	d := *c.wsDial.d
+	if bearer != "" {
+		d.Subprotocols = []string{BearerProtocolPrefix + base64.RawURLEncoding.EncodeToString([]byte(bearer))}
+	}
+	conn, resp, err := d.DialContext(ctx, u.String(), h)
+	if err != nil {
+		if resp == nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("apiclient: websocket watch %s: %w", path, err)
+		}
+		defer resp.Body.Close()
+		return nil, classifyRefusal(resp)
+	}
+	conn.SetReadLimit(int64(c.maxEventSize))
+	return &wsSource{conn: conn, max: c.maxEventSize}, nil
+}
+
+// classifyRefusal decides whether a failed handshake means "no WebSocket here" (fall back
+// to chunked) or is an API error to return as it is (401, 403, 410, 429, 5xx...).
+func classifyRefusal(resp *http.Response) error {
+	switch resp.StatusCode {
+	case http.StatusOK, http.StatusUpgradeRequired, http.StatusNotImplemented, http.StatusMethodNotAllowed:
+		return errUpgradeRefused
+	}
+	st := statusFromResponse(resp)
+	if resp.StatusCode == http.StatusBadRequest && st.Kind == "Status" && st.Message != "" &&
+		!strings.HasPrefix(st.Message, "the server responded with status") {
+		return st // a real Status: bad parameters
+	}
+	if resp.StatusCode == http.StatusBadRequest {
+		return errUpgradeRefused
+	}
+	return st
+}
+
+// wsSource reads one event per WebSocket message.
+type wsSource struct {
+	conn *websocket.Conn
+	max  int
+	buf  bytes.Buffer
+	n    int64
+	once sync.Once
+}
+
+func (s *wsSource) next() ([]byte, int64, error) {
+	for {
+		mt, r, err := s.conn.NextReader()
+		if err != nil {
+			return nil, 0, s.mapErr(err)
+		}
+		if mt != websocket.TextMessage && mt != websocket.BinaryMessage {
+			continue
+		}
+		s.buf.Reset()
+		if _, err := s.buf.ReadFrom(r); err != nil {
+			return nil, 0, s.mapErr(err)
+		}
+		idx := s.n
+		s.n++
+		frame := bytes.TrimSpace(s.buf.Bytes())
+		if len(frame) == 0 {
+			return nil, 0, &DecodeError{Err: ErrMalformedEvent, Offset: idx, Detail: "empty WebSocket message"}
+		}
+		return frame, idx, nil
+	}
+}
+
+func (s *wsSource) mapErr(err error) error {
+	if errors.Is(err, websocket.ErrReadLimit) {
+		return &DecodeError{Err: ErrEventTooLarge, Offset: s.n, Detail: fmt.Sprintf("WebSocket message larger than %d bytes", s.max)}
+	}
+	if websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway, websocket.CloseNoStatusReceived) {
+		return io.EOF
+	}
+	return err
+}
+
+func (s *wsSource) close() { s.once.Do(func() { s.conn.Close() }) }
