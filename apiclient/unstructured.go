@@ -196,7 +196,9 @@ func (u *Unstructured) GetLabels() map[string]string {
 }
 
 // SetLabels sets metadata.labels (nil removes them).
-func (u *Unstructured) SetLabels(labels map[string]string) { u.setStringMap(labels, "metadata", "labels") }
+func (u *Unstructured) SetLabels(labels map[string]string) {
+	u.setStringMap(labels, "metadata", "labels")
+}
 
 // GetAnnotations returns a copy of metadata.annotations (nil if none).
 func (u *Unstructured) GetAnnotations() map[string]string {
