@@ -1,0 +1,142 @@
+package apitest_test
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest"
+)
+
+func TestCreateGetUpdateDelete(t *testing.T) {
+	e := newEnv(t)
+	created, err := e.cms.Create(e.ctx, cm("a", map[string]string{"app": "x"}, map[string]string{"k": "v"}), apiclient.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.UID == "" || created.ResourceVersion == "" || created.CreationTimestamp.IsZero() {
+		t.Fatalf("server fields not set: %+v", created.ObjectMeta)
+	}
+	if created.Kind != "ConfigMap" || created.APIVersion != "v1" {
+		t.Fatalf("type meta %+v", created.TypeMeta)
+	}
+	got, err := e.cms.Get(e.ctx, "a", apiclient.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Data["k"] != "v" || got.ResourceVersion != created.ResourceVersion {
+		t.Fatalf("get %+v", got)
+	}
+
+	_, err = e.cms.Create(e.ctx, cm("a", nil, nil), apiclient.CreateOptions{})
+	st := mustStatus(t, err, 409, apiclient.StatusReasonAlreadyExists)
+	if st.Message != `configmaps "a" already exists` || st.Details.Name != "a" || st.Details.Kind != "configmaps" {
+		t.Fatalf("AlreadyExists body %+v %+v", st, st.Details)
+	}
+
+	got.Data["k"] = "w"
+	updated, err := e.cms.Update(e.ctx, got, apiclient.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if updated.ResourceVersion == got.ResourceVersion || updated.UID != created.UID {
+		t.Fatalf("update did not bump RV or changed uid: %+v", updated.ObjectMeta)
+	}
+	// The stale copy conflicts.
+	got.Data["k"] = "stale"
+	_, err = e.cms.Update(e.ctx, got, apiclient.UpdateOptions{})
+	st = mustStatus(t, err, 409, apiclient.StatusReasonConflict)
+	want := `Operation cannot be fulfilled on configmaps "a": the object has been modified; please apply your changes to the latest version and try again`
+	if st.Message != want {
+		t.Fatalf("conflict message %q", st.Message)
+	}
+	// An update that changes nothing keeps the resourceVersion.
+	same, err := e.cms.Update(e.ctx, updated, apiclient.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if same.ResourceVersion != updated.ResourceVersion {
+		t.Fatalf("no-op update bumped RV %s -> %s", updated.ResourceVersion, same.ResourceVersion)
+	}
+
+	if err := e.cms.Delete(e.ctx, "a", apiclient.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.cms.Get(e.ctx, "a", apiclient.GetOptions{})
+	st = mustStatus(t, err, 404, apiclient.StatusReasonNotFound)
+	if st.Message != `configmaps "a" not found` {
+		t.Fatalf("not found message %q", st.Message)
+	}
+	err = e.cms.Delete(e.ctx, "a", apiclient.DeleteOptions{})
+	mustStatus(t, err, 404, apiclient.StatusReasonNotFound)
+}
+
+func TestGenerateNameAndInvalid(t *testing.T) {
+	e := newEnv(t)
+	obj := &ConfigMap{ObjectMeta: apiclient.ObjectMeta{GenerateName: "gen-"}}
+	got, err := e.cms.Create(e.ctx, obj, apiclient.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Name) != len("gen-")+5 || got.Name[:4] != "gen-" {
+		t.Fatalf("generated name %q", got.Name)
+	}
+	_, err = e.cms.Create(e.ctx, &ConfigMap{}, apiclient.CreateOptions{})
+	st := mustStatus(t, err, 422, apiclient.StatusReasonInvalid)
+	if st.Message != `ConfigMap "" is invalid: metadata.name: Required value: name or generateName is required` {
+		t.Fatalf("invalid message %q", st.Message)
+	}
+	_, err = e.cms.Create(e.ctx, cm("Bad_Name", nil, nil), apiclient.CreateOptions{})
+	st = mustStatus(t, err, 422, apiclient.StatusReasonInvalid)
+	if len(st.Details.Causes) != 1 || st.Details.Causes[0].Field != "metadata.name" || st.Details.Causes[0].Type != "FieldValueInvalid" {
+		t.Fatalf("invalid causes %+v", st.Details)
+	}
+}
+
+func TestNamespaceMustExist(t *testing.T) {
+	e := newEnv(t)
+	other := apiclient.NewResource[*ConfigMap](e.c, configmapsGVR).Namespace("nope")
+	_, err := other.Create(e.ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: "a"}}, apiclient.CreateOptions{})
+	st := mustStatus(t, err, 404, apiclient.StatusReasonNotFound)
+	if st.Message != `namespaces "nope" not found` {
+		t.Fatalf("message %q", st.Message)
+	}
+	if _, err := e.s.Create("namespaces", map[string]any{"metadata": map[string]any{"name": "nope"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Create(e.ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: "a"}}, apiclient.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Deleting the namespace deletes what is in it.
+	if err := e.s.Delete("namespaces", "", "nope"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.Get("configmaps", "nope", "a"); !apiclient.IsNotFound(err) {
+		t.Fatalf("configmap survived its namespace: %v", err)
+	}
+}
+
+func TestList(t *testing.T) {
+	e := newEnv(t)
+	for i := range 5 {
+		if _, err := e.s.Create("cm", cm("c"+strconv.Itoa(i), map[string]string{"i": strconv.Itoa(i)}, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := e.cms.List(e.ctx, apiclient.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Items) != 5 || l.ResourceVersion != e.s.ResourceVersion() || l.Kind != "ConfigMapList" {
+		t.Fatalf("list: %d items at %q (server %s) kind %q", len(l.Items), l.ResourceVersion, e.s.ResourceVersion(), l.Kind)
+	}
+	for i, it := range l.Items {
+		if it.Name != "c"+strconv.Itoa(i) {
+			t.Fatalf("item %d is %s: lists are sorted by key", i, it.Name)
+		}
+	}
+	reqs := e.s.RequestsFor(apitest.VerbList, "configmaps")
+	if len(reqs) != 1 || reqs[0].Namespace != "default" || reqs[0].Code != 200 {
+		t.Fatalf("request log %+v", reqs)
+	}
+}

@@ -1,0 +1,192 @@
+package apitest
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/informerkit/informerkit/apiclient"
+)
+
+// Version is what /version reports.
+var Version = map[string]string{
+	"major":        "1",
+	"minor":        "36",
+	"gitVersion":   "v1.36.3-apitest",
+	"gitCommit":    "0000000000000000000000000000000000000000",
+	"gitTreeState": "clean",
+	"buildDate":    "2026-01-01T00:00:00Z",
+	"goVersion":    "go1.26",
+	"compiler":     "gc",
+	"platform":     "linux/amd64",
+}
+
+var resourceVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+
+// serveNonResource answers discovery, /version and health paths.
+func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		writeStatus(w, errMethodNotAllowed())
+		return
+	}
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	switch {
+	case r.URL.Path == "/version" || r.URL.Path == "/version/":
+		writeJSON(w, http.StatusOK, Version)
+	case r.URL.Path == "/healthz" || r.URL.Path == "/livez" || r.URL.Path == "/readyz":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Write([]byte("ok"))
+	case len(parts) == 1 && parts[0] == "api":
+		writeJSON(w, http.StatusOK, map[string]any{
+			"kind":     "APIVersions",
+			"versions": []string{"v1"},
+			"serverAddressByClientCIDRs": []map[string]string{
+				{"clientCIDR": "0.0.0.0/0", "serverAddress": strings.TrimPrefix(strings.TrimPrefix(s.URL, "https://"), "http://")},
+			},
+		})
+	case len(parts) == 1 && parts[0] == "apis":
+		writeJSON(w, http.StatusOK, s.groupList())
+	case len(parts) == 2 && parts[0] == "api":
+		s.writeResourceList(w, "", parts[1])
+	case len(parts) == 2 && parts[0] == "apis":
+		for _, g := range s.groupList()["groups"].([]map[string]any) {
+			if g["name"] == parts[1] {
+				g["kind"] = "APIGroup"
+				g["apiVersion"] = "v1"
+				writeJSON(w, http.StatusOK, g)
+				return
+			}
+		}
+		writeStatus(w, errNoResource())
+	case len(parts) == 3 && parts[0] == "apis":
+		s.writeResourceList(w, parts[1], parts[2])
+	default:
+		st := errNoResource()
+		st.Details = nil
+		writeStatus(w, st)
+	}
+}
+
+func (s *Server) groupList() map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	groups := []map[string]any{}
+	seen := map[string]map[string]any{}
+	for _, r := range s.order {
+		t := r.typ
+		if t.Group == "" {
+			continue
+		}
+		g, ok := seen[t.Group]
+		gv := map[string]string{"groupVersion": t.GroupVersion().String(), "version": t.Version}
+		if !ok {
+			g = map[string]any{"name": t.Group, "versions": []map[string]string{gv}, "preferredVersion": gv}
+			seen[t.Group] = g
+			groups = append(groups, g)
+			continue
+		}
+		vs := g["versions"].([]map[string]string)
+		dup := false
+		for _, v := range vs {
+			dup = dup || v["version"] == t.Version
+		}
+		if !dup {
+			g["versions"] = append(vs, gv)
+		}
+	}
+	return map[string]any{"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+}
+
+func (s *Server) writeResourceList(w http.ResponseWriter, group, version string) {
+	s.mu.Lock()
+	var list []map[string]any
+	for _, r := range s.order {
+		t := r.typ
+		if t.Group != group || t.Version != version {
+			continue
+		}
+		e := map[string]any{
+			"name": t.Plural, "singularName": t.Singular, "namespaced": t.Namespaced, "kind": t.Kind,
+			"verbs": resourceVerbs, "storageVersionHash": "",
+		}
+		if len(t.ShortNames) > 0 {
+			e["shortNames"] = t.ShortNames
+		}
+		if len(t.Categories) > 0 {
+			e["categories"] = t.Categories
+		}
+		list = append(list, e)
+		if t.StatusSubresource {
+			list = append(list, map[string]any{"name": t.Plural + "/status", "singularName": "", "namespaced": t.Namespaced,
+				"kind": t.Kind, "verbs": []string{"get", "patch", "update"}})
+		}
+	}
+	s.mu.Unlock()
+	if list == nil {
+		writeStatus(w, errNoResource())
+		return
+	}
+	gv := apiclient.GroupVersion{Group: group, Version: version}.String()
+	writeJSON(w, http.StatusOK, map[string]any{"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": list})
+}
+
+// table renders objects as a meta.k8s.io/v1 Table (Name and Age columns, as the
+// kube-apiserver does for resources without printer columns).
+func (s *Server) table(res *resource, items []*storedObj, lm apiclient.ListMeta, r *http.Request, headers bool) map[string]any {
+	includeObject := r.URL.Query().Get("includeObject")
+	rows := make([]map[string]any, 0, len(items))
+	now := time.Now()
+	for _, o := range items {
+		m := mustDecode(o.raw)
+		meta := metaOf(m)
+		age := "<unknown>"
+		if ts, err := time.Parse(time.RFC3339, str(meta, "creationTimestamp")); err == nil {
+			age = shortDuration(now.Sub(ts))
+		}
+		row := map[string]any{"cells": []any{o.name, age}}
+		switch includeObject {
+		case "None":
+		case "Object":
+			row["object"] = m
+		default:
+			row["object"] = map[string]any{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": meta}
+		}
+		rows = append(rows, row)
+	}
+	t := map[string]any{"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": lm, "rows": rows}
+	if headers {
+		t["columnDefinitions"] = []map[string]any{
+			{"name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace.", "priority": 0},
+			{"name": "Age", "type": "string", "format": "", "description": "CreationTimestamp is a timestamp representing the server time when this object was created.", "priority": 0},
+		}
+	}
+	return t
+}
+
+// shortDuration formats an age as kubectl does ("5s", "3m", "2h", "4d").
+func shortDuration(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < 2*time.Minute:
+		return itoa(int(d.Seconds())) + "s"
+	case d < 2*time.Hour:
+		return itoa(int(d.Minutes())) + "m"
+	case d < 48*time.Hour:
+		return itoa(int(d.Hours())) + "h"
+	default:
+		return itoa(int(d.Hours()/24)) + "d"
+	}
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for n > 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	return string(b)
+}

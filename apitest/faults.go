@@ -1,0 +1,260 @@
+package apitest
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/informerkit/informerkit/apiclient"
+)
+
+// FaultKind names a fault in the fault log.
+type FaultKind string
+
+// The faults the server records. All but FaultSlowWatcherClosed and
+// FaultWebSocketRefused are injected by a test.
+const (
+	// FaultCutWatch: a watch stream was ended cleanly (CutWatches, CutWatchesAfter).
+	FaultCutWatch FaultKind = "CutWatch"
+	// FaultAbortWatch: a watch connection was dropped without a clean end (AbortWatches).
+	FaultAbortWatch FaultKind = "AbortWatch"
+	// FaultWatchError: an ERROR event was sent and the watch ended (ExpireWatches,
+	// SendWatchError).
+	FaultWatchError FaultKind = "WatchError"
+	// FaultStall / FaultStallEnd: a watch stopped sending anything, and resumed.
+	FaultStall    FaultKind = "Stall"
+	FaultStallEnd FaultKind = "StallEnd"
+	// FaultCorruptFrame / FaultOversizedFrame: a frame that does not decode, or a huge one.
+	FaultCorruptFrame   FaultKind = "CorruptFrame"
+	FaultOversizedFrame FaultKind = "OversizedFrame"
+	// FaultFailRequest: a request was answered with an injected error (FailRequests).
+	FaultFailRequest FaultKind = "FailRequest"
+	// FaultCompact: the history was compacted (Compact).
+	FaultCompact FaultKind = "Compact"
+	// FaultWriteDelay: slow writes were switched on or off (SetWriteDelay).
+	FaultWriteDelay FaultKind = "WriteDelay"
+	// FaultSlowWatcherClosed: a watcher fell further behind than the history and was closed,
+	// as the kube-apiserver closes watchers that cannot keep up. Not injected.
+	FaultSlowWatcherClosed FaultKind = "SlowWatcherClosed"
+	// FaultWebSocketRefused: a WebSocket upgrade was refused (Options.RefuseWebSocket).
+	FaultWebSocketRefused FaultKind = "WebSocketRefused"
+)
+
+// FaultRecord is one entry of the fault log.
+type FaultRecord struct {
+	Seq      int64
+	Time     time.Time
+	Kind     FaultKind
+	Resource string
+	// Verb is set for FaultFailRequest.
+	Verb Verb
+	// WatchID is the watch the fault hit (see WatchInfo.ID), 0 if none.
+	WatchID int64
+	// Code is the HTTP or Status code of an injected error.
+	Code   int
+	Detail string
+}
+
+func (s *Server) recordFault(f FaultRecord) {
+	s.logMu.Lock()
+	f.Seq = int64(len(s.faults) + 1)
+	f.Time = time.Now()
+	s.faults = append(s.faults, f)
+	s.notifyChangeLogLocked()
+	s.logMu.Unlock()
+}
+
+// Faults returns the fault log, oldest first.
+func (s *Server) Faults() []FaultRecord {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	return append([]FaultRecord(nil), s.faults...)
+}
+
+// FaultsOf returns the logged faults of one kind.
+func (s *Server) FaultsOf(kind FaultKind) []FaultRecord {
+	var out []FaultRecord
+	for _, f := range s.Faults() {
+		if f.Kind == kind {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// CutWatches ends every open watch of resource ("" for all) cleanly, as a server ending a
+// watch at its timeout does: the client sees the end of the stream without an ERROR.
+// It returns the number of watches hit.
+func (s *Server) CutWatches(resource string) (int, error) {
+	return s.forWatchers(resource, func(w *watcher) { w.push(watchCtl{kind: ctlCut}) })
+}
+
+// CutWatchesAfter ends every open watch of resource cleanly after it has sent n more
+// ADDED/MODIFIED/DELETED events (bookmarks do not count).
+func (s *Server) CutWatchesAfter(resource string, n int) (int, error) {
+	return s.forWatchers(resource, func(w *watcher) { w.push(watchCtl{kind: ctlCutAfter, n: n}) })
+}
+
+// AbortWatches drops the connection of every open watch of resource without ending the
+// stream (HTTP/1.1: the TCP connection closes mid-stream; HTTP/2: the stream is reset;
+// WebSocket: the connection closes without a close frame).
+func (s *Server) AbortWatches(resource string) (int, error) {
+	return s.forWatchers(resource, func(w *watcher) { w.push(watchCtl{kind: ctlAbort}) })
+}
+
+// ExpireWatches sends every open watch of resource an ERROR event with a 410 Expired
+// Status ("too old resource version"), after which the watch ends, as the kube-apiserver
+// does when a watcher's resourceVersion is compacted.
+func (s *Server) ExpireWatches(resource string) (int, error) {
+	return s.forWatchers(resource, func(w *watcher) {
+		rv := w.lastRV.Load()
+		w.push(watchCtl{kind: ctlError, status: errExpired(fmt.Sprintf("too old resource version: %d (%d)", rv, rv+1))})
+	})
+}
+
+// SendWatchError sends every open watch of resource an ERROR event carrying st, then ends
+// the watch.
+func (s *Server) SendWatchError(resource string, st *apiclient.Status) (int, error) {
+	return s.forWatchers(resource, func(w *watcher) { w.push(watchCtl{kind: ctlError, status: st}) })
+}
+
+// StallWatches makes every open watch of resource hold its connection and send nothing,
+// not even bookmarks, for d (d <= 0: until release is called). Events that happen
+// meanwhile are sent when the stall ends (unless the watcher fell out of the history).
+// release may be called any number of times.
+func (s *Server) StallWatches(resource string, d time.Duration) (release func(), n int, err error) {
+	ch := make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(ch) }) }
+	n, err = s.forWatchers(resource, func(w *watcher) { w.push(watchCtl{kind: ctlStall, d: d, release: ch}) })
+	return release, n, err
+}
+
+// SendCorruptFrame writes a frame that is not valid JSON on every open watch of resource.
+// The stream stays open.
+func (s *Server) SendCorruptFrame(resource string) (int, error) {
+	return s.forWatchers(resource, func(w *watcher) { w.push(watchCtl{kind: ctlCorrupt}) })
+}
+
+// SendOversizedFrame writes a valid BOOKMARK frame of at least size bytes (a padding
+// annotation) on every open watch of resource. The stream stays open.
+func (s *Server) SendOversizedFrame(resource string, size int) (int, error) {
+	return s.forWatchers(resource, func(w *watcher) { w.push(watchCtl{kind: ctlOversize, n: size}) })
+}
+
+type failRule struct {
+	verb       Verb
+	resource   string
+	left       int
+	code       int
+	retryAfter int
+}
+
+// FailRequests answers the next n requests of verb (VerbAny: all) on resource ("" for
+// all) with the HTTP status code (429, 500, 503, 504, 410, ...) and a matching Status body;
+// retryAfter > 0 adds a Retry-After header and details.retryAfterSeconds (whole seconds,
+// at least 1). Rules are consumed in the order they were added.
+func (s *Server) FailRequests(verb Verb, resource string, n, code int, retryAfter time.Duration) error {
+	name := ""
+	if resource != "" {
+		s.mu.Lock()
+		r, err := s.lookupLocked(resource)
+		s.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		name = r.typ.name()
+	}
+	if code < 400 || code > 599 {
+		return fmt.Errorf("apitest: FailRequests code %d is not an HTTP error", code)
+	}
+	secs := 0
+	if retryAfter > 0 {
+		secs = max(1, int((retryAfter+time.Second-1)/time.Second))
+	}
+	s.logMu.Lock()
+	s.failRules = append(s.failRules, &failRule{verb: verb, resource: name, left: n, code: code, retryAfter: secs})
+	s.logMu.Unlock()
+	return nil
+}
+
+// takeFailure consumes a matching failure rule.
+func (s *Server) takeFailure(verb Verb, resource string, rec *Request) (code, retry int, ok bool) {
+	s.logMu.Lock()
+	for i, r := range s.failRules {
+		if (r.verb == VerbAny || r.verb == verb) && (r.resource == "" || r.resource == resource) {
+			r.left--
+			if r.left <= 0 {
+				s.failRules = append(s.failRules[:i:i], s.failRules[i+1:]...)
+			}
+			code, retry, ok = r.code, r.retryAfter, true
+			break
+		}
+	}
+	s.logMu.Unlock()
+	if ok {
+		s.recordFault(FaultRecord{Kind: FaultFailRequest, Resource: resource, Verb: verb, Code: code,
+			Detail: fmt.Sprintf("request %d", rec.Seq)})
+	}
+	return code, retry, ok
+}
+
+// Compact drops the history of resource ("" for all) up to the current resourceVersion,
+// as etcd compaction does: watches and continue tokens from an older resourceVersion then
+// get 410 Expired. Open watches are not affected.
+func (s *Server) Compact(resource string) error {
+	s.mu.Lock()
+	r, err := s.lookupLocked(resource)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	rv := s.rv
+	for _, x := range s.order {
+		if r == nil || x == r {
+			x.compactedRV = rv
+		}
+	}
+	s.mu.Unlock()
+	name := ""
+	if r != nil {
+		name = r.typ.name()
+	}
+	s.recordFault(FaultRecord{Kind: FaultCompact, Resource: name, Detail: fmt.Sprintf("compacted at %d", rv)})
+	return nil
+}
+
+// SetWriteDelay makes the server wait d before every response and every watch frame of
+// resource ("" for all); d = 0 switches it off.
+func (s *Server) SetWriteDelay(resource string, d time.Duration) error {
+	s.mu.Lock()
+	r, err := s.lookupLocked(resource)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	name := ""
+	if r != nil {
+		name = r.typ.name()
+	}
+	if d <= 0 {
+		delete(s.writeWait, name)
+	} else {
+		s.writeWait[name] = d
+	}
+	s.mu.Unlock()
+	s.recordFault(FaultRecord{Kind: FaultWriteDelay, Resource: name, Detail: d.String()})
+	return nil
+}
+
+func (s *Server) writeDelay(r *resource) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.writeWait) == 0 {
+		return 0
+	}
+	return max(s.writeWait[""], s.writeWait[r.typ.name()])
+}
+
+var _ = http.StatusOK

@@ -1,0 +1,746 @@
+package apitest
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/informerkit/informerkit/apiclient"
+)
+
+// reqInfo is a parsed resource request.
+type reqInfo struct {
+	verb      Verb
+	res       *resource
+	namespace string
+	name      string
+	sub       string
+	rec       *Request
+}
+
+const maxBody = 8 << 20
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.track.addHandler() {
+		writeStatus(w, newStatus(http.StatusServiceUnavailable, apiclient.StatusReasonServiceUnavailable, "apitest server is closing"))
+		return
+	}
+	defer s.track.doneHandler()
+
+	rec := &Request{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(),
+		ContentType: r.Header.Get("Content-Type"), UserAgent: r.UserAgent(), Protocol: r.Proto}
+	if isWebSocket(r) {
+		rec.Protocol = "websocket"
+	}
+	cw := &codeWriter{ResponseWriter: w, s: s, rec: rec}
+	w = cw
+
+	ri, st := s.route(r, rec)
+	s.logRequest(rec)
+	s.opts.Logger.Debug("apitest request", "method", r.Method, "url", r.URL.String(), "verb", rec.Verb)
+	if !s.authorized(r) {
+		writeStatus(w, errUnauthorized())
+		return
+	}
+	if st != nil {
+		writeStatus(w, st)
+		return
+	}
+	if ri == nil {
+		s.serveNonResource(w, r)
+		return
+	}
+	if code, retry, ok := s.takeFailure(ri.verb, ri.res.typ.name(), rec); ok {
+		if retry > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(retry))
+		}
+		writeJSON(w, code, errInjected(code, int32(retry)))
+		return
+	}
+	s.delayWrite(r, ri.res)
+	switch ri.verb {
+	case VerbGet:
+		s.handleGet(w, r, ri)
+	case VerbList:
+		s.handleList(w, r, ri)
+	case VerbWatch:
+		s.handleWatch(w, r, ri)
+	case VerbCreate:
+		s.handleCreate(w, r, ri)
+	case VerbUpdate, VerbPatch:
+		s.handleUpdate(w, r, ri)
+	case VerbDelete:
+		s.handleDelete(w, r, ri)
+	case VerbDeleteCollection:
+		s.handleDeleteCollection(w, r, ri)
+	default:
+		writeStatus(w, errMethodNotAllowed())
+	}
+}
+
+// codeWriter records the status code in the request log.
+type codeWriter struct {
+	http.ResponseWriter
+	s    *Server
+	rec  *Request
+	done bool
+}
+
+func (c *codeWriter) WriteHeader(code int) {
+	if !c.done {
+		c.done = true
+		c.s.setRequestCode(c.rec, code)
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *codeWriter) Write(b []byte) (int, error) {
+	if !c.done {
+		c.WriteHeader(http.StatusOK)
+	}
+	return c.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flush, hijack).
+func (c *codeWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+func (c *codeWriter) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	if s.opts.Token == "" {
+		return true
+	}
+	if auth := r.Header.Get("Authorization"); auth == "Bearer "+s.opts.Token {
+		return true
+	}
+	if isWebSocket(r) {
+		for _, p := range websocketProtocols(r) {
+			if tok, ok := strings.CutPrefix(p, "base64url.bearer.authorization.k8s.io."); ok {
+				if dec, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(tok, "=")); err == nil && string(dec) == s.opts.Token {
+					return true
+				}
+				if tok == s.opts.Token {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// route parses the path into a resource request (nil for non-resource paths).
+func (s *Server) route(r *http.Request, rec *Request) (*reqInfo, *apiclient.Status) {
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	var group, version string
+	var rest []string
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+		version, rest = parts[1], parts[2:]
+	case len(parts) >= 3 && parts[0] == "apis":
+		group, version, rest = parts[1], parts[2], parts[3:]
+	default:
+		rec.Verb = VerbNonResource
+		return nil, nil
+	}
+	if len(rest) == 0 {
+		rec.Verb = VerbNonResource
+		return nil, nil
+	}
+	ri := &reqInfo{rec: rec}
+	if rest[0] == "namespaces" && len(rest) >= 3 && !(len(rest) == 3 && (rest[2] == "status" || rest[2] == "finalize")) {
+		ri.namespace = rest[1]
+		rest = rest[2:]
+	}
+	plural := rest[0]
+	if len(rest) > 1 {
+		ri.name = rest[1]
+	}
+	if len(rest) > 2 {
+		ri.sub = strings.Join(rest[2:], "/")
+	}
+	rec.Namespace, rec.Name, rec.Subresource = ri.namespace, ri.name, ri.sub
+	rec.Verb = verbFor(r, ri.name != "")
+	s.mu.Lock()
+	var res *resource
+	for _, x := range s.order {
+		if x.typ.Group == group && x.typ.Version == version && x.typ.Plural == plural {
+			res = x
+			break
+		}
+	}
+	s.mu.Unlock()
+	if res == nil {
+		return nil, errNoResource()
+	}
+	rec.Resource = res.typ.name()
+	ri.res = res
+	ri.verb = rec.Verb
+	if ri.namespace != "" && !res.typ.Namespaced {
+		return nil, errNoResource()
+	}
+	if ri.sub != "" && !(ri.sub == "status" && res.typ.StatusSubresource) && !(ri.sub == "finalize" && plural == "namespaces") {
+		return nil, errNoResource()
+	}
+	if ri.name == "" && ri.namespace == "" && res.typ.Namespaced && ri.verb != VerbList && ri.verb != VerbWatch {
+		return nil, errMethodNotAllowed()
+	}
+	return ri, nil
+}
+
+func verbFor(r *http.Request, named bool) Verb {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		if w := r.URL.Query().Get("watch"); w == "true" || w == "1" {
+			return VerbWatch
+		}
+		if named {
+			return VerbGet
+		}
+		return VerbList
+	case http.MethodPost:
+		if named {
+			return Verb("post")
+		}
+		return VerbCreate
+	case http.MethodPut:
+		return VerbUpdate
+	case http.MethodPatch:
+		return VerbPatch
+	case http.MethodDelete:
+		if named {
+			return VerbDelete
+		}
+		return VerbDeleteCollection
+	}
+	return Verb(strings.ToLower(r.Method))
+}
+
+func (s *Server) delayWrite(r *http.Request, res *resource) {
+	d := s.writeDelay(res)
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.Context().Done():
+	}
+}
+
+func dryRun(r *http.Request) bool {
+	for _, v := range r.URL.Query()["dryRun"] {
+		if v == "All" {
+			return true
+		}
+	}
+	return false
+}
+
+func readBody(r *http.Request) ([]byte, *apiclient.Status) {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		return nil, errBadRequest("reading the request body: " + err.Error())
+	}
+	if len(b) > maxBody {
+		return nil, newStatus(http.StatusRequestEntityTooLarge, apiclient.StatusReasonRequestEntityTooLarge, "the request is too large")
+	}
+	return b, nil
+}
+
+func decodeBody(r *http.Request) (map[string]any, *apiclient.Status) {
+	b, st := readBody(r)
+	if st != nil {
+		return nil, st
+	}
+	m, err := decodeJSON(b)
+	if err != nil || m == nil {
+		msg := "the request body is not a JSON object"
+		if err != nil {
+			msg = fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json: %v", err)
+		}
+		return nil, errBadRequest(msg)
+	}
+	return m, nil
+}
+
+// objectResponse writes one object in the representation the client accepts.
+func (s *Server) objectResponse(w http.ResponseWriter, r *http.Request, ri *reqInfo, code int, o *storedObj) {
+	switch acceptAs(r) {
+	case "Table":
+		writeJSON(w, code, s.table(ri.res, []*storedObj{o}, apiclient.ListMeta{ResourceVersion: strconv.FormatUint(o.rv, 10)}, r, true))
+		return
+	case "PartialObjectMetadata":
+		writeJSON(w, code, partialMeta(o))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(o.raw)
+	w.Write([]byte("\n"))
+}
+
+// acceptAs returns "Table", "PartialObjectMetadata" or "" from the Accept header.
+func acceptAs(r *http.Request) string {
+	a := r.Header.Get("Accept")
+	for _, part := range strings.Split(a, ",") {
+		if strings.Contains(part, "as=Table") {
+			return "Table"
+		}
+		if strings.Contains(part, "as=PartialObjectMetadata") {
+			return "PartialObjectMetadata"
+		}
+		if strings.Contains(part, "application/json") || strings.Contains(part, "*/*") {
+			return ""
+		}
+	}
+	return ""
+}
+
+func partialMeta(o *storedObj) map[string]any {
+	m := mustDecode(o.raw)
+	return map[string]any{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": m["metadata"]}
+}
+
+func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, ri *reqInfo) {
+	s.mu.Lock()
+	o := ri.res.objects[objectKey(ri.namespace, ri.name)]
+	s.mu.Unlock()
+	if o == nil {
+		writeStatus(w, errNotFound(&ri.res.typ, ri.name))
+		return
+	}
+	s.objectResponse(w, r, ri, http.StatusOK, o)
+}
+
+func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, ri *reqInfo) {
+	obj, st := decodeBody(r)
+	if st != nil {
+		writeStatus(w, st)
+		return
+	}
+	s.mu.Lock()
+	o, st := s.createLocked(ri.res, ri.namespace, obj, dryRun(r))
+	s.mu.Unlock()
+	if st != nil {
+		writeStatus(w, st)
+		return
+	}
+	s.notifyChange()
+	s.objectResponse(w, r, ri, http.StatusCreated, o)
+}
+
+func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, ri *reqInfo) {
+	mode := updateMain
+	if ri.sub == "status" {
+		mode = updateStatus
+	}
+	var body []byte
+	var obj map[string]any
+	var st *apiclient.Status
+	if ri.verb == VerbPatch {
+		if body, st = readBody(r); st != nil {
+			writeStatus(w, st)
+			return
+		}
+	} else if obj, st = decodeBody(r); st != nil {
+		writeStatus(w, st)
+		return
+	}
+	pt := PatchType(strings.TrimSpace(strings.Split(r.Header.Get("Content-Type"), ";")[0]))
+	s.mu.Lock()
+	var o *storedObj
+	created := false
+	if ri.verb == VerbPatch {
+		o, st = s.patchLocked(ri.res, ri.namespace, ri.name, pt, body, mode, dryRun(r))
+	} else {
+		o, created, st = s.updateLocked(ri.res, ri.namespace, ri.name, obj, mode, dryRun(r))
+	}
+	s.mu.Unlock()
+	if st != nil {
+		writeStatus(w, st)
+		return
+	}
+	s.notifyChange()
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+	}
+	s.objectResponse(w, r, ri, code, o)
+}
+
+func (s *Server) patchLocked(r *resource, ns, name string, pt PatchType, patch []byte, mode updateMode, dryRun bool) (*storedObj, *apiclient.Status) {
+	switch pt {
+	case JSONPatch, MergePatch, StrategicMergePatch:
+	default:
+		return nil, newStatus(http.StatusUnsupportedMediaType, apiclient.StatusReasonUnsupportedMediaType,
+			fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s", JSONPatch, MergePatch, StrategicMergePatch))
+	}
+	old := r.objects[objectKey(ns, name)]
+	if old == nil {
+		return nil, errNotFound(&r.typ, name)
+	}
+	doc, err := applyPatch(mustDecode(old.raw), pt, patch)
+	if err != nil {
+		if pt == JSONPatch && strings.Contains(err.Error(), "testing value") {
+			return nil, errInvalid(r.typ.Kind, r.typ.Group, name, []fieldError{{typ: "FieldValueInvalid", msg: err.Error()}})
+		}
+		return nil, errBadRequest(err.Error())
+	}
+	o, _, st := s.updateLocked(r, ns, name, doc, mode, dryRun)
+	return o, st
+}
+
+func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, ri *reqInfo) {
+	var opts deleteOptions
+	if b, st := readBody(r); st != nil {
+		writeStatus(w, st)
+		return
+	} else if len(strings.TrimSpace(string(b))) > 0 {
+		if err := json.Unmarshal(b, &opts); err != nil {
+			writeStatus(w, errBadRequest("the DeleteOptions body does not decode: "+err.Error()))
+			return
+		}
+	}
+	applyDeleteQuery(r, &opts)
+	s.mu.Lock()
+	o, deleted, st := s.deleteLocked(ri.res, ri.namespace, ri.name, opts, dryRun(r) || contains(opts.DryRun, "All"))
+	s.mu.Unlock()
+	if st != nil {
+		writeStatus(w, st)
+		return
+	}
+	s.notifyChange()
+	if !deleted {
+		s.objectResponse(w, r, ri, http.StatusAccepted, o)
+		return
+	}
+	if ri.res.typ.Group == "" && ri.res.typ.Plural == "namespaces" {
+		s.objectResponse(w, r, ri, http.StatusOK, o)
+		return
+	}
+	writeJSON(w, http.StatusOK, &apiclient.Status{
+		TypeMeta: apiclient.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   "Success",
+		Details:  &apiclient.StatusDetails{Name: ri.name, Group: ri.res.typ.Group, Kind: ri.res.typ.Plural, UID: o.uid},
+	})
+}
+
+func applyDeleteQuery(r *http.Request, opts *deleteOptions) {
+	q := r.URL.Query()
+	if v := q.Get("propagationPolicy"); v != "" {
+		opts.PropagationPolicy = &v
+	}
+	if v := q.Get("gracePeriodSeconds"); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			opts.GracePeriodSeconds = &n
+		}
+	}
+}
+
+func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, ri *reqInfo) {
+	f, st := parseFilter(r, ri)
+	if st != nil {
+		writeStatus(w, st)
+		return
+	}
+	var opts deleteOptions
+	if b, _ := readBody(r); len(strings.TrimSpace(string(b))) > 0 {
+		json.Unmarshal(b, &opts)
+	}
+	s.mu.Lock()
+	var out []*storedObj
+	for _, k := range ri.res.sortedKeys() {
+		o := ri.res.objects[k]
+		if o != nil && f.matches(o) {
+			if d, _, st := s.deleteLocked(ri.res, o.namespace, o.name, opts, dryRun(r)); st == nil {
+				out = append(out, d)
+			}
+		}
+	}
+	rv := s.rv
+	s.mu.Unlock()
+	s.notifyChange()
+	s.writeList(w, r, ri, out, apiclient.ListMeta{ResourceVersion: strconv.FormatUint(rv, 10)})
+}
+
+// parseFilter reads the namespace and selectors of a list, watch or deletecollection.
+func parseFilter(r *http.Request, ri *reqInfo) (*filter, *apiclient.Status) {
+	q := r.URL.Query()
+	f := &filter{namespace: ri.namespace}
+	var err error
+	if f.labels, err = parseLabelSelector(q.Get("labelSelector")); err != nil {
+		return nil, errBadRequest(err.Error())
+	}
+	if f.fields, err = parseFieldSelector(q.Get("fieldSelector"), &ri.res.typ); err != nil {
+		return nil, errBadRequest(err.Error())
+	}
+	if ri.name != "" {
+		// A watch of one object (legacy path form) is a watch with metadata.name=<name>.
+		for _, fr := range f.fields {
+			if fr.field == "metadata.name" && !fr.neg && fr.value != ri.name {
+				return nil, errBadRequest("fieldSelector metadata.name doesn't match requested name")
+			}
+		}
+		f.fields = append(f.fields, fieldReq{field: "metadata.name", value: ri.name})
+	}
+	return f, nil
+}
+
+// continueToken is the decoded form of a list continue token.
+type continueToken struct {
+	V     string `json:"v"`
+	RV    uint64 `json:"rv"`
+	Start string `json:"start"`
+}
+
+func encodeContinue(rv uint64, start string) string {
+	b, _ := json.Marshal(continueToken{V: "meta.k8s.io/v1", RV: rv, Start: start})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeContinue(s string) (continueToken, error) {
+	var t continueToken
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return t, fmt.Errorf("continue key is not valid: %v", err)
+	}
+	if err := json.Unmarshal(b, &t); err != nil {
+		return t, fmt.Errorf("continue key is not valid: %v", err)
+	}
+	if t.V != "meta.k8s.io/v1" {
+		return t, fmt.Errorf("continue key is not valid: server does not recognize this encoding (%s)", t.V)
+	}
+	return t, nil
+}
+
+const continueExpiredMsg = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list."
+
+func listOptionErrors(q map[string][]string, watch bool) []fieldError {
+	get := func(k string) string {
+		if v := q[k]; len(v) > 0 {
+			return v[0]
+		}
+		return ""
+	}
+	rv, match, cont := get("resourceVersion"), get("resourceVersionMatch"), get("continue")
+	_, hasSIE := q["sendInitialEvents"]
+	var errs []fieldError
+	if !watch {
+		if match != "" {
+			if rv == "" {
+				errs = append(errs, forbiddenValue("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+			}
+			if cont != "" {
+				errs = append(errs, forbiddenValue("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
+			}
+			if match != apiclient.ResourceVersionMatchExact && match != apiclient.ResourceVersionMatchNotOlderThan {
+				errs = append(errs, fieldError{typ: "FieldValueNotSupported", field: "resourceVersionMatch",
+					msg: fmt.Sprintf("Unsupported value: %q: supported values: \"Exact\", \"NotOlderThan\", \"\"", match)})
+			}
+			if match == apiclient.ResourceVersionMatchExact && rv == "0" {
+				errs = append(errs, forbiddenValue("resourceVersionMatch", "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""))
+			}
+		}
+		if hasSIE {
+			errs = append(errs, forbiddenValue("sendInitialEvents", "sendInitialEvents is forbidden for list"))
+		}
+		return errs
+	}
+	if hasSIE && match != apiclient.ResourceVersionMatchNotOlderThan {
+		errs = append(errs, forbiddenValue("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
+	}
+	if match != "" {
+		if !hasSIE {
+			errs = append(errs, forbiddenValue("resourceVersionMatch", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))
+		}
+		if match != apiclient.ResourceVersionMatchNotOlderThan {
+			errs = append(errs, fieldError{typ: "FieldValueNotSupported", field: "resourceVersionMatch",
+				msg: fmt.Sprintf("Unsupported value: %q: supported values: \"NotOlderThan\"", match)})
+		}
+	}
+	return errs
+}
+
+func parseRV(s string) (uint64, *apiclient.Status) {
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, errBadRequest(fmt.Sprintf("invalid resource version: %s", s))
+	}
+	return n, nil
+}
+
+// waitForRV waits (up to TooLargeResourceVersionWait) until the server's RV reaches want.
+// It returns with s.mu held, and false if the RV never came.
+func (s *Server) waitForRVLocked(ctx context.Context, want uint64) bool {
+	if want <= s.rv {
+		return true
+	}
+	if s.opts.TooLargeResourceVersionWait < 0 {
+		return false
+	}
+	timer := time.NewTimer(s.opts.TooLargeResourceVersionWait)
+	defer timer.Stop()
+	for want > s.rv {
+		ch := s.rvChangedLocked()
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-timer.C:
+			s.mu.Lock()
+			return want <= s.rv
+		case <-ctx.Done():
+			s.mu.Lock()
+			return want <= s.rv
+		}
+		s.mu.Lock()
+	}
+	return true
+}
+
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request, ri *reqInfo) {
+	q := r.URL.Query()
+	if errs := listOptionErrors(q, false); len(errs) > 0 {
+		writeStatus(w, errInvalid("ListOptions", "meta.k8s.io", "", errs))
+		return
+	}
+	f, st := parseFilter(r, ri)
+	if st != nil {
+		writeStatus(w, st)
+		return
+	}
+	var limit int64
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			writeStatus(w, errBadRequest(fmt.Sprintf("limit: %v", err)))
+			return
+		}
+		limit = max(n, 0)
+	}
+	rvParam, match, cont := q.Get("resourceVersion"), q.Get("resourceVersionMatch"), q.Get("continue")
+	var tok continueToken
+	if cont != "" {
+		if rvParam != "" && rvParam != "0" {
+			writeStatus(w, errBadRequest("specifying resource version is not allowed when using continue"))
+			return
+		}
+		var err error
+		if tok, err = decodeContinue(cont); err != nil {
+			writeStatus(w, errBadRequest(err.Error()))
+			return
+		}
+	}
+	var want uint64
+	if rvParam != "" && rvParam != "0" && cont == "" {
+		if want, st = parseRV(rvParam); st != nil {
+			writeStatus(w, st)
+			return
+		}
+	}
+	res := ri.res
+	s.mu.Lock()
+	if want > s.rv && !s.waitForRVLocked(r.Context(), want) {
+		cur := s.rv
+		s.mu.Unlock()
+		writeStatus(w, errTooLargeRV(want, cur))
+		return
+	}
+	snapRV := s.rv
+	switch {
+	case cont != "":
+		if tok.RV < res.oldestRV() || tok.RV > s.rv {
+			cur := s.rv
+			s.mu.Unlock()
+			st := errExpired(continueExpiredMsg)
+			st.ListMeta.Continue = encodeContinue(cur, tok.Start)
+			writeStatus(w, st)
+			return
+		}
+		snapRV = tok.RV
+	case want != 0 && match == apiclient.ResourceVersionMatchExact:
+		if want < res.oldestRV() {
+			s.mu.Unlock()
+			writeStatus(w, errExpired(fmt.Sprintf("too old resource version: %d", want)))
+			return
+		}
+		snapRV = want
+	}
+	objs := res.snapshot(snapRV)
+	s.mu.Unlock()
+
+	start := 0
+	if tok.Start != "" {
+		start = sort.Search(len(objs), func(i int) bool { return objs[i].key >= tok.Start })
+	}
+	out := objs[start:start]
+	next := -1
+	if f.empty() && (limit == 0 || int64(len(objs)-start) <= limit) {
+		out = objs[start:]
+	} else {
+		out = make([]*storedObj, 0, min(int64(len(objs)-start), max(limit, 16)))
+		for i := start; i < len(objs); i++ {
+			if !f.matches(objs[i]) {
+				continue
+			}
+			if limit > 0 && int64(len(out)) == limit {
+				next = i
+				break
+			}
+			out = append(out, objs[i])
+		}
+	}
+	lm := apiclient.ListMeta{ResourceVersion: strconv.FormatUint(snapRV, 10)}
+	if next >= 0 {
+		lm.Continue = encodeContinue(snapRV, objs[next].key)
+		if f.empty() {
+			n := int64(len(objs) - next)
+			lm.RemainingItemCount = &n
+		}
+	}
+	s.writeList(w, r, ri, out, lm)
+}
+
+// writeList writes a list response from stored objects without re-encoding them.
+func (s *Server) writeList(w http.ResponseWriter, r *http.Request, ri *reqInfo, items []*storedObj, lm apiclient.ListMeta) {
+	switch acceptAs(r) {
+	case "Table":
+		writeJSON(w, http.StatusOK, s.table(ri.res, items, lm, r, true))
+		return
+	case "PartialObjectMetadata":
+		list := map[string]any{"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": lm}
+		metas := make([]any, 0, len(items))
+		for _, o := range items {
+			metas = append(metas, partialMeta(o))
+		}
+		list["items"] = metas
+		writeJSON(w, http.StatusOK, list)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	meta, _ := json.Marshal(lm)
+	gv := ri.res.typ.GroupVersion().String()
+	fmt.Fprintf(bw, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`, ri.res.typ.Kind+"List", gv, meta)
+	for i, o := range items {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.Write(o.raw)
+	}
+	bw.WriteString("]}\n")
+	bw.Flush()
+}

@@ -1,0 +1,259 @@
+package apitest
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/informerkit/informerkit/apiclient"
+)
+
+// Object is a Kubernetes object as JSON (what the server stores and returns). The Go
+// helpers of Server return it; Into decodes it into a typed struct.
+type Object map[string]any
+
+func (o Object) meta() map[string]any {
+	m, _ := o["metadata"].(map[string]any)
+	return m
+}
+
+// Name returns metadata.name.
+func (o Object) Name() string { return str(o.meta(), "name") }
+
+// Namespace returns metadata.namespace.
+func (o Object) Namespace() string { return str(o.meta(), "namespace") }
+
+// UID returns metadata.uid.
+func (o Object) UID() string { return str(o.meta(), "uid") }
+
+// ResourceVersion returns metadata.resourceVersion.
+func (o Object) ResourceVersion() string { return str(o.meta(), "resourceVersion") }
+
+// Labels returns metadata.labels (nil if none).
+func (o Object) Labels() map[string]string {
+	l, _ := o.meta()["labels"].(map[string]any)
+	if l == nil {
+		return nil
+	}
+	out := make(map[string]string, len(l))
+	for k, v := range l {
+		out[k], _ = v.(string)
+	}
+	return out
+}
+
+// Generation returns metadata.generation (0 if unset).
+func (o Object) Generation() int64 {
+	n, _ := strconv.ParseInt(fmt.Sprint(o.meta()["generation"]), 10, 64)
+	return n
+}
+
+// Into decodes the object into v (a pointer to a struct embedding apiclient.TypeMeta and
+// ObjectMeta, for example).
+func (o Object) Into(v any) error {
+	b, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+func toObject(raw []byte) Object { return Object(mustDecode(raw)) }
+
+// toMap turns any JSON-marshallable value (a struct, a map, Object, []byte or
+// json.RawMessage holding JSON) into a fresh map.
+func toMap(v any) (map[string]any, error) {
+	var b []byte
+	switch x := v.(type) {
+	case []byte:
+		b = x
+	case json.RawMessage:
+		b = x
+	case string:
+		b = []byte(x)
+	default:
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			return nil, fmt.Errorf("apitest: object does not encode: %w", err)
+		}
+	}
+	m, err := decodeJSON(b)
+	if err != nil {
+		return nil, fmt.Errorf("apitest: object is not JSON: %w", err)
+	}
+	if m == nil {
+		return nil, fmt.Errorf("apitest: object is null")
+	}
+	return m, nil
+}
+
+func (s *Server) resolve(resource string) (*resource, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, err := s.lookupLocked(resource)
+	if err == nil && r == nil {
+		err = fmt.Errorf("apitest: a resource name is required")
+	}
+	return r, err
+}
+
+func statusErr(st *apiclient.Status) error {
+	if st == nil {
+		return nil
+	}
+	return st
+}
+
+// Create stores obj as a new object of resource ("configmaps", "cm", "deployments.apps",
+// "widgets.example.com"), exactly as a POST would: the server sets uid, creationTimestamp,
+// resourceVersion (and generation), and watchers see an ADDED event. The namespace comes
+// from metadata.namespace. Errors are *apiclient.Status values as the API returns them.
+func (s *Server) Create(resource string, obj any) (Object, error) {
+	r, err := s.resolve(resource)
+	if err != nil {
+		return nil, err
+	}
+	m, err := toMap(obj)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	o, st := s.createLocked(r, "", m, false)
+	s.mu.Unlock()
+	if st != nil {
+		return nil, st
+	}
+	return toObject(o.raw), nil
+}
+
+// Get returns the object namespace/name of resource (namespace "" for cluster-scoped).
+func (s *Server) Get(resource, namespace, name string) (Object, error) {
+	r, err := s.resolve(resource)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	o := r.objects[objectKey(namespace, name)]
+	s.mu.Unlock()
+	if o == nil {
+		return nil, errNotFound(&r.typ, name)
+	}
+	return toObject(o.raw), nil
+}
+
+// List returns the objects of resource in namespace ("" for all), sorted by namespace and
+// name, and the resourceVersion of that state.
+func (s *Server) List(resource, namespace string) ([]Object, string, error) {
+	r, err := s.resolve(resource)
+	if err != nil {
+		return nil, "", err
+	}
+	s.mu.Lock()
+	objs := r.snapshot(s.rv)
+	rv := s.rv
+	s.mu.Unlock()
+	var out []Object
+	for _, o := range objs {
+		if namespace == "" || o.namespace == namespace {
+			out = append(out, toObject(o.raw))
+		}
+	}
+	return out, strconv.FormatUint(rv, 10), nil
+}
+
+// Update replaces an object as a PUT would (metadata.resourceVersion, if set, must be
+// current: otherwise a 409 Conflict). With a status subresource the status is kept.
+func (s *Server) Update(resource string, obj any) (Object, error) {
+	return s.update(resource, obj, updateMain)
+}
+
+// UpdateStatus replaces the status of an object as a PUT of /status would.
+func (s *Server) UpdateStatus(resource string, obj any) (Object, error) {
+	return s.update(resource, obj, updateStatus)
+}
+
+func (s *Server) update(resource string, obj any, mode updateMode) (Object, error) {
+	r, err := s.resolve(resource)
+	if err != nil {
+		return nil, err
+	}
+	m, err := toMap(obj)
+	if err != nil {
+		return nil, err
+	}
+	meta := metaOf(m)
+	s.mu.Lock()
+	o, _, st := s.updateLocked(r, str(meta, "namespace"), str(meta, "name"), m, mode, false)
+	s.mu.Unlock()
+	if st != nil {
+		return nil, st
+	}
+	return toObject(o.raw), nil
+}
+
+// Mutate reads the object, lets fn change it and writes it back as one atomic update
+// (no conflict is possible). fn must not call the Server.
+func (s *Server) Mutate(resource, namespace, name string, fn func(Object)) (Object, error) {
+	r, err := s.resolve(resource)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur := r.objects[objectKey(namespace, name)]
+	if cur == nil {
+		return nil, errNotFound(&r.typ, name)
+	}
+	obj := toObject(cur.raw)
+	fn(obj)
+	m := map[string]any(obj)
+	o, _, st := s.updateLocked(r, namespace, name, m, updateMain, false)
+	if st != nil {
+		return nil, st
+	}
+	if r.typ.StatusSubresource {
+		if _, ok := m["status"]; ok {
+			sm, _ := toMap(obj)
+			metaOf(sm)["resourceVersion"] = strconv.FormatUint(o.rv, 10)
+			if o2, _, st := s.updateLocked(r, namespace, name, sm, updateStatus, false); st == nil {
+				o = o2
+			}
+		}
+	}
+	return toObject(o.raw), nil
+}
+
+// Patch applies a patch as a PATCH request would.
+func (s *Server) Patch(resource, namespace, name string, pt PatchType, patch []byte) (Object, error) {
+	r, err := s.resolve(resource)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	o, st := s.patchLocked(r, namespace, name, pt, patch, updateMain, false)
+	s.mu.Unlock()
+	if st != nil {
+		return nil, st
+	}
+	return toObject(o.raw), nil
+}
+
+// Delete deletes an object as a DELETE would: an object with finalizers only gets its
+// deletionTimestamp (and is removed when its last finalizer is removed).
+func (s *Server) Delete(resource, namespace, name string) error {
+	r, err := s.resolve(resource)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	_, _, st := s.deleteLocked(r, namespace, name, deleteOptions{}, false)
+	s.mu.Unlock()
+	return statusErr(st)
+}
+
+// ResourceVersion returns the server's current resourceVersion.
+func (s *Server) ResourceVersion() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strconv.FormatUint(s.rv, 10)
+}

@@ -1,0 +1,193 @@
+package apitest
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/informerkit/informerkit/apiclient"
+)
+
+// ResourceType describes one resource collection the server serves. The built-in resources
+// are registered by NewServer; AddResource registers more at run time, as installing a
+// CustomResourceDefinition would.
+type ResourceType struct {
+	// Group is the API group ("" for the core group).
+	Group string
+	// Version is the API version, e.g. "v1".
+	Version string
+	// Kind is the object kind, e.g. "Widget". The list kind is Kind+"List".
+	Kind string
+	// Plural is the resource name in URLs, e.g. "widgets".
+	Plural string
+	// Singular defaults to the lower-cased Kind.
+	Singular string
+	// ShortNames are the aliases kubectl accepts, e.g. "wd".
+	ShortNames []string
+	// Namespaced says whether objects live in a namespace.
+	Namespaced bool
+	// StatusSubresource serves <object>/status: an update of the main resource then keeps the
+	// stored status, and an update of /status changes nothing but the status.
+	StatusSubresource bool
+	// Categories are the kubectl categories ("all") the resource belongs to.
+	Categories []string
+
+	// generation: metadata.generation is set to 1 on create and bumped when anything other
+	// than metadata (and status, with a status subresource) changes.
+	generation bool
+	// allowCreateOnUpdate: an update of a missing object creates it (leases, events).
+	allowCreateOnUpdate bool
+	// nameIsLabel: names are DNS-1123 labels (namespaces) rather than subdomains.
+	nameIsLabel bool
+	// extraFields are the field-selector labels accepted beyond metadata.name/namespace.
+	extraFields []string
+}
+
+// GroupVersion returns the group and version of the resource.
+func (t ResourceType) GroupVersion() apiclient.GroupVersion {
+	return apiclient.GroupVersion{Group: t.Group, Version: t.Version}
+}
+
+// GroupVersionResource returns the resource's GroupVersionResource.
+func (t ResourceType) GroupVersionResource() apiclient.GroupVersionResource {
+	return apiclient.GroupVersionResource{Group: t.Group, Version: t.Version, Resource: t.Plural}
+}
+
+// name is the resource's canonical name in apitest: "plural" for the core group,
+// "plural.group" otherwise (as kubectl writes it).
+func (t ResourceType) name() string {
+	if t.Group == "" {
+		return t.Plural
+	}
+	return t.Plural + "." + t.Group
+}
+
+// qualified is the "resource.group" form used in error messages ("deployments.apps").
+func (t ResourceType) qualified() string { return t.name() }
+
+func builtinResources() []ResourceType {
+	verbsAll := []string{"all"}
+	return []ResourceType{
+		{Version: "v1", Kind: "Namespace", Plural: "namespaces", ShortNames: []string{"ns"}, StatusSubresource: true, nameIsLabel: true, extraFields: []string{"status.phase"}},
+		{Version: "v1", Kind: "ConfigMap", Plural: "configmaps", ShortNames: []string{"cm"}, Namespaced: true},
+		{Version: "v1", Kind: "Secret", Plural: "secrets", Namespaced: true, extraFields: []string{"type"}},
+		{Version: "v1", Kind: "Pod", Plural: "pods", ShortNames: []string{"po"}, Namespaced: true, StatusSubresource: true, Categories: verbsAll, generation: true,
+			extraFields: []string{"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "status.phase", "status.podIP", "status.nominatedNodeName"}},
+		{Version: "v1", Kind: "Service", Plural: "services", ShortNames: []string{"svc"}, Namespaced: true, StatusSubresource: true, Categories: verbsAll},
+		{Version: "v1", Kind: "Event", Plural: "events", ShortNames: []string{"ev"}, Namespaced: true, allowCreateOnUpdate: true,
+			extraFields: []string{"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}},
+		{Group: "apps", Version: "v1", Kind: "Deployment", Plural: "deployments", ShortNames: []string{"deploy"}, Namespaced: true, StatusSubresource: true, Categories: verbsAll, generation: true},
+		{Group: "apps", Version: "v1", Kind: "ReplicaSet", Plural: "replicasets", ShortNames: []string{"rs"}, Namespaced: true, StatusSubresource: true, Categories: verbsAll, generation: true},
+		{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease", Plural: "leases", Namespaced: true, allowCreateOnUpdate: true},
+	}
+}
+
+func (t *ResourceType) validate() error {
+	if t.Version == "" || t.Kind == "" || t.Plural == "" {
+		return fmt.Errorf("apitest: resource type needs Version, Kind and Plural (got %+v)", *t)
+	}
+	if strings.ToLower(t.Plural) != t.Plural || strings.ContainsAny(t.Plural, "./ ") {
+		return fmt.Errorf("apitest: resource plural %q must be lower case without dots or slashes", t.Plural)
+	}
+	if t.Singular == "" {
+		t.Singular = strings.ToLower(t.Kind)
+	}
+	return nil
+}
+
+// lookupLocked resolves a resource name: "configmaps", "cm", "deployments.apps",
+// "deployments.v1.apps", a Kind ("ConfigMap"), or "" (nil: every resource). s.mu held.
+func (s *Server) lookupLocked(name string) (*resource, error) {
+	if name == "" {
+		return nil, nil
+	}
+	if r, ok := s.resources[name]; ok {
+		return r, nil
+	}
+	var found []*resource
+	first, rest, dotted := strings.Cut(name, ".")
+	for _, r := range s.order {
+		t := r.typ
+		match := false
+		if dotted {
+			if t.Plural == first || t.Singular == first || contains(t.ShortNames, first) {
+				match = rest == t.Group || rest == t.Version+"."+t.Group || (t.Group == "" && rest == t.Version)
+			}
+		} else {
+			match = t.Plural == name || t.Singular == name || t.Kind == name || contains(t.ShortNames, name)
+		}
+		if match {
+			found = append(found, r)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return nil, fmt.Errorf("apitest: no resource %q is served", name)
+	default:
+		var names []string
+		for _, r := range found {
+			names = append(names, r.typ.name())
+		}
+		return nil, fmt.Errorf("apitest: resource name %q is ambiguous: %s", name, strings.Join(names, ", "))
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// AddResource registers a resource at run time, as installing a CustomResourceDefinition
+// would: it appears in discovery and can be used at once. Custom resources always carry
+// metadata.generation. Registering the same group and plural twice is an error.
+func (s *Server) AddResource(t ResourceType) error {
+	if err := t.validate(); err != nil {
+		return err
+	}
+	t.generation = true
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addResourceLocked(t)
+}
+
+func (s *Server) addResourceLocked(t ResourceType) error {
+	if err := t.validate(); err != nil {
+		return err
+	}
+	if _, ok := s.resources[t.name()]; ok {
+		return fmt.Errorf("apitest: resource %s is already registered", t.name())
+	}
+	for _, r := range s.order {
+		if r.typ.Group == t.Group && r.typ.Kind == t.Kind {
+			return fmt.Errorf("apitest: kind %s is already served by %s", t.Kind, r.typ.name())
+		}
+	}
+	r := newResource(t, s.opts.HistorySize, s.rv)
+	s.resources[t.name()] = r
+	s.order = append(s.order, r)
+	sort.SliceStable(s.order, func(i, j int) bool {
+		if s.order[i].typ.Group != s.order[j].typ.Group {
+			return s.order[i].typ.Group < s.order[j].typ.Group
+		}
+		return s.order[i].typ.Plural < s.order[j].typ.Plural
+	})
+	s.notifyChangeLocked()
+	return nil
+}
+
+// Resources returns the resource types the server serves.
+func (s *Server) Resources() []ResourceType {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]ResourceType, 0, len(s.order))
+	for _, r := range s.order {
+		out = append(out, r.typ)
+	}
+	return out
+}

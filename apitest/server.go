@@ -1,0 +1,400 @@
+package apitest
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/informerkit/informerkit/apiclient"
+)
+
+// InitialEventsMode says how the server answers watches with sendInitialEvents=true.
+type InitialEventsMode int
+
+const (
+	// InitialEventsSupported streams the current state as ADDED events and ends it with a
+	// BOOKMARK annotated k8s.io/initial-events-end, like a kube-apiserver with WatchList.
+	InitialEventsSupported InitialEventsMode = iota
+	// InitialEventsRefused answers 422 Invalid, like a server whose WatchList feature gate
+	// is off.
+	InitialEventsRefused
+	// InitialEventsIgnored serves the watch as if sendInitialEvents had not been sent (no
+	// end bookmark ever comes), like a server too old to know the parameter.
+	InitialEventsIgnored
+)
+
+// Options configure a Server. The zero value is a plain-HTTP server without
+// authentication and with the defaults documented on each field.
+type Options struct {
+	// TLS serves HTTPS (HTTP/2 and HTTP/1.1) with a certificate signed by a CA generated for
+	// this server (Server.CAPEM, Config().TLS.CAData).
+	TLS bool
+	// Token, if set, is the bearer token every request must carry (401 otherwise).
+	Token string
+	// HistorySize is the number of events kept per resource for watches from an older
+	// resourceVersion and for continue tokens (default 10000). A watcher that falls
+	// further behind than this is closed, as the real server closes slow watchers.
+	HistorySize int
+	// BookmarkInterval is the period of BOOKMARK events on watches that allow them
+	// (default 1 minute, roughly the kube-apiserver's).
+	BookmarkInterval time.Duration
+	// WatchTimeout bounds watches that carry no timeoutSeconds (default 30 minutes, the
+	// kube-apiserver's min-request-timeout).
+	WatchTimeout time.Duration
+	// TooLargeResourceVersionWait is how long a request for a resourceVersion newer than the
+	// server's waits for it before failing with 504 ResourceVersionTooLarge (default 3 s
+	// like the kube-apiserver; negative means do not wait).
+	TooLargeResourceVersionWait time.Duration
+	// RefuseWebSocket makes the server answer WebSocket upgrades with 501 Not Implemented
+	// (no upgrade), so that clients must fall back to chunked HTTP.
+	RefuseWebSocket bool
+	// InitialEvents selects the answer to sendInitialEvents=true.
+	InitialEvents InitialEventsMode
+	// NoDefaultNamespaces skips creating default, kube-system, kube-public, kube-node-lease.
+	NoDefaultNamespaces bool
+	// RequestLogSize bounds the request log (default 100000 records; the oldest are dropped).
+	RequestLogSize int
+	// Logger receives one debug line per request (default: discard).
+	Logger *slog.Logger
+	// Addr is the listen address (default "127.0.0.1:0").
+	Addr string
+}
+
+// Option changes Options; NewServer applies them in order.
+type Option func(*Options)
+
+// WithOptions replaces all options at once.
+func WithOptions(o Options) Option { return func(p *Options) { *p = o } }
+
+// WithTLS serves HTTPS with a per-server CA.
+func WithTLS() Option { return func(o *Options) { o.TLS = true } }
+
+// WithToken requires the bearer token tok on every request.
+func WithToken(tok string) Option { return func(o *Options) { o.Token = tok } }
+
+// WithHistorySize sets the number of events kept per resource.
+func WithHistorySize(n int) Option { return func(o *Options) { o.HistorySize = n } }
+
+// WithBookmarkInterval sets the period of watch bookmarks.
+func WithBookmarkInterval(d time.Duration) Option {
+	return func(o *Options) { o.BookmarkInterval = d }
+}
+
+// WithWatchTimeout sets the server-side limit of watches without timeoutSeconds.
+func WithWatchTimeout(d time.Duration) Option { return func(o *Options) { o.WatchTimeout = d } }
+
+// WithoutWebSocket makes the server refuse WebSocket upgrades.
+func WithoutWebSocket() Option { return func(o *Options) { o.RefuseWebSocket = true } }
+
+// WithInitialEvents selects how sendInitialEvents=true is answered.
+func WithInitialEvents(m InitialEventsMode) Option {
+	return func(o *Options) { o.InitialEvents = m }
+}
+
+// WithLogger logs one debug line per request to l.
+func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l } }
+
+// Server is an in-process Kubernetes API server listening on loopback. Create it with
+// NewServer and stop it with Close. All methods are safe for concurrent use.
+type Server struct {
+	// URL is the base URL, e.g. "http://127.0.0.1:41234" or "https://...".
+	URL string
+
+	opts    Options
+	caPEM   []byte
+	ln      net.Listener
+	httpSrv *http.Server
+	ctx     context.Context
+	cancel  context.CancelFunc
+	track   tracker // running handlers and open connections
+	closeMu sync.Mutex
+	closed  bool
+
+	// mu guards the store, the registry and the watchers.
+	mu        sync.Mutex
+	rv        uint64
+	resources map[string]*resource
+	order     []*resource
+	watchers  map[int64]*watcher
+	nextWatch int64
+	writeWait map[string]time.Duration // resource name ("" = all) → delay per write
+
+	// logMu guards the logs, the fault rules and the change broadcast.
+	logMu     sync.Mutex
+	requests  []*Request
+	reqSeq    int64
+	faults    []FaultRecord
+	failRules []*failRule
+	changed   chan struct{}
+	watchSubs []watchSub
+}
+
+// NewServer starts a server on a free loopback port. It panics if it cannot listen (like
+// httptest.NewServer); use Start for an error instead.
+func NewServer(opts ...Option) *Server {
+	s, err := Start(opts...)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Start is NewServer returning an error instead of panicking.
+func Start(opts ...Option) (*Server, error) {
+	var o Options
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.HistorySize <= 0 {
+		o.HistorySize = 10000
+	}
+	if o.BookmarkInterval <= 0 {
+		o.BookmarkInterval = time.Minute
+	}
+	if o.WatchTimeout <= 0 {
+		o.WatchTimeout = 30 * time.Minute
+	}
+	if o.TooLargeResourceVersionWait == 0 {
+		o.TooLargeResourceVersionWait = 3 * time.Second
+	}
+	if o.RequestLogSize <= 0 {
+		o.RequestLogSize = 100000
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
+	}
+	s := &Server{
+		opts:      o,
+		resources: map[string]*resource{},
+		watchers:  map[int64]*watcher{},
+		writeWait: map[string]time.Duration{},
+		changed:   make(chan struct{}),
+		rv:        1,
+	}
+	for _, t := range builtinResources() {
+		if err := s.addResourceLocked(t); err != nil {
+			return nil, err
+		}
+	}
+	if !o.NoDefaultNamespaces {
+		for _, ns := range []string{"default", "kube-system", "kube-public", "kube-node-lease"} {
+			if _, err := s.Create("namespaces", map[string]any{"metadata": map[string]any{"name": ns}}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("apitest: listen: %w", err)
+	}
+	s.ln = ln
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.httpSrv = &http.Server{
+		Handler:           http.HandlerFunc(s.serveHTTP),
+		ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog:          nil,
+		BaseContext:       func(net.Listener) context.Context { return s.ctx },
+		ConnState:         s.connState,
+	}
+	scheme := "http"
+	if o.TLS {
+		scheme = "https"
+		cert, caPEM, err := newCertificates()
+		if err != nil {
+			ln.Close()
+			return nil, err
+		}
+		s.caPEM = caPEM
+		s.httpSrv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12}
+	}
+	s.URL = scheme + "://" + ln.Addr().String()
+	s.track.addHandler()
+	go func() {
+		defer s.track.doneHandler()
+		var err error
+		if o.TLS {
+			err = s.httpSrv.ServeTLS(ln, "", "")
+		} else {
+			err = s.httpSrv.Serve(ln)
+		}
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			o.Logger.Error("apitest: serve", "err", err)
+		}
+	}()
+	return s, nil
+}
+
+func (s *Server) connState(c net.Conn, st http.ConnState) {
+	switch st {
+	case http.StateNew:
+		s.track.addConn(c)
+	case http.StateClosed, http.StateHijacked:
+		s.track.doneConn(c)
+	}
+}
+
+// tracker counts running handlers and open connections so that Close can wait for both.
+type tracker struct {
+	mu       sync.Mutex
+	cond     *sync.Cond
+	handlers int
+	conns    map[net.Conn]struct{}
+	closing  bool
+}
+
+func (t *tracker) init() {
+	if t.cond == nil {
+		t.cond = sync.NewCond(&t.mu)
+		t.conns = map[net.Conn]struct{}{}
+	}
+}
+
+// addHandler registers a running handler; it returns false once Close has begun.
+func (t *tracker) addHandler() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.init()
+	if t.closing {
+		return false
+	}
+	t.handlers++
+	return true
+}
+
+func (t *tracker) doneHandler() {
+	t.mu.Lock()
+	t.handlers--
+	t.cond.Broadcast()
+	t.mu.Unlock()
+}
+
+func (t *tracker) addConn(c net.Conn) {
+	t.mu.Lock()
+	t.init()
+	t.conns[c] = struct{}{}
+	t.mu.Unlock()
+}
+
+func (t *tracker) doneConn(c net.Conn) {
+	t.mu.Lock()
+	t.init()
+	delete(t.conns, c)
+	t.cond.Broadcast()
+	t.mu.Unlock()
+}
+
+func (t *tracker) closeAndWait() {
+	t.mu.Lock()
+	t.init()
+	t.closing = true
+	for t.handlers > 0 || len(t.conns) > 0 {
+		t.cond.Wait()
+	}
+	t.mu.Unlock()
+}
+
+// Close stops the server: it ends every watch, closes every connection and returns when
+// every goroutine of the server has stopped. Close is idempotent.
+func (s *Server) Close() {
+	s.closeMu.Lock()
+	if s.closed {
+		s.closeMu.Unlock()
+		return
+	}
+	s.closed = true
+	s.closeMu.Unlock()
+	s.cancel()
+	s.httpSrv.Close()
+	s.track.closeAndWait()
+}
+
+// Config returns an apiclient.Config for this server: host, token and CA.
+func (s *Server) Config() *apiclient.Config {
+	c := &apiclient.Config{Host: s.URL, BearerToken: s.opts.Token}
+	if s.caPEM != nil {
+		c.TLS.CAData = append([]byte(nil), s.caPEM...)
+	}
+	return c
+}
+
+// CAPEM returns the PEM-encoded CA certificate of a TLS server (nil without TLS).
+func (s *Server) CAPEM() []byte { return append([]byte(nil), s.caPEM...) }
+
+// CertPool returns a pool holding the server's CA (nil without TLS).
+func (s *Server) CertPool() *x509.CertPool {
+	if s.caPEM == nil {
+		return nil
+	}
+	p := x509.NewCertPool()
+	p.AppendCertsFromPEM(s.caPEM)
+	return p
+}
+
+// Token returns the bearer token the server requires ("" if none).
+func (s *Server) Token() string { return s.opts.Token }
+
+// Client returns an *http.Client that trusts the server's CA and sends its token. Call
+// CloseIdleConnections on it (or its Transport) when done.
+func (s *Server) Client() *http.Client {
+	tr := &http.Transport{ForceAttemptHTTP2: true}
+	if s.caPEM != nil {
+		tr.TLSClientConfig = &tls.Config{RootCAs: s.CertPool()}
+	}
+	var rt http.RoundTripper = tr
+	if s.opts.Token != "" {
+		rt = &tokenTransport{token: s.opts.Token, base: tr}
+	}
+	return &http.Client{Transport: rt}
+}
+
+type tokenTransport struct {
+	token string
+	base  *http.Transport
+}
+
+func (t *tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+t.token)
+	return t.base.RoundTrip(r)
+}
+
+// CloseIdleConnections closes the idle connections of the underlying transport.
+func (t *tokenTransport) CloseIdleConnections() { t.base.CloseIdleConnections() }
+
+// Kubeconfig returns a kubeconfig (YAML) with one cluster, user and context named
+// "apitest", pointing at this server with its CA and token.
+func (s *Server) Kubeconfig() []byte {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: Config\nclusters:\n- name: apitest\n  cluster:\n")
+	fmt.Fprintf(&b, "    server: %s\n", s.URL)
+	if s.caPEM != nil {
+		fmt.Fprintf(&b, "    certificate-authority-data: %s\n", base64.StdEncoding.EncodeToString(s.caPEM))
+	}
+	b.WriteString("users:\n- name: apitest\n  user:")
+	if s.opts.Token != "" {
+		fmt.Fprintf(&b, "\n    token: %q\n", s.opts.Token)
+	} else {
+		b.WriteString(" {}\n")
+	}
+	b.WriteString("contexts:\n- name: apitest\n  context:\n    cluster: apitest\n    user: apitest\n    namespace: default\n")
+	b.WriteString("current-context: apitest\n")
+	return []byte(b.String())
+}
+
+// WriteKubeconfig writes Kubeconfig to path with mode 0600.
+func (s *Server) WriteKubeconfig(path string) error {
+	return os.WriteFile(path, s.Kubeconfig(), 0o600)
+}

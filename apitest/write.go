@@ -1,0 +1,422 @@
+package apitest
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/informerkit/informerkit/apiclient"
+)
+
+// This file holds the write path shared by HTTP requests and the Go helpers: every change
+// goes through commitLocked, which assigns the resourceVersion and records the event.
+
+var (
+	subdomainRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	labelRE     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+)
+
+const (
+	subdomainMsg = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+	labelMsg     = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+
+// commitLocked stores a new state of one object and appends the event. prev is the state
+// before (nil for Added). For Deleted the object is removed and obj is the last state the
+// event carries (nil: prev's content).
+func (s *Server) commitLocked(r *resource, typ apiclient.EventType, obj map[string]any, prev *storedObj) (*storedObj, error) {
+	rv := s.rv + 1
+	var o *storedObj
+	var err error
+	if obj == nil && prev != nil {
+		o, err = newStored(mustDecode(prev.raw), rv)
+	} else {
+		o, err = newStored(obj, rv)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.rv = rv
+	switch typ {
+	case apiclient.Added:
+		r.objects[o.key] = o
+		r.sorted = nil
+	case apiclient.Modified:
+		r.objects[o.key] = o
+	case apiclient.Deleted:
+		delete(r.objects, o.key)
+		r.sorted = nil
+	}
+	r.append(&event{typ: typ, rv: rv, obj: o, prev: prev, frame: frameFor(typ, o.raw)})
+	s.notifyChangeLocked()
+	return o, nil
+}
+
+func newUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func randomSuffix() string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	var b [5]byte
+	rand.Read(b[:])
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b[:])
+}
+
+func nowString() string {
+	return time.Now().UTC().Truncate(time.Second).Format(time.RFC3339)
+}
+
+// checkTypeLocked fills in or checks apiVersion and kind.
+func checkType(t *ResourceType, obj map[string]any) *apiclient.Status {
+	gv := t.GroupVersion().String()
+	av, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	if (av != "" && av != gv) || (kind != "" && kind != t.Kind) {
+		return errBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s) or the kind (%s) is not %s", av, gv, kind, t.Kind))
+	}
+	obj["apiVersion"] = gv
+	obj["kind"] = t.Kind
+	return nil
+}
+
+// checkNamespace reconciles metadata.namespace with the request's namespace.
+func checkNamespace(t *ResourceType, meta map[string]any, ns string) *apiclient.Status {
+	if !t.Namespaced {
+		delete(meta, "namespace")
+		return nil
+	}
+	got := str(meta, "namespace")
+	if got == "" {
+		if ns == "" {
+			return errBadRequest("the namespace of the object is empty and no namespace was sent on the request")
+		}
+		meta["namespace"] = ns
+		return nil
+	}
+	if ns != "" && got != ns {
+		return errBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return nil
+}
+
+func validateMeta(t *ResourceType, meta map[string]any) []fieldError {
+	var errs []fieldError
+	name := str(meta, "name")
+	if t.nameIsLabel {
+		if len(name) > 63 || !labelRE.MatchString(name) {
+			errs = append(errs, invalidValue("metadata.name", name, labelMsg))
+		}
+	} else if len(name) > 253 || !subdomainRE.MatchString(name) {
+		errs = append(errs, invalidValue("metadata.name", name, subdomainMsg))
+	}
+	if l, ok := meta["labels"].(map[string]any); ok {
+		for k, v := range l {
+			s, isStr := v.(string)
+			if err := validLabelKey(k); err != nil {
+				errs = append(errs, invalidValue("metadata.labels", k, "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"))
+			} else if !isStr || validLabelValue(s) != nil {
+				errs = append(errs, invalidValue("metadata.labels", v, "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"))
+			}
+		}
+	} else if meta["labels"] != nil {
+		errs = append(errs, invalidValue("metadata.labels", meta["labels"], "must be a map of strings"))
+	}
+	return errs
+}
+
+// createLocked validates obj and stores it as a new object.
+func (s *Server) createLocked(r *resource, ns string, obj map[string]any, dryRun bool) (*storedObj, *apiclient.Status) {
+	t := &r.typ
+	if st := checkType(t, obj); st != nil {
+		return nil, st
+	}
+	meta := metaOf(obj)
+	if st := checkNamespace(t, meta, ns); st != nil {
+		return nil, st
+	}
+	ns = str(meta, "namespace")
+	if str(meta, "resourceVersion") != "" {
+		return nil, errInternal("resourceVersion should not be set on objects to be created")
+	}
+	if str(meta, "name") == "" {
+		if gen := str(meta, "generateName"); gen != "" {
+			meta["name"] = gen + randomSuffix()
+		} else {
+			return nil, errInvalid(t.Kind, t.Group, "", []fieldError{requiredValue("metadata.name", "name or generateName is required")})
+		}
+	}
+	name := str(meta, "name")
+	if errs := validateMeta(t, meta); len(errs) > 0 {
+		return nil, errInvalid(t.Kind, t.Group, name, errs)
+	}
+	if t.Namespaced {
+		if _, ok := s.resources["namespaces"].objects[ns]; !ok {
+			return nil, errNamespaceNotFound(ns)
+		}
+	}
+	if _, exists := r.objects[objectKey(ns, name)]; exists {
+		return nil, errAlreadyExists(t, name)
+	}
+	meta["uid"] = newUID()
+	meta["creationTimestamp"] = nowString()
+	delete(meta, "deletionTimestamp")
+	delete(meta, "deletionGracePeriodSeconds")
+	if t.generation {
+		meta["generation"] = json.Number("1")
+	} else {
+		delete(meta, "generation")
+	}
+	if t.Group == "" && t.Plural == "namespaces" {
+		spec, _ := obj["spec"].(map[string]any)
+		if spec == nil {
+			spec = map[string]any{}
+			obj["spec"] = spec
+		}
+		if spec["finalizers"] == nil {
+			spec["finalizers"] = []any{"kubernetes"}
+		}
+		obj["status"] = map[string]any{"phase": "Active"}
+	}
+	if dryRun {
+		o, err := newStored(obj, s.rv)
+		if err != nil {
+			return nil, errInternal(err.Error())
+		}
+		o.raw = stripRV(o.raw)
+		return o, nil
+	}
+	o, err := s.commitLocked(r, apiclient.Added, obj, nil)
+	if err != nil {
+		return nil, errInternal(err.Error())
+	}
+	return o, nil
+}
+
+func stripRV(raw []byte) []byte {
+	m := mustDecode(raw)
+	delete(metaOf(m), "resourceVersion")
+	b, _ := json.Marshal(m)
+	return b
+}
+
+// updateMode says which part of an object an update may change.
+type updateMode int
+
+const (
+	updateMain   updateMode = iota // PUT/PATCH of the object: status is kept with a status subresource
+	updateStatus                   // PUT/PATCH of /status: only status changes
+)
+
+// updateLocked replaces the object ns/name with obj (after checks and the system fields).
+func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, mode updateMode, dryRun bool) (*storedObj, bool, *apiclient.Status) {
+	t := &r.typ
+	if st := checkType(t, obj); st != nil {
+		return nil, false, st
+	}
+	meta := metaOf(obj)
+	if st := checkNamespace(t, meta, ns); st != nil {
+		return nil, false, st
+	}
+	ns = str(meta, "namespace")
+	if got := str(meta, "name"); got != name {
+		return nil, false, errBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", got, name))
+	}
+	old, exists := r.objects[objectKey(ns, name)]
+	if !exists {
+		if t.allowCreateOnUpdate && mode == updateMain {
+			delete(meta, "resourceVersion")
+			o, st := s.createLocked(r, ns, obj, dryRun)
+			return o, true, st
+		}
+		return nil, false, errNotFound(t, name)
+	}
+	if rv := str(meta, "resourceVersion"); rv != "" && rv != strconv.FormatUint(old.rv, 10) {
+		return nil, false, errConflict(t, name, conflictModified)
+	}
+	if uid := str(meta, "uid"); uid != "" && uid != old.uid {
+		return nil, false, errConflict(t, name, fmt.Sprintf("Precondition failed: UID in precondition: %s, UID in object meta: %s", uid, old.uid))
+	}
+	prev := mustDecode(old.raw)
+	prevMeta := metaOf(prev)
+	if mode == updateStatus {
+		// Only the status changes.
+		next := mustDecode(old.raw)
+		if st, ok := obj["status"]; ok {
+			next["status"] = st
+		} else {
+			delete(next, "status")
+		}
+		obj = next
+		meta = metaOf(obj)
+	} else {
+		for _, k := range []string{"uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"} {
+			if v, ok := prevMeta[k]; ok {
+				meta[k] = v
+			} else {
+				delete(meta, k)
+			}
+		}
+		if t.StatusSubresource {
+			if st, ok := prev["status"]; ok {
+				obj["status"] = st
+			} else {
+				delete(obj, "status")
+			}
+		}
+		if errs := validateMeta(t, meta); len(errs) > 0 {
+			return nil, false, errInvalid(t.Kind, t.Group, name, errs)
+		}
+		if old.deleting {
+			oldF := stringSet(prevMeta["finalizers"])
+			var added []string
+			for _, f := range stringList(meta["finalizers"]) {
+				if !oldF[f] {
+					added = append(added, f)
+				}
+			}
+			if len(added) > 0 {
+				return nil, false, errInvalid(t.Kind, t.Group, name, []fieldError{forbiddenValue("metadata.finalizers",
+					fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %q", added))})
+			}
+		}
+		if t.generation && specChanged(prev, obj, t.StatusSubresource) {
+			g, _ := strconv.ParseInt(fmt.Sprint(prevMeta["generation"]), 10, 64)
+			meta["generation"] = json.Number(strconv.FormatInt(g+1, 10))
+		}
+	}
+	meta["resourceVersion"] = strconv.FormatUint(old.rv, 10)
+	if b, err := json.Marshal(obj); err == nil && bytes.Equal(b, old.raw) {
+		return old, false, nil // nothing changed: no new resourceVersion, no event
+	}
+	if dryRun {
+		o, err := newStored(obj, old.rv)
+		if err != nil {
+			return nil, false, errInternal(err.Error())
+		}
+		return o, false, nil
+	}
+	if old.deleting && len(stringList(meta["finalizers"])) == 0 {
+		// The last finalizer is gone: the object is removed, the DELETED event carries this
+		// final state.
+		d, err := s.commitLocked(r, apiclient.Deleted, obj, old)
+		if err != nil {
+			return nil, false, errInternal(err.Error())
+		}
+		return d, false, nil
+	}
+	o, err := s.commitLocked(r, apiclient.Modified, obj, old)
+	if err != nil {
+		return nil, false, errInternal(err.Error())
+	}
+	return o, false, nil
+}
+
+func specChanged(a, b map[string]any, withStatus bool) bool {
+	strip := func(m map[string]any) []byte {
+		c := make(map[string]any, len(m))
+		for k, v := range m {
+			if k == "metadata" || k == "apiVersion" || k == "kind" || (withStatus && k == "status") {
+				continue
+			}
+			c[k] = v
+		}
+		b, _ := json.Marshal(c)
+		return b
+	}
+	return !bytes.Equal(strip(a), strip(b))
+}
+
+func stringList(v any) []string {
+	l, _ := v.([]any)
+	out := make([]string, 0, len(l))
+	for _, x := range l {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func stringSet(v any) map[string]bool {
+	m := map[string]bool{}
+	for _, s := range stringList(v) {
+		m[s] = true
+	}
+	return m
+}
+
+// deleteOptions is the part of DeleteOptions the server honours.
+type deleteOptions struct {
+	Preconditions *struct {
+		UID             *string `json:"uid"`
+		ResourceVersion *string `json:"resourceVersion"`
+	} `json:"preconditions"`
+	GracePeriodSeconds *int64   `json:"gracePeriodSeconds"`
+	PropagationPolicy  *string  `json:"propagationPolicy"`
+	DryRun             []string `json:"dryRun"`
+}
+
+// deleteLocked deletes ns/name: with finalizers it only sets deletionTimestamp (deleted
+// false); otherwise the object is removed (deleted true).
+func (s *Server) deleteLocked(r *resource, ns, name string, opts deleteOptions, dryRun bool) (*storedObj, bool, *apiclient.Status) {
+	t := &r.typ
+	old, ok := r.objects[objectKey(ns, name)]
+	if !ok {
+		return nil, false, errNotFound(t, name)
+	}
+	if p := opts.Preconditions; p != nil {
+		if p.UID != nil && *p.UID != old.uid {
+			return nil, false, errConflict(t, name, fmt.Sprintf("Precondition failed: UID in precondition: %s, UID in object meta: %s", *p.UID, old.uid))
+		}
+		if p.ResourceVersion != nil && *p.ResourceVersion != strconv.FormatUint(old.rv, 10) {
+			return nil, false, errConflict(t, name, fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %d", *p.ResourceVersion, old.rv))
+		}
+	}
+	if dryRun {
+		return old, old.finalizers == 0, nil
+	}
+	if old.finalizers > 0 {
+		if old.deleting {
+			return old, false, nil
+		}
+		obj := mustDecode(old.raw)
+		meta := metaOf(obj)
+		meta["deletionTimestamp"] = nowString()
+		meta["deletionGracePeriodSeconds"] = json.Number("0")
+		o, err := s.commitLocked(r, apiclient.Modified, obj, old)
+		if err != nil {
+			return nil, false, errInternal(err.Error())
+		}
+		return o, false, nil
+	}
+	if t.Group == "" && t.Plural == "namespaces" {
+		// No namespace controller: the namespace's objects go at once, then the namespace.
+		for _, other := range s.order {
+			if !other.typ.Namespaced {
+				continue
+			}
+			for _, k := range other.sortedKeys() {
+				if o := other.objects[k]; o != nil && o.namespace == name {
+					s.commitLocked(other, apiclient.Deleted, nil, o)
+				}
+			}
+		}
+	}
+	o, err := s.commitLocked(r, apiclient.Deleted, nil, old)
+	if err != nil {
+		return nil, false, errInternal(err.Error())
+	}
+	return o, true, nil
+}
