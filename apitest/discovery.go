@@ -29,6 +29,9 @@ func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, errMethodNotAllowed())
 		return
 	}
+	if s.serveOpenAPIV3(w, r) {
+		return
+	}
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	switch {
 	case r.URL.Path == "/version" || r.URL.Path == "/version/":

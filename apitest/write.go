@@ -308,9 +308,13 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 		return o, false, nil
 	}
 	if old.deleting && len(stringList(meta["finalizers"])) == 0 {
-		// The last finalizer is gone: the object is removed, the DELETED event carries this
-		// final state.
-		d, err := s.commitLocked(r, apiclient.Deleted, obj, old)
+		// The last finalizer is gone: as the kube-apiserver, store the update (MODIFIED),
+		// then remove the object (DELETED, carrying that final state).
+		m, err := s.commitLocked(r, apiclient.Modified, obj, old)
+		if err != nil {
+			return nil, false, errInternal(err.Error())
+		}
+		d, err := s.commitLocked(r, apiclient.Deleted, nil, m)
 		if err != nil {
 			return nil, false, errInternal(err.Error())
 		}
