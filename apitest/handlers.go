@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sort"
 	"strconv"
@@ -111,6 +112,11 @@ func (c *codeWriter) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach the connection (flush, hijack).
 func (c *codeWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// Hijack lets the WebSocket upgrader take the connection.
+func (c *codeWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(c.ResponseWriter).Hijack()
+}
 
 func (c *codeWriter) Flush() {
 	if f, ok := c.ResponseWriter.(http.Flusher); ok {

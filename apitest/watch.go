@@ -535,7 +535,8 @@ func (w *watcher) applyCtl(ctx context.Context, c watchCtl) error {
 		return errWatchEnded
 	case ctlCorrupt:
 		s.recordFault(FaultRecord{Kind: FaultCorruptFrame, Resource: name, WatchID: w.id})
-		w.sink.write([]byte(`{"type":"MODIFIED","object":{"kind":"` + w.res.typ.Kind + `","metadata":{"name":` + "\x00corrupt}}\n"))
+		// Balanced braces (so a framing reader hands it over) but not JSON.
+		w.sink.write([]byte(`{"type":"MODIFIED","object":{"kind":"` + w.res.typ.Kind + `","metadata":{"name":corrupt!}}}` + "\n"))
 		w.sink.flush()
 	case ctlOversize:
 		s.recordFault(FaultRecord{Kind: FaultOversizedFrame, Resource: name, WatchID: w.id, Detail: strconv.Itoa(c.n) + " bytes"})

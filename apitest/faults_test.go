@@ -1,0 +1,282 @@
+package apitest_test
+
+import (
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest"
+)
+
+// openWatch opens a watch at the current RV and waits until the server has registered it.
+func openWatch(t *testing.T, e *env, opts apiclient.ListOptions) (apiclient.Watcher[*ConfigMap], apitest.WatchInfo) {
+	t.Helper()
+	opened := e.s.NextWatch("configmaps")
+	if opts.ResourceVersion == "" {
+		opts.ResourceVersion = e.s.ResourceVersion()
+	}
+	w, err := e.cms.Watch(e.ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	select {
+	case info := <-opened:
+		return w, info
+	case <-e.ctx.Done():
+		t.Fatal("watch never registered")
+	}
+	panic("unreachable")
+}
+
+func TestCutWatches(t *testing.T) {
+	e := newEnv(t)
+	w, info := openWatch(t, e, apiclient.ListOptions{})
+	if n, err := e.s.CutWatches("configmaps"); err != nil || n != 1 {
+		t.Fatalf("CutWatches = %d, %v", n, err)
+	}
+	closed(t, w)
+	f := e.s.FaultsOf(apitest.FaultCutWatch)
+	if len(f) != 1 || f[0].WatchID != info.ID || f[0].Resource != "configmaps" {
+		t.Fatalf("fault log %+v", e.s.Faults())
+	}
+	if err := e.s.WaitFor(e.ctx, func() bool { return len(e.s.Watches("")) == 0 }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCutWatchesAfterEvents(t *testing.T) {
+	e := newEnv(t)
+	w, _ := openWatch(t, e, apiclient.ListOptions{})
+	e.s.CutWatchesAfter("cm", 2)
+	for i := range 3 {
+		e.s.Create("configmaps", cm("c"+strconv.Itoa(i), nil, nil))
+	}
+	for i := range 2 {
+		if ev := next(t, w); ev.Type != apiclient.Added || ev.Object.Name != "c"+strconv.Itoa(i) {
+			t.Fatalf("event %d: %s %s", i, ev.Type, ev.Object.Name)
+		}
+	}
+	closed(t, w)
+}
+
+func TestAbortWatches(t *testing.T) {
+	e := newEnv(t)
+	w, _ := openWatch(t, e, apiclient.ListOptions{})
+	e.s.AbortWatches("")
+	// An aborted chunked stream ends with a transport error (unexpected EOF), or closes.
+	for ev := range w.ResultChan() {
+		if ev.Type != apiclient.Error {
+			t.Fatalf("unexpected event %s", ev.Type)
+		}
+	}
+	if len(e.s.FaultsOf(apitest.FaultAbortWatch)) != 1 {
+		t.Fatalf("faults %+v", e.s.Faults())
+	}
+}
+
+func TestExpireWatches(t *testing.T) {
+	e := newEnv(t)
+	w, _ := openWatch(t, e, apiclient.ListOptions{})
+	e.s.ExpireWatches("configmaps")
+	ev := next(t, w)
+	if ev.Type != apiclient.Error || !apiclient.IsResourceExpired(ev.Err) {
+		t.Fatalf("expected ERROR 410, got %s %v", ev.Type, ev.Err)
+	}
+	closed(t, w)
+	f := e.s.FaultsOf(apitest.FaultWatchError)
+	if len(f) != 1 || f[0].Code != 410 {
+		t.Fatalf("faults %+v", f)
+	}
+}
+
+func TestStallWatches(t *testing.T) {
+	e := newEnv(t, apitest.WithBookmarkInterval(10*time.Millisecond))
+	w, _ := openWatch(t, e, apiclient.ListOptions{AllowWatchBookmarks: true})
+	if ev := next(t, w); ev.Type != apiclient.Bookmark {
+		t.Fatalf("expected a bookmark before the stall, got %s", ev.Type)
+	}
+	release, n, err := e.s.StallWatches("configmaps", 0)
+	if err != nil || n != 1 {
+		t.Fatalf("StallWatches: %d %v", n, err)
+	}
+	if err := e.s.WaitFor(e.ctx, func() bool { return len(e.s.FaultsOf(apitest.FaultStall)) == 1 }); err != nil {
+		t.Fatal(err)
+	}
+	// Drain what was sent before the stall took effect, then nothing may come.
+	sentAtStall := e.s.Watches("configmaps")[0].LastRV
+	e.s.Create("configmaps", cm("during", nil, nil))
+	drain := time.NewTimer(100 * time.Millisecond) // bounded wait to observe silence
+	defer drain.Stop()
+loop:
+	for {
+		select {
+		case ev := <-w.ResultChan():
+			if ev.Type != apiclient.Bookmark {
+				t.Fatalf("event during stall: %s %s", ev.Type, ev.Object.Name)
+			}
+		case <-drain.C:
+			break loop
+		}
+	}
+	if got := e.s.Watches("configmaps")[0].LastRV; got != sentAtStall {
+		t.Fatalf("stalled watch wrote up to RV %d (was %d)", got, sentAtStall)
+	}
+	release()
+	release()
+	for {
+		ev := next(t, w)
+		if ev.Type == apiclient.Bookmark {
+			continue
+		}
+		if ev.Type != apiclient.Added || ev.Object.Name != "during" {
+			t.Fatalf("after release: %s %s", ev.Type, ev.Object.Name)
+		}
+		break
+	}
+	if len(e.s.FaultsOf(apitest.FaultStallEnd)) != 1 {
+		t.Fatalf("faults %+v", e.s.Faults())
+	}
+}
+
+func TestStallForDuration(t *testing.T) {
+	e := newEnv(t)
+	w, _ := openWatch(t, e, apiclient.ListOptions{})
+	e.s.StallWatches("configmaps", 50*time.Millisecond)
+	e.s.Create("configmaps", cm("x", nil, nil))
+	if ev := next(t, w); ev.Type != apiclient.Added {
+		t.Fatalf("got %s", ev.Type)
+	}
+	if err := e.s.WaitFor(e.ctx, func() bool { return len(e.s.FaultsOf(apitest.FaultStallEnd)) == 1 }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCorruptAndOversizedFrames(t *testing.T) {
+	e := newEnv(t)
+	w, _ := openWatch(t, e, apiclient.ListOptions{})
+	e.s.SendCorruptFrame("configmaps")
+	ev := next(t, w)
+	var de *apiclient.DecodeError
+	if ev.Type != apiclient.Error || !errors.As(ev.Err, &de) {
+		t.Fatalf("corrupt frame: %s %v", ev.Type, ev.Err)
+	}
+	closed(t, w)
+
+	cfg := e.s.Config()
+	cfg.MaxEventSize = 4096
+	c, _ := apiclient.New(cfg)
+	defer c.Close()
+	small := apiclient.NewResource[*ConfigMap](c, configmapsGVR).Namespace("default")
+	opened := e.s.NextWatch("configmaps")
+	w2, err := small.Watch(e.ctx, apiclient.ListOptions{ResourceVersion: e.s.ResourceVersion(), AllowWatchBookmarks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Stop()
+	<-opened
+	e.s.SendOversizedFrame("configmaps", 10000)
+	if ev := next(t, w2); ev.Type != apiclient.Error || !errors.Is(ev.Err, apiclient.ErrEventTooLarge) {
+		t.Fatalf("oversized frame: %s %v", ev.Type, ev.Err)
+	}
+	if len(e.s.FaultsOf(apitest.FaultOversizedFrame)) != 1 || len(e.s.FaultsOf(apitest.FaultCorruptFrame)) != 1 {
+		t.Fatalf("faults %+v", e.s.Faults())
+	}
+}
+
+func TestFailRequests(t *testing.T) {
+	e := newEnv(t)
+	if err := e.s.FailRequests(apitest.VerbList, "configmaps", 2, 429, 3*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		_, err := e.cms.List(e.ctx, apiclient.ListOptions{})
+		mustStatus(t, err, 429, apiclient.StatusReasonTooManyRequests)
+		if d, ok := apiclient.RetryAfter(err); !ok || d != 3*time.Second {
+			t.Fatalf("retry after %v %v", d, ok)
+		}
+	}
+	if _, err := e.cms.List(e.ctx, apiclient.ListOptions{}); err != nil {
+		t.Fatalf("third list: %v", err)
+	}
+	// Other verbs and resources are not affected; watches can fail too.
+	e.s.FailRequests(apitest.VerbWatch, "", 1, 503, time.Second)
+	if _, err := e.s.Create("configmaps", cm("x", nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.cms.Watch(e.ctx, apiclient.ListOptions{ResourceVersion: "0"})
+	mustStatus(t, err, 503, apiclient.StatusReasonServiceUnavailable)
+	e.s.FailRequests(apitest.VerbAny, "", 1, 500, 0)
+	_, err = e.cms.Get(e.ctx, "x", apiclient.GetOptions{})
+	mustStatus(t, err, 500, apiclient.StatusReasonInternalError)
+	f := e.s.FaultsOf(apitest.FaultFailRequest)
+	if len(f) != 4 || f[0].Code != 429 || f[2].Verb != apitest.VerbWatch || f[3].Verb != apitest.VerbGet {
+		t.Fatalf("fault log %+v", f)
+	}
+	if reqs := e.s.RequestsFor(apitest.VerbList, "cm"); len(reqs) != 3 || reqs[0].Code != 429 || reqs[2].Code != 200 {
+		t.Fatalf("request log %+v", reqs)
+	}
+	if err := e.s.FailRequests(apitest.VerbGet, "nosuch", 1, 500, 0); err == nil {
+		t.Fatal("unknown resource accepted")
+	}
+}
+
+func TestWriteDelay(t *testing.T) {
+	e := newEnv(t)
+	e.s.SetWriteDelay("configmaps", 30*time.Millisecond)
+	start := time.Now()
+	if _, err := e.cms.List(e.ctx, apiclient.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) < 30*time.Millisecond {
+		t.Fatal("the delay was not applied")
+	}
+	e.s.SetWriteDelay("configmaps", 0)
+	if len(e.s.FaultsOf(apitest.FaultWriteDelay)) != 2 {
+		t.Fatalf("faults %+v", e.s.Faults())
+	}
+}
+
+func TestSlowWatcherIsClosed(t *testing.T) {
+	e := newEnv(t, apitest.WithHistorySize(5))
+	w, _ := openWatch(t, e, apiclient.ListOptions{})
+	release, _, _ := e.s.StallWatches("configmaps", 0)
+	e.s.WaitFor(e.ctx, func() bool { return len(e.s.FaultsOf(apitest.FaultStall)) == 1 })
+	for i := range 10 {
+		e.s.Create("configmaps", cm("c"+strconv.Itoa(i), nil, nil))
+	}
+	release()
+	closed(t, w)
+	if len(e.s.FaultsOf(apitest.FaultSlowWatcherClosed)) != 1 {
+		t.Fatalf("faults %+v", e.s.Faults())
+	}
+}
+
+func TestWaitForRequestAndRequestLog(t *testing.T) {
+	e := newEnv(t)
+	mark := e.s.LastRequestSeq()
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.cms.List(e.ctx, apiclient.ListOptions{ResourceVersion: "0", Limit: 500, LabelSelector: "a=b"})
+		done <- err
+	}()
+	r, err := e.s.WaitForRequest(e.ctx, apitest.RequestFilter{Verb: apitest.VerbList, Resource: "configmaps", After: mark})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Param("resourceVersion") != "0" || r.Param("limit") != "500" || r.Param("labelSelector") != "a=b" || r.Namespace != "default" {
+		t.Fatalf("request %+v", r)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := e.s.CountRequests(apitest.VerbList, "configmaps"); n != 1 {
+		t.Fatalf("count %d", n)
+	}
+	e.s.ClearRequests()
+	if len(e.s.Requests()) != 0 {
+		t.Fatal("ClearRequests left records")
+	}
+}
