@@ -164,6 +164,10 @@ func TestCorruptAndOversizedFrames(t *testing.T) {
 		t.Fatalf("corrupt frame: %s %v", ev.Type, ev.Err)
 	}
 	closed(t, w)
+	// The server notices the client's close of the first watch.
+	if err := e.s.WaitFor(e.ctx, func() bool { return len(e.s.Watches("")) == 0 }); err != nil {
+		t.Fatal(err)
+	}
 
 	cfg := e.s.Config()
 	cfg.MaxEventSize = 4096
