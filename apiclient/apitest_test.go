@@ -1,0 +1,404 @@
+package apiclient_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest"
+)
+
+// ConfigMap declares the fields of a ConfigMap these tests read.
+type ConfigMap struct {
+	apiclient.TypeMeta
+	apiclient.ObjectMeta `json:"metadata"`
+	Data                 map[string]string `json:"data,omitempty"`
+}
+
+var configmaps = apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+
+func newServer(t *testing.T, proto apiclient.WatchProtocol, opts ...apitest.Option) (*apitest.Server, *apiclient.Client) {
+	t.Helper()
+	s := apitest.NewServer(opts...)
+	cfg := s.Config()
+	cfg.WatchProtocol = proto
+	c, err := apiclient.New(cfg)
+	if err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.Close()
+		s.Close()
+	})
+	return s, c
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func recv[T any](t *testing.T, w apiclient.Watcher[T]) apiclient.Event[T] {
+	t.Helper()
+	select {
+	case ev, ok := <-w.ResultChan():
+		if !ok {
+			t.Fatal("watch closed; expected an event")
+		}
+		return ev
+	case <-time.After(30 * time.Second):
+		t.Fatal("no event within 30 s")
+	}
+	panic("unreachable")
+}
+
+func waitClosed[T any](t *testing.T, w apiclient.Watcher[T]) {
+	t.Helper()
+	select {
+	case ev, ok := <-w.ResultChan():
+		if ok {
+			t.Fatalf("expected the watch to end, got %s (err %v)", ev.Type, ev.Err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("watch still open after 30 s")
+	}
+}
+
+// recvNamed reads events until one about name arrives (a watch without a resourceVersion
+// starts with the existing objects).
+func recvNamed(t *testing.T, w apiclient.Watcher[*ConfigMap], name string) {
+	t.Helper()
+	for {
+		ev := recv(t, w)
+		if ev.Type == apiclient.Error {
+			t.Fatalf("error event %v", ev.Err)
+		}
+		if ev.Object.Name == name {
+			return
+		}
+	}
+}
+
+var protocols = []struct {
+	name  string
+	proto apiclient.WatchProtocol
+}{{"chunked", apiclient.WatchChunked}, {"websocket", apiclient.WatchWebSocket}}
+
+// The same history seen through a chunked stream and through WebSocket: exactly the events
+// after the resourceVersion, in order.
+func TestWatchFromResourceVersionBothProtocols(t *testing.T) {
+	for _, p := range protocols {
+		t.Run(p.name, func(t *testing.T) {
+			s, c := newServer(t, p.proto, apitest.WithToken("tok"), apitest.WithTLS())
+			ctx := testCtx(t)
+			cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default").WithKind("ConfigMap")
+			a, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: "a"}}, apiclient.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			from := a.ResourceVersion
+			if _, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: "b"}}, apiclient.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			a.Data = map[string]string{"k": "v"}
+			if _, err := cms.Update(ctx, a, apiclient.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := cms.Delete(ctx, "b", apiclient.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			w, err := cms.Watch(ctx, apiclient.ListOptions{ResourceVersion: from})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Stop()
+			var got []string
+			for i := 0; i < 3; i++ {
+				ev := recv(t, w)
+				got = append(got, fmt.Sprintf("%s %s", ev.Type, ev.Object.Name))
+			}
+			if fmt.Sprint(got) != "[ADDED b MODIFIED a DELETED b]" {
+				t.Fatalf("events %v", got)
+			}
+			// A live event, then the server ends the stream: a clean close.
+			if _, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: "c"}}, apiclient.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if ev := recv(t, w); ev.Type != apiclient.Added || ev.Object.Name != "c" {
+				t.Fatalf("live event %+v", ev)
+			}
+			if _, err := s.CutWatches("configmaps"); err != nil {
+				t.Fatal(err)
+			}
+			waitClosed(t, w)
+			if err := w.(interface{ Err() error }).Err(); err != nil {
+				t.Fatalf("clean close reported %v", err)
+			}
+		})
+	}
+}
+
+func TestWatchCompactedResourceVersionIsExpired(t *testing.T) {
+	for _, p := range protocols {
+		t.Run(p.name, func(t *testing.T) {
+			s, c := newServer(t, p.proto)
+			ctx := testCtx(t)
+			cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
+			a, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: "a"}}, apiclient.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.Data = map[string]string{"x": "y"}
+			if _, err := cms.Update(ctx, a, apiclient.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Compact("configmaps"); err != nil {
+				t.Fatal(err)
+			}
+			w, err := cms.Watch(ctx, apiclient.ListOptions{ResourceVersion: a.ResourceVersion})
+			if err != nil {
+				if !apiclient.IsResourceExpired(err) {
+					t.Fatalf("watch refused with %v, want 410 Expired", err)
+				}
+				return
+			}
+			defer w.Stop()
+			ev := recv(t, w)
+			if ev.Type != apiclient.Error || !apiclient.IsResourceExpired(ev.Err) {
+				t.Fatalf("event %s err %v, want a 410 Expired ERROR", ev.Type, ev.Err)
+			}
+			waitClosed(t, w)
+		})
+	}
+}
+
+func TestWatchInitialEventsAndBookmarks(t *testing.T) {
+	for _, p := range protocols {
+		t.Run(p.name, func(t *testing.T) {
+			_, c := newServer(t, p.proto, apitest.WithBookmarkInterval(20*time.Millisecond))
+			ctx := testCtx(t)
+			cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
+			for _, n := range []string{"x", "y"} {
+				if _, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: n}}, apiclient.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			send := true
+			w, err := cms.Watch(ctx, apiclient.ListOptions{SendInitialEvents: &send, AllowWatchBookmarks: true,
+				ResourceVersionMatch: apiclient.ResourceVersionMatchNotOlderThan})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Stop()
+			added := map[string]bool{}
+			var end apiclient.Event[*ConfigMap]
+			for {
+				ev := recv(t, w)
+				if ev.Type == apiclient.Added {
+					added[ev.Object.Name] = true
+					continue
+				}
+				if ev.Type == apiclient.Bookmark && ev.Object.Annotations[apiclient.InitialEventsEndAnnotation] == "true" {
+					end = ev
+					break
+				}
+			}
+			if !added["x"] || !added["y"] || end.Object.ResourceVersion == "" {
+				t.Fatalf("initial events %v, end bookmark rv %q", added, end.Object.ResourceVersion)
+			}
+			// Periodic bookmarks follow.
+			for {
+				if ev := recv(t, w); ev.Type == apiclient.Bookmark {
+					if ev.Object.ResourceVersion == "" {
+						t.Fatal("bookmark without a resourceVersion")
+					}
+					break
+				}
+			}
+		})
+	}
+}
+
+func TestWatchAutoFallsBackWhenWebSocketIsRefused(t *testing.T) {
+	s, c := newServer(t, apiclient.WatchAuto, apitest.WithoutWebSocket())
+	ctx := testCtx(t)
+	cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
+	for i := 0; i < 2; i++ {
+		w, err := cms.Watch(ctx, apiclient.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: fmt.Sprint("cm", i)}}, apiclient.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		recvNamed(t, w, fmt.Sprint("cm", i))
+		w.Stop()
+	}
+	if n := len(s.FaultsOf(apitest.FaultWebSocketRefused)); n != 1 {
+		t.Fatalf("%d refused upgrades, want 1 (the refusal is remembered)", n)
+	}
+}
+
+func TestWatchCorruptAndOversizedFrames(t *testing.T) {
+	for _, p := range protocols {
+		t.Run(p.name, func(t *testing.T) {
+			s, _ := newServer(t, p.proto)
+			cfg := s.Config()
+			cfg.WatchProtocol = p.proto
+			cfg.MaxEventSize = 64 << 10
+			c, err := apiclient.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			ctx := testCtx(t)
+			cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
+			for _, tc := range []struct {
+				inject func() (int, error)
+				want   error
+			}{
+				{func() (int, error) { return s.SendCorruptFrame("configmaps") }, apiclient.ErrMalformedEvent},
+				{func() (int, error) { return s.SendOversizedFrame("configmaps", 200<<10) }, apiclient.ErrEventTooLarge},
+			} {
+				list, err := cms.List(ctx, apiclient.ListOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				w, err := cms.Watch(ctx, apiclient.ListOptions{ResourceVersion: list.ResourceVersion})
+				if err != nil {
+					t.Fatal(err)
+				}
+				// An event proves the watch is registered before the fault is injected.
+				created, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{GenerateName: "g-"}}, apiclient.CreateOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				recvNamed(t, w, created.Name)
+				if n, err := tc.inject(); err != nil || n < 1 {
+					t.Fatalf("inject: %d watches, %v", n, err)
+				}
+				ev := recv(t, w)
+				var de *apiclient.DecodeError
+				if ev.Type != apiclient.Error || !errors.Is(ev.Err, tc.want) || !errors.As(ev.Err, &de) {
+					t.Fatalf("event %s err %v, want %v", ev.Type, ev.Err, tc.want)
+				}
+				waitClosed(t, w)
+				w.Stop()
+			}
+		})
+	}
+}
+
+func TestRetriesAgainstServerFaults(t *testing.T) {
+	s, c := newServer(t, apiclient.WatchChunked)
+	ctx := testCtx(t)
+	cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
+	if err := s.FailRequests(apitest.VerbList, "configmaps", 2, 503, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cms.List(ctx, apiclient.ListOptions{}); err != nil {
+		t.Fatalf("LIST after two 503s: %v", err)
+	}
+	if n := s.CountRequests(apitest.VerbList, "configmaps"); n != 3 {
+		t.Fatalf("%d LIST requests, want 3", n)
+	}
+	if err := s.FailRequests(apitest.VerbCreate, "configmaps", 1, 429, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	_, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: "z"}}, apiclient.CreateOptions{})
+	if !apiclient.IsTooManyRequests(err) {
+		t.Fatalf("create: %v, want the 429 (writes are not retried)", err)
+	}
+	if d, ok := apiclient.RetryAfter(err); !ok || d != time.Second {
+		t.Fatalf("RetryAfter = %v %v", d, ok)
+	}
+}
+
+func TestPagingAndConflicts(t *testing.T) {
+	_, c := newServer(t, apiclient.WatchChunked)
+	ctx := testCtx(t)
+	cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
+	for i := 0; i < 23; i++ {
+		if _, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: fmt.Sprintf("cm-%02d", i), Labels: map[string]string{"set": "p"}}}, apiclient.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page, err := cms.List(ctx, apiclient.ListOptions{Limit: 10, LabelSelector: "set=p"})
+	if err != nil || len(page.Items) != 10 || page.Continue == "" {
+		t.Fatalf("first page: %d items, continue %q, %v", len(page.Items), page.Continue, err)
+	}
+	seen := map[string]bool{}
+	for cm, err := range cms.All(ctx, apiclient.ListOptions{Limit: 10, LabelSelector: "set=p"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[cm.Name] = true
+	}
+	if len(seen) != 23 {
+		t.Fatalf("All saw %d objects", len(seen))
+	}
+	got, err := cms.Get(ctx, "cm-00", apiclient.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := *got
+	got.Data = map[string]string{"v": "1"}
+	if _, err := cms.Update(ctx, got, apiclient.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stale.Data = map[string]string{"v": "2"}
+	if _, err := cms.Update(ctx, &stale, apiclient.UpdateOptions{}); !apiclient.IsConflict(err) {
+		t.Fatalf("stale update: %v, want 409 Conflict", err)
+	}
+	rv := stale.ResourceVersion
+	if err := cms.Delete(ctx, "cm-00", apiclient.DeleteOptions{Preconditions: &apiclient.Preconditions{ResourceVersion: &rv}}); !apiclient.IsConflict(err) {
+		t.Fatalf("delete with a stale precondition: %v", err)
+	}
+	if _, err := cms.Get(ctx, "nope", apiclient.GetOptions{}); !apiclient.IsNotFound(err) {
+		t.Fatalf("missing object: %v", err)
+	}
+	// Unstructured sees the same objects.
+	u, err := apiclient.NewResource[*apiclient.Unstructured](c, configmaps).Namespace("default").Get(ctx, "cm-00", apiclient.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := apiclient.NestedString(u.Object, "data", "v"); v != "1" || u.GetKind() != "ConfigMap" {
+		t.Fatalf("unstructured %v", u.Object)
+	}
+}
+
+func TestKubeconfigAgainstTLSServer(t *testing.T) {
+	s := apitest.NewServer(apitest.WithTLS(), apitest.WithToken("sekrit"))
+	defer s.Close()
+	path := filepath.Join(t.TempDir(), "config")
+	if err := s.WriteKubeconfig(path); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := apiclient.LoadConfig(apiclient.WithKubeconfig(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := apiclient.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := testCtx(t)
+	r, err := c.ResolveResource(ctx, "cm")
+	if err != nil || r.GroupVersionResource != configmaps || !r.Namespaced {
+		t.Fatalf("discovery: %+v %v", r, err)
+	}
+	cfg.BearerToken = "wrong"
+	c2, _ := apiclient.New(cfg)
+	defer c2.Close()
+	_, err = apiclient.NewResource[*ConfigMap](c2, configmaps).List(ctx, apiclient.ListOptions{})
+	if !apiclient.IsUnauthorized(err) {
+		t.Fatalf("wrong token: %v", err)
+	}
+}
