@@ -1,0 +1,133 @@
+package apiclient_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"strings"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest"
+)
+
+// Pod declares only what a controller reads; everything else in the server's JSON is
+// skipped while decoding.
+type Pod struct {
+	apiclient.TypeMeta
+	apiclient.ObjectMeta `json:"metadata"`
+	Spec                 struct {
+		NodeName string `json:"nodeName"`
+	} `json:"spec"`
+}
+
+// Load the configuration the way kubectl does and list pods.
+func ExampleLoadConfig() {
+	cfg, err := apiclient.LoadConfig(apiclient.WithContext("dev"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := apiclient.New(cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	pods := apiclient.NewResource[*Pod](c, apiclient.GroupVersionResource{Version: "v1", Resource: "pods"}).Namespace(cfg.Namespace)
+	for pod, err := range pods.All(context.Background(), apiclient.ListOptions{}) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(pod.Name, pod.Spec.NodeName)
+	}
+}
+
+// CRUD and a watch against the in-process API server.
+func ExampleNewResource() {
+	srv := apitest.NewServer()
+	defer srv.Close()
+	c, err := apiclient.New(srv.Config())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	cms := apiclient.NewResource[*ConfigMap](c, apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("default")
+
+	created, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: "settings"}, Data: map[string]string{"mode": "fast"}}, apiclient.CreateOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	w, err := cms.Watch(ctx, apiclient.ListOptions{ResourceVersion: created.ResourceVersion})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer w.Stop()
+	created.Data["mode"] = "safe"
+	if _, err := cms.Update(ctx, created, apiclient.UpdateOptions{}); err != nil {
+		log.Fatal(err)
+	}
+	ev := <-w.ResultChan()
+	fmt.Println(ev.Type, ev.Object.Name, ev.Object.Data["mode"])
+
+	_, err = cms.Update(ctx, created, apiclient.UpdateOptions{}) // created's resourceVersion is stale now
+	fmt.Println("conflict:", apiclient.IsConflict(err))
+	// Output:
+	// MODIFIED settings safe
+	// conflict: true
+}
+
+// Decode a recorded watch stream, as the watch of every Resource does.
+func ExampleNewEventDecoder() {
+	stream := `{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"5"}}}
+{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"9"}}}
+{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Expired","code":410,"message":"too old resource version"}}
+`
+	dec := apiclient.NewEventDecoder[*Pod](strings.NewReader(stream), 0, "Pod")
+	for {
+		ev, err := dec.Next()
+		if err != nil {
+			var de *apiclient.DecodeError
+			fmt.Println("end:", err, errors.As(err, &de))
+			return
+		}
+		switch ev.Type {
+		case apiclient.Error:
+			fmt.Println("error; relist:", apiclient.IsResourceExpired(ev.Err))
+		default:
+			fmt.Println(ev.Type, ev.Object.ResourceVersion)
+		}
+	}
+	// Output:
+	// ADDED 5
+	// BOOKMARK 9
+	// error; relist: true
+	// end: EOF false
+}
+
+// Resolve what a user typed, as kubectl does, and work with objects that have no Go type.
+func ExampleResourceFor() {
+	srv := apitest.NewServer()
+	defer srv.Close()
+	c, _ := apiclient.New(srv.Config())
+	defer c.Close()
+	ctx := context.Background()
+	cms, info, err := apiclient.ResourceFor[*apiclient.Unstructured](ctx, c, "cm")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(info.GroupVersionResource, info.Kind, info.Namespaced)
+
+	u := &apiclient.Unstructured{Object: map[string]any{}}
+	u.SetAPIVersion("v1")
+	u.SetKind("ConfigMap")
+	u.SetName("dyn")
+	_ = apiclient.SetNestedField(u.Object, "on", "data", "feature")
+	out, err := cms.Namespace("default").Create(ctx, u, apiclient.CreateOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	v, _, _ := apiclient.NestedString(out.Object, "data", "feature")
+	fmt.Println(out.GetName(), v)
+	// Output:
+	// configmaps.v1 ConfigMap true
+	// dyn on
+}
