@@ -49,6 +49,10 @@ type resource struct {
 	compactedRV uint64
 	// notify is closed (and replaced) when an event is appended.
 	notify chan struct{}
+
+	// The last snapshot: the objects at snapRV.
+	snapRV   uint64
+	snapObjs []*storedObj
 }
 
 func newResource(t ResourceType, maxHist int, rv uint64) *resource {
@@ -100,8 +104,19 @@ func (r *resource) sortedKeys() []string {
 }
 
 // snapshot returns the sorted objects as they were at rv (rv must be >= oldestRV and <= the
-// current RV). With no event after rv it is the current state.
+// current RV). With no event after rv it is the current state. The state at an RV never
+// changes, so the last snapshot is cached: the pages of a paged list share one. The
+// returned slice must not be modified.
 func (r *resource) snapshot(rv uint64) []*storedObj {
+	if r.snapObjs != nil && r.snapRV == rv {
+		return r.snapObjs
+	}
+	objs := r.buildSnapshot(rv)
+	r.snapRV, r.snapObjs = rv, objs
+	return objs
+}
+
+func (r *resource) buildSnapshot(rv uint64) []*storedObj {
 	keys := r.sortedKeys()
 	first := r.seqAfter(rv)
 	if first == r.end() {
