@@ -1,0 +1,144 @@
+package deltafifo
+
+import (
+	"errors"
+	"fmt"
+)
+
+// DeltaType says what happened to an object.
+type DeltaType string
+
+// The delta types.
+const (
+	// Added: the object was created (a watch ADDED event).
+	Added DeltaType = "Added"
+	// Updated: the object changed (a watch MODIFIED event).
+	Updated DeltaType = "Updated"
+	// Deleted: the object is gone. Object is its last known state; FinalStateUnknown is true
+	// when the deletion was inferred by Replace rather than observed (a tombstone).
+	Deleted DeltaType = "Deleted"
+	// Replaced: the object was listed by a relist (or the initial list). It may or may not
+	// have changed.
+	Replaced DeltaType = "Replaced"
+	// Sync: a periodic resync of an object the consumer already knows. Object is the
+	// consumer's own copy (from KnownObjects).
+	Sync DeltaType = "Sync"
+	// ReplacedAll (mode Atomic only): a whole relist in one delta. Object is the zero value;
+	// Delta.All carries the listed objects and the resourceVersion. See ApplyReplacedAll.
+	ReplacedAll DeltaType = "ReplacedAll"
+	// SyncAll (mode Atomic only): resync every object of the consumer's store. Object is the
+	// zero value.
+	SyncAll DeltaType = "SyncAll"
+)
+
+// Delta is one change to one object (or, for ReplacedAll and SyncAll, to the whole set).
+//
+// A deletion whose final state is unknown (the object vanished from a relist) is a typed
+// tombstone: Type Deleted, FinalStateUnknown true, and Object the last known state — which
+// is the zero value when not even that is known (the consumer's store could not produce it).
+type Delta[T any] struct {
+	Type              DeltaType
+	Object            T
+	FinalStateUnknown bool
+	// All is set on ReplacedAll deltas only.
+	All *ReplacedAllInfo[T]
+}
+
+// ReplacedAllInfo is the payload of a ReplacedAll delta: the arguments of the Replace call
+// that produced it, with the transformer already applied to every object.
+type ReplacedAllInfo[T any] struct {
+	ResourceVersion string
+	Objects         []T
+}
+
+// Deltas is the list of deltas handed to a consumer for one key, oldest first.
+type Deltas[T any] []Delta[T]
+
+// Oldest returns the oldest delta, or nil for an empty list.
+func (d Deltas[T]) Oldest() *Delta[T] {
+	if len(d) == 0 {
+		return nil
+	}
+	return &d[0]
+}
+
+// Newest returns the newest delta, or nil for an empty list.
+func (d Deltas[T]) Newest() *Delta[T] {
+	if len(d) == 0 {
+		return nil
+	}
+	return &d[len(d)-1]
+}
+
+// Clone returns a copy of the list (the objects are shared). A process function that wants
+// to keep the Deltas it was given beyond its return must keep a clone: the FIFO reuses the
+// slice it passed.
+func (d Deltas[T]) Clone() Deltas[T] {
+	if d == nil {
+		return nil
+	}
+	return append(Deltas[T](nil), d...)
+}
+
+// ErrClosed is returned by Pop and PopBatch once the FIFO is closed and empty.
+var ErrClosed = errors.New("deltafifo: closed")
+
+// RequeueError asks Pop to put the deltas it handed to the process function back at the
+// front of the queue. Create one with [Requeue]; Pop returns it as is.
+type RequeueError struct {
+	// Err is the reason; it may be nil.
+	Err error
+}
+
+// Requeue wraps err so that, returned from a process function, it makes Pop put the popped
+// deltas back where they were (the front of the queue) instead of dropping them. Pop then
+// returns the *RequeueError, so that errors.Is(popErr, err) holds and errors.As(popErr,
+// new(*RequeueError)) tells the caller the deltas were kept. The next Pop hands out the same
+// deltas (merged, in mode Coalescing, with any that arrived meanwhile): the caller should
+// back off before calling Pop again.
+func Requeue(err error) error { return &RequeueError{Err: err} }
+
+// Error implements error.
+func (e *RequeueError) Error() string {
+	if e.Err == nil {
+		return "deltafifo: requeue requested"
+	}
+	return fmt.Sprintf("deltafifo: requeued: %v", e.Err)
+}
+
+// Unwrap returns the wrapped error.
+func (e *RequeueError) Unwrap() error { return e.Err }
+
+// Mode selects how a FIFO queues and hands out deltas.
+type Mode int
+
+const (
+	// Coalescing is client-go's DeltaFIFO: one queue position per key, holding every delta
+	// the key received since it was last popped; Pop hands over all of them at once. Deletes
+	// of unknown keys are dropped, two consecutive deletes merge, Replace and Resync consult
+	// KnownObjects. This is the zero value.
+	Coalescing Mode = iota
+	// InOrder is client-go's RealFIFO (without atomic events): every delta is its own queue
+	// entry, in the exact order received; nothing is merged and every Delete is queued.
+	// Replace queues tombstones then one Replaced per object; Resync consults KnownObjects.
+	InOrder
+	// Atomic is InOrder plus atomic events (client-go's RealFIFO with AtomicEvents): Replace
+	// queues a single ReplacedAll delta carrying the whole list, Resync a single SyncAll
+	// delta, and the FIFO never reads KnownObjects (which must be nil): the consumer diffs
+	// against its own store (see ApplyReplacedAll). Only in this mode may processing run
+	// without the FIFO's lock (Options.UnlockWhileProcessing).
+	Atomic
+)
+
+// String returns the mode's name.
+func (m Mode) String() string {
+	switch m {
+	case Coalescing:
+		return "Coalescing"
+	case InOrder:
+		return "InOrder"
+	case Atomic:
+		return "Atomic"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}

@@ -1,0 +1,118 @@
+package deltafifo_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/informerkit/informerkit/deltafifo"
+	"github.com/informerkit/informerkit/indexer"
+)
+
+type Pod struct{ Namespace, Name, Phase string }
+
+func (p *Pod) GetNamespace() string { return p.Namespace }
+func (p *Pod) GetName() string      { return p.Name }
+
+var podKey = indexer.MetaNamespaceKeyFunc[*Pod]
+
+func Example() {
+	// The consumer's cache is also the FIFO's KnownObjects.
+	cache := indexer.New(podKey, nil)
+	fifo := deltafifo.New(deltafifo.Options[*Pod]{KeyFunction: podKey, KnownObjects: cache})
+
+	// A reflector would do this: the initial list, then watch events.
+	_ = fifo.Replace([]*Pod{{Namespace: "default", Name: "web", Phase: "Pending"}}, "100")
+	_ = fifo.Update(&Pod{Namespace: "default", Name: "web", Phase: "Running"})
+	_ = fifo.Add(&Pod{Namespace: "default", Name: "db", Phase: "Pending"})
+
+	// The informer's loop: apply every delta to the cache, then notify handlers.
+	ctx := context.Background()
+	for fifo.Len() > 0 {
+		_ = fifo.Pop(ctx, func(deltas deltafifo.Deltas[*Pod], isInInitialList bool) error {
+			for _, d := range deltas {
+				switch d.Type {
+				case deltafifo.Deleted:
+					_ = cache.Delete(d.Object)
+				default:
+					_ = cache.Update(d.Object)
+				}
+				fmt.Printf("%s %s/%s %s (initial list: %v)\n", d.Type, d.Object.Namespace, d.Object.Name, d.Object.Phase, isInInitialList)
+			}
+			return nil
+		})
+	}
+	fmt.Println("synced:", fifo.HasSynced())
+	// Output:
+	// Replaced default/web Pending (initial list: true)
+	// Updated default/web Running (initial list: true)
+	// Added default/db Pending (initial list: false)
+	// synced: true
+}
+
+func ExampleRequeue() {
+	fifo := deltafifo.New(deltafifo.Options[*Pod]{KeyFunction: podKey})
+	_ = fifo.Add(&Pod{Namespace: "a", Name: "x"})
+
+	errBusy := errors.New("cache busy")
+	err := fifo.Pop(context.Background(), func(deltafifo.Deltas[*Pod], bool) error {
+		return deltafifo.Requeue(errBusy) // keep the deltas
+	})
+	var rq *deltafifo.RequeueError
+	fmt.Println(errors.As(err, &rq), errors.Is(err, errBusy), fifo.Len())
+	// Output: true true 1
+}
+
+func ExampleApplyReplacedAll() {
+	cache := indexer.New(podKey, nil)
+	_ = cache.Add(&Pod{Namespace: "a", Name: "old", Phase: "Running"})
+	_ = cache.Add(&Pod{Namespace: "a", Name: "kept", Phase: "Pending"})
+
+	// In mode Atomic a relist is one ReplacedAll delta; KnownObjects must be nil.
+	fifo := deltafifo.New(deltafifo.Options[*Pod]{KeyFunction: podKey, Mode: deltafifo.Atomic})
+	_ = fifo.Replace([]*Pod{{Namespace: "a", Name: "kept", Phase: "Running"}, {Namespace: "a", Name: "new"}}, "7")
+
+	_ = fifo.Pop(context.Background(), func(deltas deltafifo.Deltas[*Pod], isInInitialList bool) error {
+		d := deltas[0]
+		if d.Type != deltafifo.ReplacedAll {
+			return nil
+		}
+		return deltafifo.ApplyReplacedAll(cache, podKey, d.All, func(c deltafifo.Delta[*Pod], old *Pod, existed bool) {
+			switch {
+			case c.Type == deltafifo.Deleted:
+				fmt.Println("OnDelete", c.Object.Name, "final state unknown:", c.FinalStateUnknown)
+			case existed:
+				fmt.Println("OnUpdate", old.Name, old.Phase, "->", c.Object.Phase)
+			default:
+				fmt.Println("OnAdd", c.Object.Name)
+			}
+		})
+	})
+	fmt.Println(cache.Len(), cache.LastSyncResourceVersion())
+	// Output:
+	// OnDelete old final state unknown: true
+	// OnUpdate kept Pending -> Running
+	// OnAdd new
+	// 2 7
+}
+
+func ExampleFIFO_PopBatch() {
+	fifo := deltafifo.New(deltafifo.Options[*Pod]{KeyFunction: podKey, Mode: deltafifo.InOrder})
+	for _, name := range []string{"a", "b", "a", "c"} {
+		_ = fifo.Update(&Pod{Namespace: "ns", Name: name})
+	}
+	ctx := context.Background()
+	for fifo.Len() > 0 {
+		_ = fifo.PopBatch(ctx, 100, func(batch []deltafifo.Deltas[*Pod], _ bool) error {
+			var names []string
+			for _, deltas := range batch {
+				names = append(names, deltas[0].Object.Name)
+			}
+			fmt.Println(names) // a batch never holds a key twice
+			return nil
+		})
+	}
+	// Output:
+	// [a b]
+	// [a c]
+}
