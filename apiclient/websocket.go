@@ -68,6 +68,9 @@ func (c *Client) openWebSocket(ctx context.Context, path string, query url.Value
 	h := http.Header{}
 	h.Set("User-Agent", c.userAgent)
 	h.Set("Accept", "application/json")
+	// kube-apiserver's WebSocket handler (golang.org/x/net/websocket) answers 403 to a
+	// handshake without an Origin; name the server itself.
+	h.Set("Origin", c.base.Scheme+"://"+c.base.Host)
 	if authz != "" {
 		h.Set("Authorization", authz)
 	}
