@@ -62,7 +62,13 @@ func needsFreshList(err error) bool {
 // resourceVersion after a backoff, instead of relisting: the server is overloaded (429, or any
 // answer carrying Retry-After, typically 503) or unreachable (connection refused). A relist
 // would only add load; the resourceVersion is still good.
+//
+// "Too large resourceVersion" also carries Retry-After (1 s) but is not one of these: the
+// resourceVersion may never come (a restored etcd), so it leads to a list at "".
 func retryWithoutRelist(err error) bool {
+	if needsFreshList(err) {
+		return false
+	}
 	if apiclient.IsTooManyRequests(err) || errors.Is(err, syscall.ECONNREFUSED) {
 		return true
 	}

@@ -88,7 +88,11 @@ func (r *Reflector[T]) listAt(ctx context.Context, rv string) error {
 			}
 			return r.finishList(s, listRV)
 		}
+		// Continue pages carry no resourceVersion: the token pins the snapshot, and the
+		// server rejects both together.
 		opts.Continue = meta.Continue
+		opts.ResourceVersion = ""
+		opts.ResourceVersionMatch = ""
 	}
 }
 

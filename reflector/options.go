@@ -89,7 +89,8 @@ type Options[T apiclient.Object] struct {
 	// into it; if it implements ResourceVersionUpdater, it is told every new resourceVersion.
 	Store Store[T]
 	// Name identifies the reflector in logs, errors and Stats. Default: the ListerWatcher's
-	// String() if it has one (apiclient names the resource), otherwise the Go type of T.
+	// String() if it has one, else its GroupVersionResource() ("configmaps.v1" for an
+	// apiclient.Resource), else the Go type of T.
 	Name string
 
 	// ResyncPeriod is the period of Store.Resync calls while watching; 0 disables resyncs.

@@ -65,9 +65,14 @@ func New[T apiclient.Object](opts Options[T]) *Reflector[T] {
 	cfg := opts.withDefaults()
 	name := cfg.Name
 	if name == "" {
-		if s, ok := cfg.ListerWatcher.(fmt.Stringer); ok {
-			name = s.String()
-		} else {
+		switch lw := cfg.ListerWatcher.(type) {
+		case fmt.Stringer:
+			name = lw.String()
+		case interface {
+			GroupVersionResource() apiclient.GroupVersionResource
+		}:
+			name = lw.GroupVersionResource().String()
+		default:
 			name = reflect.TypeFor[T]().String()
 		}
 	}
@@ -199,10 +204,9 @@ func (r *Reflector[T]) LastSyncResourceVersion() string {
 
 func (r *Reflector[T]) setLastSyncRV(rv string) {
 	r.mu.Lock()
-	changed := r.lastSyncRV != rv
 	r.lastSyncRV = rv
 	r.mu.Unlock()
-	if changed && r.rvUpdater != nil {
+	if r.rvUpdater != nil {
 		r.rvUpdater.UpdateResourceVersion(rv)
 	}
 }
@@ -329,7 +333,6 @@ func (r *Reflector[T]) touch() { r.st.lastContact.Store(r.sinceCreated()) }
 // markSynced records a completed sync of the whole collection at rv.
 func (r *Reflector[T]) markSynced(rv string, watchList bool) {
 	r.setRVUnavailable(false)
-	r.setLastSyncRV(rv)
 	if r.st.lists.Add(1) > 1 {
 		r.st.relists.Add(1)
 	}
@@ -340,4 +343,5 @@ func (r *Reflector[T]) markSynced(rv string, watchList bool) {
 	r.st.lastSync.Store(now)
 	r.st.lastContact.Store(now)
 	r.log.Debug("store synced", "resourceVersion", rv, "watchList", watchList)
+	r.setLastSyncRV(rv) // last: the ResourceVersionUpdater sees the figures already updated
 }

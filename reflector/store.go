@@ -63,8 +63,9 @@ type Replacement[T any] interface {
 }
 
 // ResourceVersionUpdater is an optional interface of a Store: UpdateResourceVersion is called
-// every time the reflector's last synced resourceVersion advances (after each list, watch
-// event and bookmark), in order. It is client-go's ResourceVersionUpdater.
+// every time the reflector records a last synced resourceVersion (after each list, and each
+// watch event and bookmark that advances it), in order, after LastSyncResourceVersion and
+// Stats already reflect it. It is client-go's ResourceVersionUpdater.
 type ResourceVersionUpdater interface {
 	UpdateResourceVersion(resourceVersion string)
 }

@@ -1,0 +1,539 @@
+package reflector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest"
+)
+
+// The first LIST is at resourceVersion 0 with limit 500; the WATCH starts at the list's
+// resourceVersion with bookmarks and a timeout in [300, 600] s.
+func TestFirstListAtZeroThenWatchFromListRV(t *testing.T) {
+	storeKinds(t, func(t *testing.T, rec *recStore, store Store[*testObj]) {
+		e := newEnv(t)
+		for _, n := range []string{"a", "b", "c"} {
+			e.create(n)
+		}
+		r := e.run(e.options(store))
+		rv := synced(t, rec, 1)
+		if got, want := storeContent(rec), e.serverContent(); !sameContent(got, want) {
+			t.Fatalf("store %v, server %v", got, want)
+		}
+		lists := e.waitRequests(apitest.VerbList, 0, 1)
+		if l := lists[0]; l.Param("resourceVersion") != "0" || l.Param("limit") != "500" || l.HasParam("continue") {
+			t.Fatalf("first LIST %s, want resourceVersion=0&limit=500", l.Query.Encode())
+		}
+		e.waitWatch(0)
+		w := e.waitRequests(apitest.VerbWatch, 0, 1)[0]
+		if w.Param("resourceVersion") != rv || w.Param("allowWatchBookmarks") != "true" || !watchTimeoutOK(w) ||
+			w.HasParam("sendInitialEvents") {
+			t.Fatalf("WATCH %s, want resourceVersion=%s, allowWatchBookmarks=true, timeoutSeconds in [300,600]", w.Query.Encode(), rv)
+		}
+		if got := r.LastSyncResourceVersion(); got != rv {
+			t.Fatalf("LastSyncResourceVersion = %q, want the list's %q", got, rv)
+		}
+		if st := r.Stats(); st.Lists != 1 || st.Relists != 0 || st.ListRequests != 1 || st.ListedItems != 3 || st.LastSync.IsZero() {
+			t.Fatalf("stats %+v", st)
+		}
+		if store, ok := store.(incrStore); ok {
+			ops, _ := store.snapshot()
+			if got := opsOf(ops, "begin", "finish", "abort", "replace"); len(got) != 2 || got[0].Kind != "begin" || got[1].Kind != "finish" || got[1].Items != 3 {
+				t.Fatalf("incremental store calls %v, want begin, 3 adds, finish", ops)
+			}
+		}
+	})
+}
+
+// Watch events reach the store in order, and the last synced resourceVersion follows them.
+func TestWatchEventsAdvanceLastSyncRV(t *testing.T) {
+	e := newEnv(t)
+	e.create("a")
+	rec := newRecStore()
+	r := e.run(e.options(rec))
+	synced(t, rec, 1)
+	e.waitWatch(0)
+	rvAdd := e.create("x")
+	rvUpd := e.update("x", "1")
+	rvDel := e.remove("x")
+	rec.waitFor(t, "resourceVersion of the delete", func(s *recStore) bool { o, ok := lastOp(s.ops, "rv"); return ok && o.RV == rvDel })
+	ops, _ := rec.snapshot()
+	got := opsOf(ops, "add", "update", "delete")
+	want := []op{{Kind: "add", Key: "default/x", RV: rvAdd}, {Kind: "update", Key: "default/x", RV: rvUpd}, {Kind: "delete", Key: "default/x", RV: rvDel}}
+	if len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Fatalf("store calls %v, want %v", got, want)
+	}
+	if r.LastSyncResourceVersion() != rvDel || rec.lastRV() != rvDel {
+		t.Fatalf("LastSyncResourceVersion %q (store told %q), want %q", r.LastSyncResourceVersion(), rec.lastRV(), rvDel)
+	}
+	if st := r.Stats(); st.Events != 3 || st.LastEvent.IsZero() || st.Watches != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// BOOKMARK events advance the last synced resourceVersion (and tell the store).
+func TestBookmarksAdvanceLastSyncRV(t *testing.T) {
+	e := newEnv(t, apitest.WithBookmarkInterval(20*time.Millisecond))
+	e.create("a")
+	rec := newRecStore()
+	r := e.run(e.options(rec))
+	listRV := synced(t, rec, 1)
+	e.waitWatch(0)
+	// A write to another resource moves the server's resourceVersion; only a bookmark can
+	// bring it to the configmap watch.
+	if _, err := e.srv.Create("secrets", map[string]any{"metadata": map[string]any{"name": "s", "namespace": "default"}}); err != nil {
+		t.Fatal(err)
+	}
+	target := e.srv.ResourceVersion()
+	if target == listRV {
+		t.Fatal("server resourceVersion did not move")
+	}
+	rec.waitFor(t, "bookmark at "+target, func(s *recStore) bool { o, ok := lastOp(s.ops, "rv"); return ok && o.RV == target })
+	if r.LastSyncResourceVersion() != target {
+		t.Fatalf("LastSyncResourceVersion %q, want %q", r.LastSyncResourceVersion(), target)
+	}
+	st := r.Stats()
+	if st.Bookmarks == 0 || st.LastBookmark.IsZero() || st.Events != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	if n := rec.count("add") + rec.count("update"); n != 0 {
+		t.Fatalf("bookmarks reached the store as %d objects", n)
+	}
+}
+
+// Paging: limit and continue tokens, one Replace (or one incremental replacement) for all.
+func TestPagedList(t *testing.T) {
+	storeKinds(t, func(t *testing.T, rec *recStore, store Store[*testObj]) {
+		e := newEnv(t)
+		for _, n := range []string{"a", "b", "c", "d", "e"} {
+			e.create(n)
+		}
+		opts := e.options(store)
+		opts.PageSize = 2
+		e.run(opts)
+		synced(t, rec, 1)
+		lists := e.waitRequests(apitest.VerbList, 0, 3)
+		if lists[0].Param("resourceVersion") != "0" || lists[0].Param("limit") != "2" || lists[0].HasParam("continue") {
+			t.Fatalf("first page %s", lists[0].Query.Encode())
+		}
+		for _, l := range lists[1:] {
+			if l.Param("continue") == "" || l.Param("limit") != "2" || l.HasParam("resourceVersion") {
+				t.Fatalf("continue page %s, want continue, limit=2 and no resourceVersion", l.Query.Encode())
+			}
+		}
+		if len(e.requests(apitest.VerbList, 0)) != 3 {
+			t.Fatalf("want 3 pages\n%s", e.describeRequests())
+		}
+		if got, want := storeContent(rec), e.serverContent(); !sameContent(got, want) {
+			t.Fatalf("store %v, server %v", got, want)
+		}
+		ops, _ := rec.snapshot()
+		if syncs := opsOf(ops, "replace", "finish"); len(syncs) != 1 || syncs[0].Items != 5 {
+			t.Fatalf("store syncs %v, want one of 5 items", syncs)
+		}
+	})
+}
+
+// A first list at "0" that came back paged means the server pages (no watch cache): later
+// relists page too, even at a specific resourceVersion.
+func TestPagedFirstListKeepsPaging(t *testing.T) {
+	e := newEnv(t)
+	for i := range DefaultPageSize + 1 {
+		e.create(fmt.Sprintf("cm-%04d", i))
+	}
+	rec := newRecStore()
+	e.run(e.options(rec))
+	synced(t, rec, 1)
+	if n := len(e.requests(apitest.VerbList, 0)); n != 2 {
+		t.Fatalf("first list took %d requests, want 2 pages", n)
+	}
+	e.waitWatch(0)
+	w := e.waitRequests(apitest.VerbWatch, 0, 1)[0]
+	seq := e.srv.LastRequestSeq()
+	e.must(e.srv.ExpireWatches(cms))
+	synced(t, rec, 2)
+	relist := e.waitRequests(apitest.VerbList, seq, 1)[0]
+	if relist.Param("resourceVersion") != w.Param("resourceVersion") || relist.Param("limit") != "500" {
+		t.Fatalf("relist %s, want resourceVersion=%s&limit=500", relist.Query.Encode(), w.Param("resourceVersion"))
+	}
+}
+
+// Compaction while the watch is down: the re-watch from the last synced resourceVersion
+// gets ERROR 410, and the reflector relists at that resourceVersion (not at ""), which also
+// removes what was deleted meanwhile. If that list gets 410 too, it lists at once at "".
+func TestCompactionLeadsToRelistAtLastRV(t *testing.T) {
+	for _, listExpired := range []bool{false, true} {
+		name := "list-ok"
+		if listExpired {
+			name = "list-410-then-empty-rv"
+		}
+		t.Run(name, func(t *testing.T) {
+			storeKinds(t, func(t *testing.T, rec *recStore, store Store[*testObj]) {
+				e := newEnv(t)
+				e.create("a")
+				e.create("b")
+				r := e.run(e.options(store))
+				synced(t, rec, 1)
+				e.waitWatch(0)
+				// Hold the reflector inside Add(x), with its stream cut after x.
+				entered, release := rec.gate("default/x")
+				defer release()
+				e.must(e.srv.CutWatchesAfter(cms, 1))
+				rvX := e.create("x")
+				<-entered
+				// Meanwhile: a delete the reflector never sees as an event, and compaction.
+				e.remove("b")
+				e.create("y")
+				if err := e.srv.Compact(cms); err != nil {
+					t.Fatal(err)
+				}
+				if listExpired {
+					if err := e.srv.FailRequests(apitest.VerbList, cms, 1, http.StatusGone, 0); err != nil {
+						t.Fatal(err)
+					}
+				}
+				seq := e.srv.LastRequestSeq()
+				release()
+				relistRV := synced(t, rec, 2)
+				e.waitContent(rec)
+				rewatch := e.waitRequests(apitest.VerbWatch, seq, 1)[0]
+				if rewatch.Param("resourceVersion") != rvX {
+					t.Fatalf("re-watch %s, want resourceVersion=%s", rewatch.Query.Encode(), rvX)
+				}
+				e.waitError("410 Expired", apiclient.IsResourceExpired)
+				lists := e.requests(apitest.VerbList, seq)
+				if l := lists[0]; l.Param("resourceVersion") != rvX || l.HasParam("limit") {
+					t.Fatalf("relist %s, want resourceVersion=%s without limit\n%s", l.Query.Encode(), rvX, e.describeRequests())
+				}
+				if listExpired {
+					if len(lists) != 2 || lists[0].Code != http.StatusGone || lists[1].HasParam("resourceVersion") || lists[1].Param("limit") != "500" {
+						t.Fatalf("after a 410 list, want one list at \"\" with limit 500\n%s", e.describeRequests())
+					}
+				} else if len(lists) != 1 {
+					t.Fatalf("want one relist\n%s", e.describeRequests())
+				}
+				// The watch goes on from the relist's resourceVersion.
+				w := e.waitRequests(apitest.VerbWatch, lists[len(lists)-1].Seq, 1)[0]
+				if w.Param("resourceVersion") != relistRV {
+					t.Fatalf("watch after relist %s, want resourceVersion=%s", w.Query.Encode(), relistRV)
+				}
+				if st := r.Stats(); st.Relists != 1 || st.Lists != 2 {
+					t.Fatalf("stats %+v", st)
+				}
+			})
+		})
+	}
+}
+
+// A clean close of the stream re-watches from the last synced resourceVersion, no relist.
+func TestCleanCloseRewatchesWithoutRelist(t *testing.T) {
+	e := newEnv(t)
+	e.create("a")
+	rec := newRecStore()
+	r := e.run(e.options(rec))
+	synced(t, rec, 1)
+	e.waitWatch(0)
+	seq := e.srv.LastRequestSeq()
+	e.must(e.srv.CutWatchesAfter(cms, 1))
+	rvX := e.create("x")
+	w := e.waitRequests(apitest.VerbWatch, seq, 1)[0]
+	if w.Param("resourceVersion") != rvX {
+		t.Fatalf("re-watch %s, want resourceVersion=%s", w.Query.Encode(), rvX)
+	}
+	rvY := e.create("y")
+	rec.waitFor(t, "resourceVersion of y", func(s *recStore) bool { o, ok := lastOp(s.ops, "rv"); return ok && o.RV == rvY })
+	if n := len(e.requests(apitest.VerbList, 0)); n != 1 {
+		t.Fatalf("%d LISTs, want 1 (no relist)\n%s", n, e.describeRequests())
+	}
+	if st := r.Stats(); st.Relists != 0 || st.Watches != 2 || st.WatchErrors != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// A watch that closes within a second without any event leads to a relist.
+func TestVeryShortWatchRelists(t *testing.T) {
+	e := newEnv(t)
+	e.create("a")
+	rec := newRecStore()
+	r := e.run(e.options(rec))
+	rv := synced(t, rec, 1)
+	e.waitWatch(0)
+	seq := e.srv.LastRequestSeq()
+	e.must(e.srv.CutWatches(cms))
+	synced(t, rec, 2)
+	l := e.requests(apitest.VerbList, seq)[0]
+	if l.Param("resourceVersion") != rv {
+		t.Fatalf("relist %s, want resourceVersion=%s", l.Query.Encode(), rv)
+	}
+	err := e.waitError("very short watch", isErr(ErrVeryShortWatch))
+	var re *Error
+	if !errors.As(err, &re) || re.Op != "watch" || re.Reflector != "configmaps.v1" {
+		t.Fatalf("error %#v", err)
+	}
+	if st := r.Stats(); st.Relists != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// A watch with no event and no bookmark for StallTimeout is re-opened from the last synced
+// resourceVersion, without a relist; the stall is counted and logged once.
+func TestStallRewatchesWithoutRelist(t *testing.T) {
+	e := newEnv(t, apitest.WithBookmarkInterval(20*time.Millisecond))
+	e.create("a")
+	rec := newRecStore()
+	opts := e.options(rec)
+	opts.StallTimeout = 300 * time.Millisecond
+	r := e.run(opts)
+	synced(t, rec, 1)
+	e.waitWatch(0)
+	// A healthy watch: bookmarks for longer than the stall timeout, and no stall.
+	rec.waitFor(t, "bookmarks for 3 stall timeouts", func(s *recStore) bool { return len(opsOf(s.ops, "rv")) >= 45 })
+	if st := r.Stats(); st.Stalls != 0 || st.Watches != 1 {
+		t.Fatalf("healthy watch: stats %+v", st)
+	}
+	lastRV := r.LastSyncResourceVersion()
+	seq := e.srv.LastRequestSeq()
+	release, n, err := e.srv.StallWatches(cms, 0)
+	if err != nil || n != 1 {
+		t.Fatalf("StallWatches = %d, %v", n, err)
+	}
+	defer release()
+	w := e.waitRequests(apitest.VerbWatch, seq, 1)[0]
+	if w.Param("resourceVersion") != lastRV {
+		t.Fatalf("re-watch %s, want resourceVersion=%s", w.Query.Encode(), lastRV)
+	}
+	e.waitError("stall", isErr(ErrWatchStalled))
+	if n := len(e.requests(apitest.VerbList, 0)); n != 1 {
+		t.Fatalf("%d LISTs, want 1 (no relist)\n%s", n, e.describeRequests())
+	}
+	if st := r.Stats(); st.Stalls != 1 || st.Relists != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	if n := e.log.count("watch stalled"); n != 1 {
+		t.Fatalf("stall logged %d times, want once:\n%s", n, e.log.all())
+	}
+}
+
+// 429 (and 503) with Retry-After on a re-watch: back off at least Retry-After and re-watch
+// from the last synced resourceVersion, without a relist.
+func TestRetryAfterHonouredOnWatch(t *testing.T) {
+	for _, code := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
+		t.Run(http.StatusText(code), func(t *testing.T) {
+			e := newEnv(t)
+			e.create("a")
+			rec := newRecStore()
+			r := e.run(e.options(rec))
+			synced(t, rec, 1)
+			e.waitWatch(0)
+			if err := e.srv.FailRequests(apitest.VerbWatch, cms, 1, code, time.Second); err != nil {
+				t.Fatal(err)
+			}
+			seq := e.srv.LastRequestSeq()
+			e.must(e.srv.CutWatchesAfter(cms, 1))
+			rvX := e.create("x")
+			ws := e.waitRequests(apitest.VerbWatch, seq, 2)
+			if ws[0].Code != code || ws[1].Code != http.StatusOK {
+				t.Fatalf("watches after the cut\n%s", e.describeRequests())
+			}
+			for _, w := range ws {
+				if w.Param("resourceVersion") != rvX {
+					t.Fatalf("re-watch %s, want resourceVersion=%s", w.Query.Encode(), rvX)
+				}
+			}
+			// The backoff is 1-5 ms: only Retry-After explains a second's gap.
+			if gap := ws[1].Time.Sub(ws[0].Time); gap < time.Second {
+				t.Fatalf("re-watch %v after the %d, want at least the Retry-After of 1s", gap, code)
+			}
+			if n := len(e.requests(apitest.VerbList, 0)); n != 1 {
+				t.Fatalf("%d LISTs, want 1 (no relist)\n%s", n, e.describeRequests())
+			}
+			if st := r.Stats(); st.Relists != 0 || st.WatchErrors != 1 {
+				t.Fatalf("stats %+v", st)
+			}
+		})
+	}
+}
+
+// 429 with Retry-After on the LIST: the next attempt waits at least Retry-After.
+func TestRetryAfterHonouredOnList(t *testing.T) {
+	e := newEnv(t)
+	e.create("a")
+	if err := e.srv.FailRequests(apitest.VerbList, cms, 1, http.StatusTooManyRequests, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecStore()
+	e.run(e.options(rec))
+	synced(t, rec, 1)
+	ls := e.requests(apitest.VerbList, 0)
+	if len(ls) != 2 || ls[0].Code != http.StatusTooManyRequests {
+		t.Fatalf("lists\n%s", e.describeRequests())
+	}
+	if gap := ls[1].Time.Sub(ls[0].Time); gap < time.Second {
+		t.Fatalf("second LIST %v after the 429, want at least 1s", gap)
+	}
+	e.waitError("429", apiclient.IsTooManyRequests)
+}
+
+// Any other error opening the watch (here 500 without Retry-After) leads to a relist.
+func TestOtherWatchErrorRelists(t *testing.T) {
+	e := newEnv(t)
+	e.create("a")
+	rec := newRecStore()
+	r := e.run(e.options(rec))
+	synced(t, rec, 1)
+	e.waitWatch(0)
+	if err := e.srv.FailRequests(apitest.VerbWatch, cms, 1, http.StatusInternalServerError, 0); err != nil {
+		t.Fatal(err)
+	}
+	e.must(e.srv.CutWatchesAfter(cms, 1))
+	rvX := e.create("x")
+	synced(t, rec, 2)
+	ls := e.requests(apitest.VerbList, 0)
+	if len(ls) != 2 || ls[1].Param("resourceVersion") != rvX {
+		t.Fatalf("want a relist at %s\n%s", rvX, e.describeRequests())
+	}
+	err := e.waitError("500", apiclient.IsInternalError)
+	var re *Error
+	if !errors.As(err, &re) || re.Op != "watch" || !strings.Contains(err.Error(), "configmaps.v1") {
+		t.Fatalf("error %v does not name the resource and the operation", err)
+	}
+	if r.Stats().Relists != 1 {
+		t.Fatalf("stats %+v", r.Stats())
+	}
+}
+
+// A frame that does not decode ends the watch with an error: relist.
+func TestCorruptFrameRelists(t *testing.T) {
+	e := newEnv(t)
+	e.create("a")
+	rec := newRecStore()
+	e.run(e.options(rec))
+	synced(t, rec, 1)
+	e.waitWatch(0)
+	e.must(e.srv.SendCorruptFrame(cms))
+	synced(t, rec, 2)
+	e.waitError("decode error", func(err error) bool { return errors.Is(err, apiclient.ErrMalformedEvent) })
+}
+
+// The resync timer calls Store.Resync when ShouldResync agrees, and sends nothing to the
+// server.
+func TestResyncCallsStoreResync(t *testing.T) {
+	e := newEnv(t)
+	e.create("a")
+	rec := newRecStore()
+	var asked atomic.Int64
+	opts := e.options(rec)
+	opts.ResyncPeriod = 5 * time.Millisecond
+	opts.ShouldResync = func() bool { return asked.Add(1)%2 == 0 }
+	r := e.run(opts)
+	synced(t, rec, 1)
+	rec.waitFor(t, "3 resyncs", func(s *recStore) bool {
+		n := 0
+		for _, o := range s.ops {
+			if o.Kind == "resync" {
+				n++
+			}
+		}
+		return n >= 3
+	})
+	resyncs := rec.count("resync")
+	if a := asked.Load(); a < int64(2*resyncs) {
+		t.Fatalf("ShouldResync asked %d times for %d resyncs: it was not consulted", a, resyncs)
+	}
+	if l, w := len(e.requests(apitest.VerbList, 0)), len(e.requests(apitest.VerbWatch, 0)); l != 1 || w != 1 {
+		t.Fatalf("resync caused requests\n%s", e.describeRequests())
+	}
+	if r.Stats().Resyncs == 0 {
+		t.Fatalf("stats %+v", r.Stats())
+	}
+}
+
+// A failing Resync ends the watch with an error and a relist.
+func TestResyncErrorRelists(t *testing.T) {
+	e := newEnv(t)
+	rec := newRecStore()
+	rec.failResync = errors.New("store broken")
+	opts := e.options(rec)
+	opts.ResyncPeriod = 5 * time.Millisecond
+	e.run(opts)
+	synced(t, rec, 2)
+	err := e.waitError("resync error", func(err error) bool {
+		var re *Error
+		return errors.As(err, &re) && re.Op == "resync"
+	})
+	if !strings.Contains(err.Error(), "store broken") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+// Errors name the resource; the bearer token never reaches the log.
+func TestErrorsNameResourceAndLogsHideToken(t *testing.T) {
+	const token = "tok-0123456789-very-secret"
+	e := newEnv(t, apitest.WithToken(token))
+	if err := e.srv.FailRequests(apitest.VerbList, cms, 2, http.StatusInternalServerError, 0); err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecStore()
+	e.run(e.options(rec))
+	synced(t, rec, 1)
+	err := e.waitError("list 500", apiclient.IsInternalError)
+	var re *Error
+	if !errors.As(err, &re) || re.Reflector != "configmaps.v1" || re.Op != "list" ||
+		!strings.HasPrefix(err.Error(), "reflector configmaps.v1: list: ") {
+		t.Fatalf("error %q (%#v)", err, err)
+	}
+	e.waitWatch(0)
+	e.must(e.srv.ExpireWatches(cms))
+	synced(t, rec, 2)
+	if logs := e.log.all(); strings.Contains(logs, token) || !strings.Contains(logs, "configmaps.v1") {
+		t.Fatalf("logs leak the token or do not name the resource:\n%s", logs)
+	}
+}
+
+// Staleness is bounded by the time since the last sign of life.
+func TestStaleness(t *testing.T) {
+	e := newEnv(t)
+	rec := newRecStore()
+	before := time.Now()
+	r := e.run(e.options(rec))
+	synced(t, rec, 1)
+	if s := r.Staleness(); s > time.Since(before) || s < 0 {
+		t.Fatalf("Staleness %v after a sync, more than the %v since the start", s, time.Since(before))
+	}
+	e.waitWatch(0)
+	mark := time.Now()
+	e.create("x")
+	rec.waitFor(t, "add of x", func(s *recStore) bool { _, ok := lastOp(s.ops, "add"); return ok && len(opsOf(s.ops, "rv")) >= 2 })
+	if s := r.Staleness(); s > time.Since(mark) {
+		t.Fatalf("Staleness %v after an event, more than the %v since it was sent", s, time.Since(mark))
+	}
+	if st := r.Stats(); st.LastEvent.Before(st.LastSync) {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// ListAndWatch returns nil when its context is cancelled, and refuses to run twice.
+func TestListAndWatchCancel(t *testing.T) {
+	e := newEnv(t)
+	rec := newRecStore()
+	r := New(e.options(rec))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.ListAndWatch(ctx) }()
+	synced(t, rec, 1)
+	e.waitWatch(0)
+	if err := r.ListAndWatch(ctx); err == nil || !strings.Contains(err.Error(), "already running") {
+		t.Fatalf("second ListAndWatch = %v", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("ListAndWatch after cancel = %v", err)
+	}
+}
