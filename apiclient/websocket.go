@@ -90,7 +90,40 @@ func (c *Client) openWebSocket(ctx context.Context, path string, query url.Value
 		return nil, classifyRefusal(resp)
 	}
 	conn.SetReadLimit(int64(c.maxEventSize))
-	return &wsSource{conn: conn, max: c.maxEventSize}, nil
+	src := &wsSource{conn: conn, max: c.maxEventSize, done: make(chan struct{})}
+	src.startHealthCheck()
+	return src, nil
+}
+
+// WebSocket health check, the counterpart of HTTP/2 pings for chunked watches: the client
+// pings every wsPingInterval, and a connection on which nothing (event, bookmark, pong)
+// arrives for wsReadTimeout ends the watch.
+const (
+	wsPingInterval = 10 * time.Second
+	wsReadTimeout  = 30 * time.Second
+)
+
+func (s *wsSource) startHealthCheck() {
+	s.conn.SetReadDeadline(time.Now().Add(wsReadTimeout))
+	s.conn.SetPongHandler(func(string) error {
+		return s.conn.SetReadDeadline(time.Now().Add(wsReadTimeout))
+	})
+	s.pinger.Add(1)
+	go func() {
+		defer s.pinger.Done()
+		t := time.NewTicker(wsPingInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.done:
+				return
+			case <-t.C:
+				if err := s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(wsPingInterval)); err != nil {
+					return
+				}
+			}
+		}
+	}()
 }
 
 // classifyRefusal decides whether a failed handshake means "no WebSocket here" (fall back
@@ -113,11 +146,13 @@ func classifyRefusal(resp *http.Response) error {
 
 // wsSource reads one event per WebSocket message.
 type wsSource struct {
-	conn *websocket.Conn
-	max  int
-	buf  bytes.Buffer
-	n    int64
-	once sync.Once
+	conn   *websocket.Conn
+	max    int
+	buf    bytes.Buffer
+	n      int64
+	once   sync.Once
+	done   chan struct{}
+	pinger sync.WaitGroup
 }
 
 func (s *wsSource) next() ([]byte, int64, error) {
@@ -133,6 +168,7 @@ func (s *wsSource) next() ([]byte, int64, error) {
 		if _, err := s.buf.ReadFrom(r); err != nil {
 			return nil, 0, s.mapErr(err)
 		}
+		s.conn.SetReadDeadline(time.Now().Add(wsReadTimeout))
 		idx := s.n
 		s.n++
 		frame := bytes.TrimSpace(s.buf.Bytes())
@@ -153,4 +189,10 @@ func (s *wsSource) mapErr(err error) error {
 	return err
 }
 
-func (s *wsSource) close() { s.once.Do(func() { s.conn.Close() }) }
+func (s *wsSource) close() {
+	s.once.Do(func() {
+		close(s.done)
+		s.conn.Close()
+		s.pinger.Wait()
+	})
+}
