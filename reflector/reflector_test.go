@@ -537,3 +537,42 @@ func TestListAndWatchCancel(t *testing.T) {
 		t.Fatalf("ListAndWatch after cancel = %v", err)
 	}
 }
+
+// A 410 on a continue page (the pages' snapshot was compacted) falls back to one unpaged
+// list, at the snapshot's resourceVersion so the store cannot go back in time. The
+// incremental store is held inside the first page while the server compacts.
+func TestContinueExpiredFallsBackToFullList(t *testing.T) {
+	e := newEnv(t)
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		e.create(n)
+	}
+	rec := newRecStore()
+	opts := e.options(incrStore{rec})
+	opts.PageSize = 2
+	r := e.run(opts)
+	entered, release := rec.gate("default/a")
+	defer release()
+	<-entered
+	snapshot := e.srv.ResourceVersion()
+	e.create("f")
+	if err := e.srv.Compact(cms); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	synced(t, rec, 1)
+	e.waitContent(rec)
+	ls := e.requests(apitest.VerbList, 0)
+	if len(ls) != 3 || ls[1].Param("continue") == "" || ls[1].Code != http.StatusGone ||
+		ls[2].HasParam("continue") || ls[2].HasParam("limit") || ls[2].Param("resourceVersion") != snapshot {
+		t.Fatalf("want page 1, an expired continue page, one unpaged list at %s\n%s", snapshot, e.describeRequests())
+	}
+	ops, _ := rec.snapshot()
+	got := opsOf(ops, "begin", "finish", "abort")
+	if len(got) != 4 || got[0].Kind != "begin" || got[1].Kind != "abort" || got[2].Kind != "begin" ||
+		got[3].Kind != "finish" || got[3].Items != 6 {
+		t.Fatalf("store calls %v, want begin, abort, begin, finish(6)", ops)
+	}
+	if st := r.Stats(); st.Lists != 1 || st.ListRequests != 3 {
+		t.Fatalf("stats %+v", st)
+	}
+}

@@ -244,6 +244,7 @@ func (s incrStore) BeginReplace() (Replacement[*testObj], error) {
 type incrReplacement struct{ s *recStore }
 
 func (r incrReplacement) Add(obj *testObj) error {
+	r.s.pass(key(obj))
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
 	if r.s.seen == nil {
