@@ -54,12 +54,17 @@ type Config struct {
 
 // TLSConfig configures TLS for a Config. Verification is on unless Insecure is set.
 type TLSConfig struct {
-	CAFile     string
-	CAData     []byte
-	CertFile   string
-	CertData   []byte
-	KeyFile    string
-	KeyData    []byte
+	// CAFile and CAData hold the PEM certificates that verify the server (CAData wins);
+	// without either, the system roots are used.
+	CAFile string
+	CAData []byte
+	// CertFile/CertData and KeyFile/KeyData are the PEM client certificate and key
+	// (the *Data fields win).
+	CertFile string
+	CertData []byte
+	KeyFile  string
+	KeyData  []byte
+	// ServerName overrides the name the server certificate is verified against (SNI).
 	ServerName string
 	// Insecure skips server certificate verification. Only when explicitly asked for.
 	Insecure bool
@@ -68,9 +73,13 @@ type TLSConfig struct {
 // ExecConfig runs a credential plugin that prints a client.authentication.k8s.io/v1
 // ExecCredential (token or client certificate, with an optional expirationTimestamp).
 type ExecConfig struct {
-	Command    string
-	Args       []string
-	Env        []ExecEnvVar
+	// Command is the plugin executable (resolved against the kubeconfig's directory by
+	// LoadConfig when it is a relative path with a slash), run with Args.
+	Command string
+	Args    []string
+	// Env is added to the client's environment, with KUBERNETES_EXEC_INFO.
+	Env []ExecEnvVar
+	// APIVersion is client.authentication.k8s.io/v1 ("" means v1) or v1beta1.
 	APIVersion string
 	// InteractiveMode is recorded from the kubeconfig; informerkit never runs plugins
 	// interactively and refuses "Always".
