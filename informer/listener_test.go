@@ -219,7 +219,7 @@ func TestListenerChurnOfUniqueKeysStaysBounded(t *testing.T) {
 func TestListenerRecoversFromHandlerPanics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := &recorder{panic: func(c string) bool { return strings.Contains(c, "bad") }}
-		l := newListener[tobj](r, "panicky", nil, 0)
+		l := newListener[tobj](r, "panicky", discardLogger(), 0)
 		l.start()
 		l.add("bad", add("bad", 1))
 		l.add("good", add("good", 2))
