@@ -575,7 +575,9 @@ type quietNotFound struct {
 	inner slog.Handler
 }
 
-func (q *quietNotFound) Enabled(ctx context.Context, l slog.Level) bool { return q.inner.Enabled(ctx, l) }
+func (q *quietNotFound) Enabled(ctx context.Context, l slog.Level) bool {
+	return q.inner.Enabled(ctx, l)
+}
 
 func (q *quietNotFound) Handle(ctx context.Context, r slog.Record) error {
 	drop := false
