@@ -13,7 +13,7 @@
 //
 // Discovery (/version, /api, /api/v1, /apis, /apis/<group>/<version>) and a minimal
 // /openapi/v3 (enough for kubectl to use server-side field validation). Built-in resources:
-// namespaces, configmaps, secrets, pods, services, events (core/v1), deployments and
+// namespaces, configmaps, secrets, pods, podtemplates, services, events (core/v1), deployments and
 // replicasets (apps/v1), leases (coordination.k8s.io/v1). AddResource registers more at run
 // time, as a CustomResourceDefinition would.
 //
@@ -28,7 +28,10 @@
 // creationTimestamp from the server; an update with a stale resourceVersion is a 409
 // Conflict; an update that changes nothing keeps the resourceVersion and emits no event;
 // metadata.generation is set and bumped on changes outside metadata and status for
-// deployments, replicasets, pods and every custom resource. Errors are Status bodies with
+// deployments, replicasets, pods, podtemplates and every custom resource. Deleting an
+// object with finalizers sets deletionTimestamp (200 with the object); the update that
+// removes the last finalizer removes the object, and the DELETED event carries the last
+// stored state at a new resourceVersion, as the kube-apiserver does. Errors are Status bodies with
 // the kube-apiserver's codes, reasons and messages (AlreadyExists, NotFound, Conflict,
 // Invalid with causes, BadRequest, Expired, Timeout with ResourceVersionTooLarge, ...).
 // A namespaced object in a namespace that does not exist is refused with 404 NotFound
@@ -42,7 +45,11 @@
 // sendInitialEvents=true with resourceVersionMatch=NotOlderThan (and allowWatchBookmarks)
 // streams the state and ends it with a BOOKMARK annotated k8s.io/initial-events-end at the
 // state's resourceVersion. Watches with allowWatchBookmarks get a BOOKMARK every
-// Options.BookmarkInterval, timeoutSeconds ends a watch cleanly, and selectors turn an
+// Options.BookmarkInterval and about 2 s before their timeout, but, as from the watch
+// cache, only when the resource has progressed past what the watch delivered (events its
+// selectors filtered out); Options.ProgressNotify makes bookmarks carry the global
+// resourceVersion instead, as frequent etcd progress notifications would.
+// timeoutSeconds ends a watch cleanly, and selectors turn an
 // object that stops matching into DELETED (its previous state at the new resourceVersion)
 // and one that starts matching into ADDED. Streams are chunked HTTP/1.1, HTTP/2 (with TLS)
 // or WebSocket (one event per text message; the token may come as the
@@ -75,7 +82,7 @@
 //   - JSON only (no protobuf, no CBOR). List items carry apiVersion and kind (the real server
 //     omits them in lists of built-in types).
 //   - No schema: specs are neither defaulted nor validated (only metadata is: names, labels,
-//     finalizers). fieldValidation is accepted and ignored; unknown fields are kept. Tables
+//     finalizer names). Invalid causes are not repeated (the kube-apiserver lists some twice). fieldValidation is accepted and ignored; unknown fields are kept. Tables
 //     have only Name and Age columns.
 //   - No server-side apply (application/apply-patch+yaml is 415) and no managedFields.
 //     Strategic merge patches are applied as JSON merge patches (list merge keys and
@@ -88,7 +95,11 @@
 //   - History is a fixed number of events per resource, not the watch cache's time window plus
 //     etcd compaction; Compact stands in for compaction. A watcher that falls more than the
 //     history behind is closed (the real server closes watchers whose buffer overflows).
-//   - Bookmarks come every BookmarkInterval; the real server's timing differs.
+//   - Bookmarks come every BookmarkInterval (default 1 minute) on a fixed timer; the
+//     kube-apiserver batches them in one-second buckets and may also carry etcd progress.
+//   - The 410 of a watch from a compacted resourceVersion always has the watch cache's
+//     message ("too old resource version: X (Y)"); a resource served straight from etcd says
+//     "The resourceVersion for the provided watch is too old.".
 //   - A list with a selector and a limit returns a continue token only when more matching
 //     objects remain (the real server may return one followed by an empty page).
 //   - A request for a resourceVersion newer than the server's waits

@@ -430,7 +430,9 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, ri *reqInf
 	}
 	s.notifyChange()
 	if !deleted {
-		s.objectResponse(w, r, ri, http.StatusAccepted, o)
+		// Finalizers hold the object: the kube-apiserver answers 200 with the object
+		// (202 is only for graceful deletion, which apitest does not do).
+		s.objectResponse(w, r, ri, http.StatusOK, o)
 		return
 	}
 	if ri.res.typ.Group == "" && ri.res.typ.Plural == "namespaces" {
@@ -639,13 +641,13 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, ri *reqInfo)
 	rvParam, match, cont := q.Get("resourceVersion"), q.Get("resourceVersionMatch"), q.Get("continue")
 	var tok continueToken
 	if cont != "" {
-		if rvParam != "" && rvParam != "0" {
-			writeStatus(w, errBadRequest("specifying resource version is not allowed when using continue"))
-			return
-		}
 		var err error
 		if tok, err = decodeContinue(cont); err != nil {
-			writeStatus(w, errBadRequest(err.Error()))
+			writeStatus(w, errBadRequest("invalid continue token: "+err.Error()))
+			return
+		}
+		if rvParam != "" && rvParam != "0" {
+			writeStatus(w, errBadRequest("specifying resource version is not allowed when using continue"))
 			return
 		}
 	}
@@ -687,17 +689,29 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, ri *reqInfo)
 	objs := res.snapshot(snapRV)
 	s.mu.Unlock()
 
-	start := 0
-	if tok.Start != "" {
-		start = sort.Search(len(objs), func(i int) bool { return objs[i].key >= tok.Start })
+	lo, hi := 0, len(objs)
+	if f.namespace != "" {
+		// Keys are "namespace/name": the namespace is one contiguous range ('0' follows '/').
+		lo = sort.Search(len(objs), func(i int) bool { return objs[i].key >= f.namespace+"/" })
+		hi = sort.Search(len(objs), func(i int) bool { return objs[i].key >= f.namespace+"0" })
 	}
-	out := objs[start:start]
+	start := lo
+	if tok.Start != "" {
+		start = max(lo, sort.Search(len(objs), func(i int) bool { return objs[i].key >= tok.Start }))
+	}
+	start = min(start, hi)
+	var out []*storedObj
 	next := -1
-	if f.empty() && (limit == 0 || int64(len(objs)-start) <= limit) {
-		out = objs[start:]
+	if f.empty() {
+		end := hi
+		if limit > 0 && int64(hi-start) > limit {
+			end = start + int(limit)
+			next = end
+		}
+		out = objs[start:end]
 	} else {
-		out = make([]*storedObj, 0, min(int64(len(objs)-start), max(limit, 16)))
-		for i := start; i < len(objs); i++ {
+		out = make([]*storedObj, 0, min(int64(hi-start), max(limit, 16)))
+		for i := start; i < hi; i++ {
 			if !f.matches(objs[i]) {
 				continue
 			}
@@ -712,7 +726,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, ri *reqInfo)
 	if next >= 0 {
 		lm.Continue = encodeContinue(snapRV, objs[next].key)
 		if f.empty() {
-			n := int64(len(objs) - next)
+			n := int64(hi - next)
 			lm.RemainingItemCount = &n
 		}
 	}

@@ -73,6 +73,7 @@ func builtinResources() []ResourceType {
 		{Version: "v1", Kind: "Secret", Plural: "secrets", Namespaced: true, extraFields: []string{"type"}},
 		{Version: "v1", Kind: "Pod", Plural: "pods", ShortNames: []string{"po"}, Namespaced: true, StatusSubresource: true, Categories: verbsAll, generation: true,
 			extraFields: []string{"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "status.phase", "status.podIP", "status.nominatedNodeName"}},
+		{Version: "v1", Kind: "PodTemplate", Plural: "podtemplates", Namespaced: true, generation: true},
 		{Version: "v1", Kind: "Service", Plural: "services", ShortNames: []string{"svc"}, Namespaced: true, StatusSubresource: true, Categories: verbsAll},
 		{Version: "v1", Kind: "Event", Plural: "events", ShortNames: []string{"ev"}, Namespaced: true, allowCreateOnUpdate: true,
 			extraFields: []string{"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}},

@@ -204,7 +204,7 @@ func (p *selParser) set(key string, op labelOp) (labelReq, error) {
 		vals = append(vals, v)
 		p.skipSpace()
 		if p.eof() {
-			return labelReq{}, fmt.Errorf("found 'end of string', expected: ',', ')'")
+			return labelReq{}, fmt.Errorf("found '', expected: ',' or ')'")
 		}
 		c := p.s[p.i]
 		p.i++
@@ -212,7 +212,7 @@ func (p *selParser) set(key string, op labelOp) (labelReq, error) {
 			break
 		}
 		if c != ',' {
-			return labelReq{}, fmt.Errorf("found '%c', expected: ',', ')'", c)
+			return labelReq{}, fmt.Errorf("found '%c', expected: ',' or ')'", c)
 		}
 	}
 	if len(vals) == 1 && vals[0] == "" && op == opIn {
@@ -282,7 +282,11 @@ func parseFieldSelector(s string, t *ResourceType) (fieldSelector, error) {
 		r.field = strings.TrimSpace(r.field)
 		r.value = unescapeField(r.value)
 		if r.field != "metadata.name" && r.field != "metadata.namespace" && !contains(t.extraFields, r.field) {
-			return nil, fmt.Errorf("field label not supported: %s", r.field)
+			known := []string{`"metadata.name"`, `"metadata.namespace"`}
+			for _, f := range t.extraFields {
+				known = append(known, strconv.Quote(f))
+			}
+			return nil, fmt.Errorf("%q is not a known field selector: only %s", r.field, strings.Join(known, ", "))
 		}
 		sel = append(sel, r)
 	}

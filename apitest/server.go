@@ -48,6 +48,12 @@ type Options struct {
 	// BookmarkInterval is the period of BOOKMARK events on watches that allow them
 	// (default 1 minute, roughly the kube-apiserver's).
 	BookmarkInterval time.Duration
+	// ProgressNotify makes periodic bookmarks carry the server's global resourceVersion, as
+	// a kube-apiserver whose etcd sends frequent progress notifications. By default a
+	// bookmark carries the resourceVersion of the resource's latest event and is sent only
+	// when that is newer than what the watch has delivered (so a watch whose events all
+	// reached it gets none), as the kube-apiserver's watch cache does.
+	ProgressNotify bool
 	// WatchTimeout bounds watches that carry no timeoutSeconds (default 30 minutes, the
 	// kube-apiserver's min-request-timeout).
 	WatchTimeout time.Duration
@@ -89,6 +95,9 @@ func WithHistorySize(n int) Option { return func(o *Options) { o.HistorySize = n
 func WithBookmarkInterval(d time.Duration) Option {
 	return func(o *Options) { o.BookmarkInterval = d }
 }
+
+// WithProgressNotify makes periodic bookmarks carry the global resourceVersion.
+func WithProgressNotify() Option { return func(o *Options) { o.ProgressNotify = true } }
 
 // WithWatchTimeout sets the server-side limit of watches without timeoutSeconds.
 func WithWatchTimeout(d time.Duration) Option { return func(o *Options) { o.WatchTimeout = d } }

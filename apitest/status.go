@@ -51,6 +51,15 @@ func errConflict(t *ResourceType, name, why string) *apiclient.Status {
 	return st
 }
 
+// errPrecondition is the Conflict of a failed delete precondition: it names the Kind, not
+// the resource.
+func errPrecondition(t *ResourceType, name, why string) *apiclient.Status {
+	st := newStatus(http.StatusConflict, apiclient.StatusReasonConflict,
+		fmt.Sprintf("Operation cannot be fulfilled on %s %q: %s", t.Kind, name, why))
+	st.Details = &apiclient.StatusDetails{Name: name, Group: t.Group, Kind: t.Kind}
+	return st
+}
+
 const conflictModified = "the object has been modified; please apply your changes to the latest version and try again"
 
 // fieldError is one validation failure.

@@ -47,6 +47,9 @@ type resource struct {
 	// the last Compact. Watches and snapshot reads need RV >= max(evictedRV, compactedRV).
 	evictedRV   uint64
 	compactedRV uint64
+	// progressRV is the RV of the latest event (or of the registration): what the
+	// kube-apiserver's watch cache would put in a bookmark.
+	progressRV uint64
 	// notify is closed (and replaced) when an event is appended.
 	notify chan struct{}
 
@@ -61,6 +64,7 @@ func newResource(t ResourceType, maxHist int, rv uint64) *resource {
 		objects:     map[string]*storedObj{},
 		maxHist:     maxHist,
 		compactedRV: rv,
+		progressRV:  rv,
 		notify:      make(chan struct{}),
 	}
 }
@@ -74,6 +78,7 @@ func (r *resource) oldestRV() uint64 {
 func (r *resource) end() uint64 { return r.base + uint64(len(r.events)) }
 
 func (r *resource) append(ev *event) {
+	r.progressRV = ev.rv
 	r.events = append(r.events, ev)
 	for len(r.events) > r.maxHist {
 		r.evictedRV = r.events[0].rv

@@ -116,7 +116,7 @@ func TestDeleteWithFinalizersAndPreconditions(t *testing.T) {
 	wrongUID := "nope"
 	err = e.cms.Delete(e.ctx, "f", apiclient.DeleteOptions{Preconditions: &apiclient.Preconditions{UID: &wrongUID}})
 	st := mustStatus(t, err, 409, apiclient.StatusReasonConflict)
-	if st.Message != `Operation cannot be fulfilled on configmaps "f": Precondition failed: UID in precondition: nope, UID in object meta: `+created.UID {
+	if st.Message != `Operation cannot be fulfilled on ConfigMap "f": the UID in the precondition (nope) does not match the UID in record (`+created.UID+`). The object might have been deleted and then recreated` {
 		t.Fatalf("precondition message %q", st.Message)
 	}
 	staleRV := "1"
@@ -140,18 +140,23 @@ func TestDeleteWithFinalizersAndPreconditions(t *testing.T) {
 	mustStatus(t, err, 422, apiclient.StatusReasonInvalid)
 
 	got.Finalizers = nil
-	if _, err := e.cms.Update(e.ctx, got, apiclient.UpdateOptions{}); err != nil {
+	resp, err := e.cms.Update(e.ctx, got, apiclient.UpdateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	mod := next(t, w)
-	del := next(t, w)
-	if mod.Type != apiclient.Modified || len(mod.Object.Finalizers) != 0 || del.Type != apiclient.Deleted || del.Object.Name != "f" {
-		t.Fatalf("expected MODIFIED (finalizers cleared) then DELETED, got %s, %s", mod.Type, del.Type)
+	// As the kube-apiserver: the response is the updated object at its old RV, and one
+	// DELETED event carries the stored state (with its finalizer) at a new RV.
+	if len(resp.Finalizers) != 0 || resp.ResourceVersion != got.ResourceVersion {
+		t.Fatalf("response %+v", resp.ObjectMeta)
 	}
-	r1, _ := strconv.Atoi(mod.Object.ResourceVersion)
+	del := next(t, w)
+	if del.Type != apiclient.Deleted || del.Object.Name != "f" || len(del.Object.Finalizers) != 1 {
+		t.Fatalf("expected DELETED with the last stored state, got %s %+v", del.Type, del.Object.ObjectMeta)
+	}
+	r1, _ := strconv.Atoi(got.ResourceVersion)
 	r2, _ := strconv.Atoi(del.Object.ResourceVersion)
 	if r2 <= r1 {
-		t.Fatalf("DELETED RV %d not after MODIFIED RV %d", r2, r1)
+		t.Fatalf("DELETED RV %d not after the last RV %d", r2, r1)
 	}
 	if _, err := e.cms.Get(e.ctx, "f", apiclient.GetOptions{}); !apiclient.IsNotFound(err) {
 		t.Fatalf("object still there: %v", err)
@@ -204,7 +209,7 @@ func TestSelectors(t *testing.T) {
 	}
 	_, err := e.cms.List(e.ctx, apiclient.ListOptions{FieldSelector: "spec.foo=bar"})
 	st := mustStatus(t, err, 400, apiclient.StatusReasonBadRequest)
-	if st.Message != "field label not supported: spec.foo" {
+	if st.Message != `"spec.foo" is not a known field selector: only "metadata.name", "metadata.namespace"` {
 		t.Fatalf("message %q", st.Message)
 	}
 	_, err = e.cms.List(e.ctx, apiclient.ListOptions{LabelSelector: "a in (b"})

@@ -352,11 +352,22 @@ func (s *Server) runWatch(ctx context.Context, w *watcher, want uint64, rvParam 
 
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
+	// Bookmarks come every BookmarkInterval and, as from the kube-apiserver, once more
+	// about two seconds before the watch times out.
 	var tick <-chan time.Time
+	var bmTimer *time.Timer
+	end := time.Now().Add(timeout)
+	nextBookmark := func() time.Duration {
+		d := s.opts.BookmarkInterval
+		if pre := time.Until(end.Add(-2 * time.Second)); pre > 0 && pre < d {
+			d = pre
+		}
+		return d
+	}
 	if w.bookmark {
-		t := time.NewTicker(s.opts.BookmarkInterval)
-		defer t.Stop()
-		tick = t.C
+		bmTimer = time.NewTimer(nextBookmark())
+		defer bmTimer.Stop()
+		tick = bmTimer.C
 	}
 	bookmarkDue := false
 	for {
@@ -376,7 +387,10 @@ func (s *Server) runWatch(ctx context.Context, w *watcher, want uint64, rvParam 
 		n := min(int(res.end()-cursor), 1024)
 		evs := make([]*event, n)
 		copy(evs, res.events[cursor-res.base:])
-		curRV := s.rv
+		curRV := res.progressRV
+		if s.opts.ProgressNotify {
+			curRV = s.rv
+		}
 		notify := res.notify
 		s.mu.Unlock()
 
@@ -408,6 +422,9 @@ func (s *Server) runWatch(ctx context.Context, w *watcher, want uint64, rvParam 
 		}
 		if bookmarkDue {
 			bookmarkDue = false
+			if curRV <= w.lastRV.Load() {
+				goto wait // nothing new to confirm: the watch cache sends no bookmark either
+			}
 			if err := w.sendBookmark(curRV, false, 0); err != nil {
 				return err
 			}
@@ -415,11 +432,13 @@ func (s *Server) runWatch(ctx context.Context, w *watcher, want uint64, rvParam 
 				return nil
 			}
 		}
+	wait:
 		select {
 		case <-notify:
 		case <-w.wake:
 		case <-tick:
 			bookmarkDue = true
+			bmTimer.Reset(nextBookmark())
 		case <-deadline.C:
 			return nil
 		case <-ctx.Done():

@@ -70,33 +70,45 @@ func TestWatchTooLargeResourceVersion(t *testing.T) {
 
 func TestWatchBookmarks(t *testing.T) {
 	e := newEnv(t, apitest.WithBookmarkInterval(20*time.Millisecond))
-	e.s.Create("configmaps", cm("a", nil, nil))
-	rv := e.s.ResourceVersion()
-	// Another resource moves the global RV: bookmarks carry it.
-	e.s.Create("secrets", map[string]any{"metadata": map[string]any{"name": "s", "namespace": "default"}})
-	w, err := e.cms.Watch(e.ctx, apiclient.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	e.s.Create("namespaces", map[string]any{"metadata": map[string]any{"name": "other"}})
+	// A watch of namespace default; a change in namespace other moves the resource's RV
+	// past what the watch delivered, and the next bookmark carries it.
+	w, _ := openWatch(t, e, apiclient.ListOptions{AllowWatchBookmarks: true})
+	o, _ := e.s.Create("configmaps", map[string]any{"metadata": map[string]any{"name": "x", "namespace": "other"}})
 	ev := next(t, w)
-	if ev.Type != apiclient.Bookmark || ev.Object.ResourceVersion != e.s.ResourceVersion() {
-		t.Fatalf("expected a BOOKMARK at %s, got %s %q", e.s.ResourceVersion(), ev.Type, ev.Object.ResourceVersion)
+	if ev.Type != apiclient.Bookmark || ev.Object.ResourceVersion != o.ResourceVersion() || ev.Object.Kind != "ConfigMap" {
+		t.Fatalf("expected a BOOKMARK at %s, got %s %q", o.ResourceVersion(), ev.Type, ev.Object.ResourceVersion)
 	}
 	if ev.Object.Annotations[apiclient.InitialEventsEndAnnotation] != "" {
 		t.Fatal("periodic bookmark carries the initial-events-end annotation")
 	}
-	// Without allowWatchBookmarks, none come: the next event is the live one.
-	w2, err := e.cms.Watch(e.ctx, apiclient.ListOptions{ResourceVersion: e.s.ResourceVersion()})
-	if err != nil {
+	// Nothing new: no more bookmarks (the next event, several intervals later, is the live
+	// one). Changes to other resources do not count without ProgressNotify.
+	e.s.Create("secrets", map[string]any{"metadata": map[string]any{"name": "s", "namespace": "default"}})
+	if err := e.s.WaitFor(e.ctx, func() bool { return len(e.s.Watches("")) == 1 }); err != nil {
 		t.Fatal(err)
 	}
-	defer w2.Stop()
-	// Let several bookmark intervals pass on the first watch before the live event.
-	for range 3 {
-		if ev := next(t, w); ev.Type != apiclient.Bookmark {
-			t.Fatalf("expected bookmarks, got %s", ev.Type)
-		}
+	settle := time.NewTimer(100 * time.Millisecond) // several bookmark intervals
+	<-settle.C
+	c, _ := e.s.Create("configmaps", cm("live", nil, nil))
+	if ev := next(t, w); ev.Type != apiclient.Added || ev.Object.ResourceVersion != c.ResourceVersion() {
+		t.Fatalf("expected the live event and no bookmark before it, got %s %s", ev.Type, ev.Object.ResourceVersion)
+	}
+}
+
+func TestWatchBookmarksProgressNotify(t *testing.T) {
+	e := newEnv(t, apitest.WithBookmarkInterval(20*time.Millisecond), apitest.WithProgressNotify())
+	w, _ := openWatch(t, e, apiclient.ListOptions{AllowWatchBookmarks: true})
+	sec, _ := e.s.Create("secrets", map[string]any{"metadata": map[string]any{"name": "s", "namespace": "default"}})
+	ev := next(t, w)
+	if ev.Type != apiclient.Bookmark || ev.Object.ResourceVersion != sec.ResourceVersion() {
+		t.Fatalf("expected a BOOKMARK at the global RV %s, got %s %q", sec.ResourceVersion(), ev.Type, ev.Object.ResourceVersion)
+	}
+	// Without allowWatchBookmarks, none come.
+	w2, _ := openWatch(t, e, apiclient.ListOptions{})
+	e.s.Create("secrets", map[string]any{"metadata": map[string]any{"name": "s2", "namespace": "default"}})
+	if ev := next(t, w); ev.Type != apiclient.Bookmark {
+		t.Fatalf("got %s", ev.Type)
 	}
 	e.s.Create("configmaps", cm("b", nil, nil))
 	if ev := next(t, w2); ev.Type != apiclient.Added {

@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
@@ -133,6 +135,11 @@ func validateMeta(t *ResourceType, meta map[string]any) []fieldError {
 	} else if meta["labels"] != nil {
 		errs = append(errs, invalidValue("metadata.labels", meta["labels"], "must be a map of strings"))
 	}
+	for i, f := range stringList(meta["finalizers"]) {
+		if f != "kubernetes" && f != "orphan" && f != "foregroundDeletion" && !strings.Contains(f, "/") {
+			errs = append(errs, invalidValue(fmt.Sprintf("metadata.finalizers[%d]", i), f, "name is neither a standard finalizer name nor is it fully qualified"))
+		}
+	}
 	return errs
 }
 
@@ -148,7 +155,7 @@ func (s *Server) createLocked(r *resource, ns string, obj map[string]any, dryRun
 	}
 	ns = str(meta, "namespace")
 	if str(meta, "resourceVersion") != "" {
-		return nil, errInternal("resourceVersion should not be set on objects to be created")
+		return nil, newStatus(http.StatusInternalServerError, apiclient.StatusReasonUnknown, "resourceVersion should not be set on objects to be created")
 	}
 	if str(meta, "name") == "" {
 		if gen := str(meta, "generateName"); gen != "" {
@@ -275,9 +282,7 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 				delete(obj, "status")
 			}
 		}
-		if errs := validateMeta(t, meta); len(errs) > 0 {
-			return nil, false, errInvalid(t.Kind, t.Group, name, errs)
-		}
+		var errs []fieldError
 		if old.deleting {
 			oldF := stringSet(prevMeta["finalizers"])
 			var added []string
@@ -287,9 +292,12 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 				}
 			}
 			if len(added) > 0 {
-				return nil, false, errInvalid(t.Kind, t.Group, name, []fieldError{forbiddenValue("metadata.finalizers",
-					fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %q", added))})
+				errs = append(errs, forbiddenValue("metadata.finalizers",
+					fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %#v", added)))
 			}
+		}
+		if errs = append(errs, validateMeta(t, meta)...); len(errs) > 0 {
+			return nil, false, errInvalid(t.Kind, t.Group, name, errs)
 		}
 		if t.generation && specChanged(prev, obj, t.StatusSubresource) {
 			g, _ := strconv.ParseInt(fmt.Sprint(prevMeta["generation"]), 10, 64)
@@ -308,17 +316,17 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 		return o, false, nil
 	}
 	if old.deleting && len(stringList(meta["finalizers"])) == 0 {
-		// The last finalizer is gone: as the kube-apiserver, store the update (MODIFIED),
-		// then remove the object (DELETED, carrying that final state).
-		m, err := s.commitLocked(r, apiclient.Modified, obj, old)
+		// The last finalizer is gone: as the kube-apiserver, remove the object at once. The
+		// DELETED event carries the stored state (still with its finalizers) at a new
+		// resourceVersion; the response is the updated object at the old one.
+		if _, err := s.commitLocked(r, apiclient.Deleted, nil, old); err != nil {
+			return nil, false, errInternal(err.Error())
+		}
+		o, err := newStored(obj, old.rv)
 		if err != nil {
 			return nil, false, errInternal(err.Error())
 		}
-		d, err := s.commitLocked(r, apiclient.Deleted, nil, m)
-		if err != nil {
-			return nil, false, errInternal(err.Error())
-		}
-		return d, false, nil
+		return o, false, nil
 	}
 	o, err := s.commitLocked(r, apiclient.Modified, obj, old)
 	if err != nil {
@@ -382,10 +390,10 @@ func (s *Server) deleteLocked(r *resource, ns, name string, opts deleteOptions, 
 	}
 	if p := opts.Preconditions; p != nil {
 		if p.UID != nil && *p.UID != old.uid {
-			return nil, false, errConflict(t, name, fmt.Sprintf("Precondition failed: UID in precondition: %s, UID in object meta: %s", *p.UID, old.uid))
+			return nil, false, errPrecondition(t, name, fmt.Sprintf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *p.UID, old.uid))
 		}
 		if p.ResourceVersion != nil && *p.ResourceVersion != strconv.FormatUint(old.rv, 10) {
-			return nil, false, errConflict(t, name, fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %d", *p.ResourceVersion, old.rv))
+			return nil, false, errPrecondition(t, name, fmt.Sprintf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%d). The object might have been modified", *p.ResourceVersion, old.rv))
 		}
 	}
 	if dryRun {
