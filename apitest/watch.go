@@ -218,10 +218,32 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, ri *reqInfo
 		}
 	}()
 
+	// Register the watch and take its starting point before the response starts, as the
+	// kube-apiserver does: once the client has the response, no later change is missed.
+	protocol := r.Proto
+	if isWebSocket(r) {
+		protocol = "websocket"
+	}
+	wt := &watcher{s: s, res: res, f: f, bookmark: bookmarks, wake: make(chan struct{}, 1)}
+	s.mu.Lock()
+	s.nextWatch++
+	wt.id = s.nextWatch
+	wt.info = WatchInfo{ID: wt.id, Resource: res.typ.name(), Namespace: ri.namespace, Query: r.URL.Query(),
+		Protocol: protocol, Opened: time.Now(), StartRV: rvParam}
+	s.mu.Unlock()
+	prep := s.prepareWatch(ctx, wt, want, hasSIE, sendInitial)
+	if prep.err == nil {
+		defer func() {
+			s.mu.Lock()
+			delete(s.watchers, wt.id)
+			s.mu.Unlock()
+			s.notifyChange()
+		}()
+	}
+
 	// Start the stream.
 	var sk sink
 	var wsConn *websocket.Conn
-	protocol := r.Proto
 	if isWebSocket(r) {
 		up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 		var hdr http.Header
@@ -237,7 +259,6 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, ri *reqInfo
 		}
 		s.setRequestCodeFromWriter(w, http.StatusSwitchingProtocols)
 		wsConn = conn
-		protocol = "websocket"
 		sk = &wsSink{conn: conn}
 		readDone := make(chan struct{})
 		go func() {
@@ -262,15 +283,8 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, ri *reqInfo
 		sk = &chunkedSink{bw: bufio.NewWriterSize(w, 32<<10), rc: rc}
 	}
 
-	wt := &watcher{s: s, res: res, f: f, sink: sk, bookmark: bookmarks, wake: make(chan struct{}, 1)}
-	s.mu.Lock()
-	s.nextWatch++
-	wt.id = s.nextWatch
-	wt.info = WatchInfo{ID: wt.id, Resource: res.typ.name(), Namespace: ri.namespace, Query: r.URL.Query(),
-		Protocol: protocol, Opened: time.Now(), StartRV: rvParam}
-	s.mu.Unlock()
-
-	err := s.runWatch(ctx, wt, want, rvParam, hasSIE, sendInitial, timeout)
+	wt.sink = sk
+	err := s.runWatch(ctx, wt, prep, timeout)
 	if errors.Is(err, errAbort) {
 		if wsConn != nil {
 			return // the deferred Close drops the connection without a close frame
@@ -291,48 +305,57 @@ func (s *Server) setRequestCodeFromWriter(w http.ResponseWriter, code int) {
 	}
 }
 
-// runWatch streams events until the watch ends. It returns errAbort when the connection
-// must be dropped, nil on a clean end.
-func (s *Server) runWatch(ctx context.Context, w *watcher, want uint64, rvParam string, hasSIE, sendInitial bool, timeout time.Duration) error {
+// watchStart is where a watch starts: the initial objects to send as ADDED, the history
+// position of the first live event, and the RV of the initial state; or the error to send
+// as an ERROR event.
+type watchStart struct {
+	initial []*storedObj
+	cursor  uint64
+	snapRV  uint64
+	sie     bool // end the initial events with the annotated bookmark
+	err     *apiclient.Status
+}
+
+// prepareWatch computes the starting point and registers the watcher (unless err is set).
+func (s *Server) prepareWatch(ctx context.Context, w *watcher, want uint64, hasSIE, sendInitial bool) watchStart {
 	res := w.res
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if want > s.rv && !s.waitForRVLocked(ctx, want) {
-		cur := s.rv
-		s.mu.Unlock()
-		return w.sendError(errTooLargeRV(want, cur))
+		return watchStart{err: errTooLargeRV(want, s.rv)}
 	}
-	var initial []*storedObj
-	var cursor uint64
-	snapRV := s.rv
+	st := watchStart{snapRV: s.rv, sie: hasSIE && sendInitial}
 	switch {
 	case hasSIE && sendInitial:
-		initial = res.snapshot(s.rv)
-		cursor = res.end()
+		st.initial = res.snapshot(s.rv)
+		st.cursor = res.end()
 	case hasSIE && !sendInitial && want == 0:
-		cursor = res.end()
+		st.cursor = res.end()
 	case !hasSIE && want == 0:
-		initial = res.snapshot(s.rv)
-		cursor = res.end()
+		st.initial = res.snapshot(s.rv)
+		st.cursor = res.end()
 	default:
 		if want < res.oldestRV() {
-			oldest := res.oldestRV()
-			s.mu.Unlock()
-			return w.sendError(errExpired(fmt.Sprintf("too old resource version: %d (%d)", want, oldest)))
+			return watchStart{err: errExpired(fmt.Sprintf("too old resource version: %d (%d)", want, res.oldestRV()))}
 		}
-		cursor = res.seqAfter(want)
-		snapRV = want
+		st.cursor = res.seqAfter(want)
+		st.snapRV = want
 	}
-	w.lastRV.Store(snapRV)
+	w.lastRV.Store(st.snapRV)
 	s.watchers[w.id] = w
-	s.mu.Unlock()
+	return st
+}
+
+// runWatch streams events until the watch ends. It returns errAbort when the connection
+// must be dropped, nil on a clean end.
+func (s *Server) runWatch(ctx context.Context, w *watcher, st watchStart, timeout time.Duration) error {
+	if st.err != nil {
+		return w.sendError(st.err)
+	}
+	res := w.res
+	initial, cursor, snapRV := st.initial, st.cursor, st.snapRV
 	s.notifyChange()
 	s.notifyWatchOpened(w)
-	defer func() {
-		s.mu.Lock()
-		delete(s.watchers, w.id)
-		s.mu.Unlock()
-		s.notifyChange()
-	}()
 
 	for _, o := range initial {
 		if w.f.matches(o) {
@@ -341,7 +364,7 @@ func (s *Server) runWatch(ctx context.Context, w *watcher, want uint64, rvParam 
 			}
 		}
 	}
-	if hasSIE && sendInitial && w.bookmark {
+	if st.sie && w.bookmark {
 		if err := w.sendBookmark(snapRV, true, 0); err != nil {
 			return err
 		}
