@@ -55,7 +55,8 @@ var _ SharedIndexInformer[*apiclient.ObjectMeta] = (*Informer[*apiclient.ObjectM
 // Options configure an Informer. Every field has a default.
 type Options[T apiclient.Object] struct {
 	// Name identifies the informer in logs, errors and WaitForCacheSync. Default: the
-	// ListerWatcher's String() if it has one (apiclient names the resource), else the Go type.
+	// ListerWatcher's String() if it has one, else its resource ("configmaps.v1" for an
+	// *apiclient.Resource), else the Go type of T.
 	Name string
 	// KeyFunc keys the cache; default indexer.MetaNamespaceKeyFunc. Listers need the default.
 	KeyFunc indexer.KeyFunc[T]
@@ -144,9 +145,14 @@ func New[T apiclient.Object](lw apiclient.ListerWatcher[T], opts Options[T]) *In
 	}
 	name := opts.Name
 	if name == "" {
-		if s, ok := lw.(fmt.Stringer); ok {
-			name = s.String()
-		} else {
+		switch x := lw.(type) {
+		case fmt.Stringer:
+			name = x.String()
+		case interface {
+			GroupVersionResource() apiclient.GroupVersionResource
+		}:
+			name = x.GroupVersionResource().String()
+		default:
 			name = reflect.TypeFor[T]().String()
 		}
 	}

@@ -1,0 +1,171 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/reflector"
+)
+
+func testFactory(t *testing.T, c *apiclient.Client, opts ...FactoryOption) *Factory {
+	base := []FactoryOption{
+		WithLogger(testLogger(t)),
+		WithBackoff(reflector.Backoff{Initial: time.Millisecond, Max: 10 * time.Millisecond, Jitter: -1}),
+	}
+	f := NewFactory(c, append(base, opts...)...)
+	t.Cleanup(f.Shutdown)
+	return f
+}
+
+// Widget is a second object type for the same resource.
+type Widget struct {
+	apiclient.TypeMeta
+	apiclient.ObjectMeta `json:"metadata"`
+}
+
+func TestFactorySharesOneInformerPerKey(t *testing.T) {
+	s := newServer(t)
+	c := newClient(t, s)
+	f := testFactory(t, c)
+	a := For[*ConfigMap](f, cmGVR)
+	if For[*ConfigMap](f, cmGVR) != a {
+		t.Fatal("same resource and type: different informers")
+	}
+	if For[*ConfigMap](f, cmGVR, WithNamespace("default")) == a {
+		t.Fatal("a namespaced informer is the cluster-wide one")
+	}
+	if For[*ConfigMap](f, cmGVR, WithLabelSelector(MustParseSelector("app=x"))) == a {
+		t.Fatal("a selected informer is the unselected one")
+	}
+	if any(For[*Widget](f, cmGVR)) == any(a) {
+		t.Fatal("another Go type shares the informer")
+	}
+	if got := For[*ConfigMap](f, cmGVR, WithNamespace("default"), WithLabelSelector(MustParseSelector("app=x"))).Name(); got != "configmaps.v1 in default labels app=x" {
+		t.Fatalf("Name() = %q", got)
+	}
+}
+
+func TestFactoryStartIsIncrementalAndShutdownWaits(t *testing.T) {
+	s := newServer(t)
+	c := newClient(t, s)
+	mkCM(t, s, "default", "a", nil)
+	f := testFactory(t, c, WithWatchList(reflector.WatchListOff))
+	all := For[*ConfigMap](f, cmGVR)
+	reg, _ := all.AddEventHandler(newCalls())
+	ctx := ctxT(t)
+	f.Start(ctx)
+	if err := f.WaitForCacheSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lists := s.CountRequests(apitest.VerbList, "configmaps")
+
+	ns := For[*ConfigMap](f, cmGVR, WithNamespace("default"))
+	f.Start(ctx)
+	if err := f.WaitForCacheSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !ns.HasSynced() {
+		t.Fatal("the second informer did not start")
+	}
+	if got := s.CountRequests(apitest.VerbList, "configmaps"); got != lists+1 {
+		t.Fatalf("LIST requests %d → %d: the second Start restarted the first informer", lists, got)
+	}
+	if _, err := ns.Lister().Get("default", "a"); err != nil {
+		t.Fatal(err)
+	}
+
+	f.Shutdown()
+	if !all.IsStopped() || !ns.IsStopped() {
+		t.Fatal("Shutdown returned before the informers stopped")
+	}
+	select {
+	case <-reg.Done():
+	default:
+		t.Fatal("Shutdown returned before the handlers stopped")
+	}
+	late := For[*Widget](f, cmGVR)
+	f.Start(ctx)
+	if late.HasStarted() {
+		t.Fatal("Start after Shutdown started an informer")
+	}
+}
+
+func TestFactoryWaitForCacheSyncNamesTheLaggards(t *testing.T) {
+	s := newServer(t)
+	c := newClient(t, s)
+	f := testFactory(t, c, WithNotFoundLogInterval(time.Hour))
+	For[*ConfigMap](f, cmGVR)
+	widgets := For[*Widget](f, apiclient.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"})
+	refused := make(chan struct{}, 100)
+	if err := widgets.SetWatchErrorHandler(func(_ context.Context, err error) {
+		if apiclient.IsNotFound(err) {
+			refused <- struct{}{}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(ctxT(t))
+	f.Start(ctx)
+	// Wait until the widgets informer has been refused a few times, then give up.
+	for range 3 {
+		select {
+		case <-refused:
+		case <-ctx.Done():
+			t.Fatal("the widgets informer was never refused")
+		}
+	}
+	waitCtx, stop := context.WithCancel(ctx)
+	stop()
+	err := f.WaitForCacheSync(waitCtx)
+	var nse *NotSyncedError
+	if !errors.As(err, &nse) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("WaitForCacheSync = %v, want a NotSyncedError", err)
+	}
+	if strings.Join(nse.Informers, ",") != "widgets.v1.example.com" {
+		t.Fatalf("not synced: %v, want only widgets.v1.example.com (error: %v)", nse.Informers, err)
+	}
+	cancel()
+}
+
+func TestFactorySelectorsFilterOnTheServer(t *testing.T) {
+	s := newServer(t)
+	c := newClient(t, s)
+	if _, err := s.Create("configmaps", map[string]any{"metadata": map[string]any{"namespace": "default", "name": "web", "labels": map[string]any{"app": "web"}}}); err != nil {
+		t.Fatal(err)
+	}
+	mkCM(t, s, "default", "other", nil)
+	f := testFactory(t, c)
+	inf := For[*ConfigMap](f, cmGVR, WithLabelSelector(MustParseSelector("app=web")))
+	h := newCalls()
+	reg, _ := inf.AddEventHandler(h)
+	f.Start(ctxT(t))
+	wait(t, reg.Synced(), "sync")
+	if got := h.next(t); !strings.HasPrefix(got, "add default/web ") {
+		t.Fatalf("first call %q", got)
+	}
+	if n := inf.GetStore().Len(); n != 1 {
+		t.Fatalf("cache holds %d objects, want 1", n)
+	}
+	// The object stops matching: the server sends a DELETED, the cache drops it.
+	if _, err := s.Mutate("configmaps", "default", "web", func(o apitest.Object) {
+		o["metadata"].(map[string]any)["labels"] = map[string]any{"app": "db"}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.next(t); !strings.HasPrefix(got, "delete default/web ") {
+		t.Fatalf("call %q, want the delete of web", got)
+	}
+	if n := inf.GetStore().Len(); n != 0 {
+		t.Fatalf("cache holds %d objects, want 0", n)
+	}
+	for _, r := range s.RequestsFor(apitest.VerbWatch, "configmaps") {
+		if r.Param("labelSelector") != "app=web" {
+			t.Fatalf("watch without the selector: %v", r.Query)
+		}
+	}
+}
