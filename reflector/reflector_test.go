@@ -80,7 +80,7 @@ func TestWatchEventsAdvanceLastSyncRV(t *testing.T) {
 
 // BOOKMARK events advance the last synced resourceVersion (and tell the store).
 func TestBookmarksAdvanceLastSyncRV(t *testing.T) {
-	e := newEnv(t, apitest.WithBookmarkInterval(20*time.Millisecond))
+	e := newEnv(t, apitest.WithBookmarkInterval(20*time.Millisecond), apitest.WithProgressNotify())
 	e.create("a")
 	rec := newRecStore()
 	r := e.run(e.options(rec))
@@ -285,29 +285,42 @@ func TestVeryShortWatchRelists(t *testing.T) {
 // A watch with no event and no bookmark for StallTimeout is re-opened from the last synced
 // resourceVersion, without a relist; the stall is counted and logged once.
 func TestStallRewatchesWithoutRelist(t *testing.T) {
-	e := newEnv(t, apitest.WithBookmarkInterval(20*time.Millisecond))
+	e := newEnv(t, apitest.WithBookmarkInterval(20*time.Millisecond), apitest.WithProgressNotify())
 	e.create("a")
 	rec := newRecStore()
 	opts := e.options(rec)
-	opts.StallTimeout = 300 * time.Millisecond
+	opts.StallTimeout = 750 * time.Millisecond
 	r := e.run(opts)
 	synced(t, rec, 1)
 	e.waitWatch(0)
-	// A healthy watch: bookmarks for longer than the stall timeout, and no stall.
-	rec.waitFor(t, "bookmarks for 3 stall timeouts", func(s *recStore) bool { return len(opsOf(s.ops, "rv")) >= 45 })
-	if st := r.Stats(); st.Stalls != 0 || st.Watches != 1 {
+	// A healthy watch: writes to another resource move the server's resourceVersion, so the
+	// configmap watch gets bookmarks (and nothing else) for twice the stall timeout. The
+	// ticker paces the load; it synchronises nothing.
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for i, start := 0, time.Now(); time.Since(start) < 2*opts.StallTimeout; i++ {
+		<-tick.C
+		if _, err := e.srv.Create("secrets", map[string]any{"metadata": map[string]any{"name": fmt.Sprintf("s%d", i), "namespace": "default"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	target := e.srv.ResourceVersion()
+	rec.waitFor(t, "bookmark at "+target, func(s *recStore) bool { o, ok := lastOp(s.ops, "rv"); return ok && o.RV == target })
+	if st := r.Stats(); st.Stalls != 0 || st.Watches != 1 || st.Bookmarks == 0 || st.Events != 0 {
 		t.Fatalf("healthy watch: stats %+v", st)
 	}
-	lastRV := r.LastSyncResourceVersion()
 	seq := e.srv.LastRequestSeq()
 	release, n, err := e.srv.StallWatches(cms, 0)
 	if err != nil || n != 1 {
 		t.Fatalf("StallWatches = %d, %v", n, err)
 	}
 	defer release()
+	if _, err := e.srv.Create("secrets", map[string]any{"metadata": map[string]any{"name": "during-stall", "namespace": "default"}}); err != nil {
+		t.Fatal(err)
+	}
 	w := e.waitRequests(apitest.VerbWatch, seq, 1)[0]
-	if w.Param("resourceVersion") != lastRV {
-		t.Fatalf("re-watch %s, want resourceVersion=%s", w.Query.Encode(), lastRV)
+	if w.Param("resourceVersion") != target {
+		t.Fatalf("re-watch %s, want resourceVersion=%s", w.Query.Encode(), target)
 	}
 	e.waitError("stall", isErr(ErrWatchStalled))
 	if n := len(e.requests(apitest.VerbList, 0)); n != 1 {
