@@ -243,12 +243,16 @@ func (s *Server) SetWriteDelay(resource string, d time.Duration) error {
 	} else {
 		s.writeWait[name] = d
 	}
+	s.hasWriteWait.Store(len(s.writeWait) > 0)
 	s.mu.Unlock()
 	s.recordFault(FaultRecord{Kind: FaultWriteDelay, Resource: name, Detail: d.String()})
 	return nil
 }
 
 func (s *Server) writeDelay(r *resource) time.Duration {
+	if !s.hasWriteWait.Load() {
+		return 0
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.writeWait) == 0 {

@@ -191,8 +191,9 @@ func (s *Server) update(resource string, obj any, mode updateMode) (Object, erro
 	return toObject(o.raw), nil
 }
 
-// Mutate reads the object, lets fn change it and writes it back as one atomic update
-// (no conflict is possible). fn must not call the Server.
+// Mutate reads the object, lets fn change it and writes it back under the server's lock, so
+// no conflict is possible. With a status subresource a changed status is written by a second
+// update of /status (two events). fn must not call the Server.
 func (s *Server) Mutate(resource, namespace, name string, fn func(Object)) (Object, error) {
 	r, err := s.resolve(resource)
 	if err != nil {

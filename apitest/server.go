@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
@@ -137,6 +138,8 @@ type Server struct {
 	watchers  map[int64]*watcher
 	nextWatch int64
 	writeWait map[string]time.Duration // resource name ("" = all) → delay per write
+	// hasWriteWait lets the hot paths skip s.mu when no write delay is set.
+	hasWriteWait atomic.Bool
 
 	// logMu guards the logs, the fault rules and the change broadcast.
 	logMu     sync.Mutex
