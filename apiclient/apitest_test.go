@@ -212,7 +212,12 @@ func TestWatchInitialEventsAndBookmarks(t *testing.T) {
 			if !added["x"] || !added["y"] || end.Object.ResourceVersion == "" {
 				t.Fatalf("initial events %v, end bookmark rv %q", added, end.Object.ResourceVersion)
 			}
-			// Periodic bookmarks follow.
+			// Periodic bookmarks follow once the server has progressed past the last event
+			// the watch saw (like the watch cache): a write the watch does not match.
+			if _, err := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("kube-system").Create(ctx,
+				&ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: "elsewhere"}}, apiclient.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
 			for {
 				if ev := recv(t, w); ev.Type == apiclient.Bookmark {
 					if ev.Object.ResourceVersion == "" {

@@ -61,33 +61,9 @@ func (c *Client) openWebSocket(ctx context.Context, path string, query url.Value
 	}
 	u.Path, u.RawPath, u.RawQuery = full.Path, full.RawPath, full.RawQuery
 
-	authz, bearer, _, err := c.auth.credentials(ctx)
+	conn, err := c.dialWebSocket(ctx, u.String(), path, true)
 	if err != nil {
 		return nil, err
-	}
-	h := http.Header{}
-	h.Set("User-Agent", c.userAgent)
-	h.Set("Accept", "application/json")
-	// kube-apiserver's WebSocket handler (golang.org/x/net/websocket) answers 403 to a
-	// handshake without an Origin; name the server itself.
-	h.Set("Origin", c.base.Scheme+"://"+c.base.Host)
-	if authz != "" {
-		h.Set("Authorization", authz)
-	}
-	d := *c.wsDial.d
-	if bearer != "" {
-		d.Subprotocols = []string{BearerProtocolPrefix + base64.RawURLEncoding.EncodeToString([]byte(bearer))}
-	}
-	conn, resp, err := d.DialContext(ctx, u.String(), h)
-	if err != nil {
-		if resp == nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("apiclient: websocket watch %s: %w", path, err)
-		}
-		defer resp.Body.Close()
-		return nil, classifyRefusal(resp)
 	}
 	conn.SetReadLimit(int64(c.maxEventSize))
 	src := &wsSource{conn: conn, max: c.maxEventSize, done: make(chan struct{})}
@@ -124,6 +100,44 @@ func (s *wsSource) startHealthCheck() {
 			}
 		}
 	}()
+}
+
+// dialWebSocket performs the handshake. After a 401 with credentials that can be renewed
+// (exec plugin, token file) it tries once more with fresh ones, as authTransport does for
+// ordinary requests.
+func (c *Client) dialWebSocket(ctx context.Context, wsURL, path string, retryAuth bool) (*websocket.Conn, error) {
+	authz, bearer, used, err := c.auth.credentials(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h := http.Header{}
+	h.Set("User-Agent", c.userAgent)
+	h.Set("Accept", "application/json")
+	// kube-apiserver's WebSocket handler (golang.org/x/net/websocket) answers 403 to a
+	// handshake without an Origin; name the server itself.
+	h.Set("Origin", c.base.Scheme+"://"+c.base.Host)
+	if authz != "" {
+		h.Set("Authorization", authz)
+	}
+	d := *c.wsDial.d
+	if bearer != "" {
+		d.Subprotocols = []string{BearerProtocolPrefix + base64.RawURLEncoding.EncodeToString([]byte(bearer))}
+	}
+	conn, resp, err := d.DialContext(ctx, wsURL, h)
+	if err == nil {
+		return conn, nil
+	}
+	if resp == nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("apiclient: websocket watch %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized && retryAuth && used != nil && c.auth.unauthorized(used) {
+		return c.dialWebSocket(ctx, wsURL, path, false)
+	}
+	return nil, classifyRefusal(resp)
 }
 
 // classifyRefusal decides whether a failed handshake means "no WebSocket here" (fall back

@@ -153,3 +153,39 @@ func TestWatchWebSocketAPIErrorIsNotARefusal(t *testing.T) {
 		t.Fatalf("a 403 was taken for a refused upgrade")
 	}
 }
+
+func TestWatchWebSocketRenewsCredentialsAfter401(t *testing.T) {
+	dir := t.TempDir()
+	script, _ := execScript(t, "2999-01-01T00:00:00Z")
+	rec, c := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "Bearer tok-1" {
+			writeJSON(w, 401, map[string]any{"kind": "Status", "reason": "Unauthorized", "code": 401})
+			return
+		}
+		conn, err := upgrader.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		conn.WriteMessage(websocket.TextMessage, []byte(`{"type":"ADDED","object":{"metadata":{"name":"a"}}}`))
+		conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""))
+		conn.ReadMessage()
+	})
+	cfg := &Config{Host: c.Host(), Exec: execConfig(script, dir), WatchProtocol: WatchWebSocket}
+	ec, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ec.Close()
+	w, err := NewResource[*testPod](ec, podsGVR).Watch(context.Background(), ListOptions{})
+	if err != nil {
+		t.Fatalf("watch after a 401: %v", err)
+	}
+	defer w.Stop()
+	if ev := <-w.ResultChan(); ev.Type != Added {
+		t.Fatalf("event %+v", ev)
+	}
+	if rec.count() != 2 {
+		t.Fatalf("%d handshakes, want 2", rec.count())
+	}
+}
