@@ -68,12 +68,17 @@
 //     old cache during a relist (and, for WatchList, in a temporary store). A Store that
 //     implements IncrementalReplacer is handed the list item by item, page by page or event
 //     by event, and computes deletions itself at the end; with an in-place store the extra
-//     heap of a relist drops from the size of the whole list to one page (LIST) or to almost
-//     nothing (WatchList, or a ListerWatcher that implements StreamingLister).
-//     BenchmarkRelistPeakHeap measures it.
+//     heap of a relist drops from the size of the whole list to one page (paged LIST) or to
+//     almost nothing (WatchList). An unpaged LIST (client-go's choice for relists at a
+//     resourceVersion, so that the watch cache serves them) is still decoded whole, unless
+//     the ListerWatcher implements StreamingLister. See "Relist memory" below.
 //   - Watch-stall detection: a watch that delivers no event and no bookmark for StallTimeout
 //     (default 3 min) is re-opened from the last synced resourceVersion without a relist.
-//     Stats().Stalls counts them and Staleness tells readiness checks how current the store is.
+//     Stats().Stalls counts them and Staleness tells readiness checks how current the store
+//     is. A server sends bookmarks only when it has something to confirm; on a resource that
+//     stays quiet for longer than StallTimeout in a quiet cluster, the cost is one watch
+//     re-opened from the watch cache per StallTimeout (client-go re-opens every 5-10 min
+//     anyway). Raise StallTimeout, or set it negative, for many such informers.
 //   - WatchList fallback is remembered (WatchListAuto): a server that refuses or ignores
 //     sendInitialEvents costs one failed attempt per hour, not one per relist. A server that
 //     ignores the parameter is detected by a non-initial event before the end bookmark or by
@@ -84,4 +89,15 @@
 //   - WatchErrorHandler sees every error, including those recovered without a relist;
 //     errors are *Error values that name the reflector (the resource) and the operation.
 //   - Stats reports lists, relists, watches, events, bookmarks, stalls, resyncs and times.
+//
+// # Relist memory
+//
+// BenchmarkRelistPeakHeap relists 10,000 objects of about 1.3 KB into a full cache and
+// measures the live heap above the steady state (after a forced GC at the store's fullest
+// moments; apitest runs in the same process):
+//
+//	                  Replace              IncrementalReplacer
+//	LIST, unpaged     2.1 KB/obj, 20 MiB   2.0 KB/obj, 19 MiB (needs StreamingLister)
+//	LIST, paged       2.1 KB/obj, 20 MiB   0.05 KB/obj, 0.45 MiB (the store's set of seen keys)
+//	WatchList         2.1 KB/obj, 20 MiB   0.2-0.4 KB/obj, 2-4 MiB (events in flight)
 package reflector

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -586,6 +587,55 @@ func TestContinueExpiredFallsBackToFullList(t *testing.T) {
 		t.Fatalf("store calls %v, want begin, abort, begin, finish(6)", ops)
 	}
 	if st := r.Stats(); st.Lists != 1 || st.ListRequests != 3 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// While the server is down (connection refused) the reflector keeps re-watching from its
+// last synced resourceVersion with backoff, instead of relisting. When a fresh server comes
+// back on the same address, older than that resourceVersion ("too large"), it relists at "".
+func TestConnectionRefusedRewatchesThenTooLargeRelists(t *testing.T) {
+	a := apitest.NewServer()
+	defer a.Close()
+	addr := strings.TrimPrefix(a.URL, "http://")
+	cfg := a.Config()
+	cfg.MaxRetries = -1
+	cfg.WatchProtocol = apiclient.WatchChunked
+	c, err := apiclient.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	e := &env{t: t, srv: a, log: &logRecorder{}, errsCh: make(chan struct{}),
+		res: apiclient.NewResource[*testObj](c, apiclient.GroupVersionResource{Version: "v1", Resource: cms})}
+	for _, n := range []string{"a1", "a2", "a3"} {
+		e.create(n)
+	}
+	rec := newRecStore()
+	r := e.run(e.options(rec))
+	synced(t, rec, 1)
+	e.waitWatch(0)
+	lastRV := e.create("a4") // one event, so the closing watch is not "very short"
+	rec.waitFor(t, "a4", func(s *recStore) bool { o, ok := lastOp(s.ops, "rv"); return ok && o.RV == lastRV })
+
+	a.Close()
+	e.waitError("connection refused", isErr(syscall.ECONNREFUSED))
+	b, err := apitest.Start(apitest.WithOptions(apitest.Options{Addr: addr, TooLargeResourceVersionWait: -1}))
+	if err != nil {
+		t.Fatalf("restart on %s: %v", addr, err)
+	}
+	defer b.Close()
+	e.srv = b
+	e.create("b-only")
+	synced(t, rec, 2)
+	e.waitContent(rec)
+	reqs := b.RequestsMatching(apitest.RequestFilter{Resource: cms})
+	if len(reqs) < 3 || reqs[0].Verb != apitest.VerbWatch || reqs[0].Param("resourceVersion") != lastRV ||
+		reqs[1].Verb != apitest.VerbList || reqs[1].Param("resourceVersion") != lastRV || reqs[1].Code != http.StatusGatewayTimeout ||
+		reqs[2].Verb != apitest.VerbList || reqs[2].HasParam("resourceVersion") {
+		t.Fatalf("want WATCH at %s (too large), LIST at %s (504), LIST at \"\"\n%s", lastRV, lastRV, e.describeRequests())
+	}
+	if st := r.Stats(); st.Relists != 1 || st.Backoffs == 0 {
 		t.Fatalf("stats %+v", st)
 	}
 }
