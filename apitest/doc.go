@@ -22,7 +22,8 @@
 // preconditions, dryRun) and deletecollection. Lists and watches honour label selectors
 // (=, ==, !=, in, notin, exists, !exists, gt, lt) and the field selectors metadata.name and
 // metadata.namespace (plus a few per-resource fields such as pods' spec.nodeName), and lists
-// page with limit/continue. Responses can be Tables (kubectl get) or PartialObjectMetadata.
+// page with limit/continue, except that resourceVersion=0 returns everything at once (the
+// watch cache ignores limit), and deletecollection answers the list as it was before. Responses can be Tables (kubectl get) or PartialObjectMetadata.
 //
 // One global resourceVersion counter orders every write. Objects get uid and
 // creationTimestamp from the server; an update with a stale resourceVersion is a 409

@@ -468,17 +468,19 @@ func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, 
 	if b, _ := readBody(r); len(strings.TrimSpace(string(b))) > 0 {
 		json.Unmarshal(b, &opts)
 	}
+	// As the kube-apiserver: list, delete each listed object, and answer the list as it was
+	// before the deletions.
 	s.mu.Lock()
+	rv := s.rv
 	var out []*storedObj
 	for _, k := range ri.res.sortedKeys() {
 		o := ri.res.objects[k]
 		if o != nil && f.matches(o) {
-			if d, _, st := s.deleteLocked(ri.res, o.namespace, o.name, opts, dryRun(r)); st == nil {
-				out = append(out, d)
+			if _, _, st := s.deleteLocked(ri.res, o.namespace, o.name, opts, dryRun(r)); st == nil {
+				out = append(out, o)
 			}
 		}
 	}
-	rv := s.rv
 	s.mu.Unlock()
 	s.notifyChange()
 	s.writeList(w, r, ri, out, apiclient.ListMeta{ResourceVersion: strconv.FormatUint(rv, 10)})
@@ -630,7 +632,9 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, ri *reqInfo)
 		return
 	}
 	var limit int64
-	if v := q.Get("limit"); v != "" {
+	if v := q.Get("limit"); v != "" && !(q.Get("resourceVersion") == "0" && q.Get("continue") == "") {
+		// resourceVersion=0 is served from the watch cache, which ignores limit: the whole
+		// list comes back in one page (the reflector relies on this).
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			writeStatus(w, errBadRequest(fmt.Sprintf("limit: %v", err)))

@@ -228,6 +228,12 @@ func TestPaging(t *testing.T) {
 	if len(first.Items) != 4 || first.Continue == "" || first.RemainingItemCount == nil || *first.RemainingItemCount != 6 {
 		t.Fatalf("first page: %d items continue %q remaining %v", len(first.Items), first.Continue, first.RemainingItemCount)
 	}
+	// resourceVersion=0 is answered from the "cache": limit is ignored, as by the
+	// kube-apiserver.
+	all, err := e.cms.List(e.ctx, apiclient.ListOptions{ResourceVersion: "0", Limit: 4})
+	if err != nil || len(all.Items) != 10 || all.Continue != "" {
+		t.Fatalf("rv=0 limit=4: %v, %d items, continue %q", err, len(all.Items), all.Continue)
+	}
 	// Changes after the first page do not show up in later pages: the snapshot is kept.
 	e.s.Create("configmaps", cm("c99", nil, nil))
 	e.s.Delete("configmaps", "default", "c8")
@@ -280,6 +286,20 @@ func TestPaging(t *testing.T) {
 	mustStatus(t, err, 422, apiclient.StatusReasonInvalid)
 	_, err = e.cms.List(e.ctx, apiclient.ListOptions{Continue: "garbage"})
 	mustStatus(t, err, 400, apiclient.StatusReasonBadRequest)
+}
+
+func TestDeleteCollection(t *testing.T) {
+	e := newEnv(t)
+	e.s.Create("configmaps", cm("a", map[string]string{"gone": "yes"}, nil))
+	e.s.Create("configmaps", cm("b", map[string]string{"gone": "yes"}, nil))
+	e.s.Create("configmaps", cm("c", nil, nil))
+	if err := e.cms.DeleteCollection(e.ctx, apiclient.DeleteOptions{}, apiclient.ListOptions{LabelSelector: "gone=yes"}); err != nil {
+		t.Fatal(err)
+	}
+	objs, _, _ := e.s.List("configmaps", "default")
+	if len(objs) != 1 || objs[0].Name() != "c" {
+		t.Fatalf("left %v", objs)
+	}
 }
 
 func TestListExactSnapshot(t *testing.T) {
