@@ -164,6 +164,33 @@ var fidelityScenarios = []fscenario{
 	}},
 }
 
+func init() {
+	fidelityScenarios = append(fidelityScenarios,
+		fscenario{Name: "list-rv0-and-exact", Steps: []fstep{
+			{Name: "a", Method: "POST", Path: cmPath, Body: cmBody("a", ""), Save: "a"},
+			{Name: "b", Method: "POST", Path: cmPath, Body: cmBody("b", "")},
+			{Name: "c", Method: "POST", Path: cmPath, Body: cmBody("c", "")},
+			{Name: "rv0-limit", Method: "GET", Path: cmPath + "?resourceVersion=0&limit=2"},
+			{Name: "patch-a", Method: "PATCH", CT: mergePatch, Path: cmPath + "/a", Body: `{"data":{"k":"new"}}`},
+			{Name: "exact-old", Method: "GET", Path: cmPath + "?resourceVersion={rv:a}&resourceVersionMatch=Exact", Show: nil},
+			{Name: "not-older-than", Method: "GET", Path: cmPath + "?resourceVersion={rv:a}&resourceVersionMatch=NotOlderThan"},
+			{Name: "exact-zero", Method: "GET", Path: cmPath + "?resourceVersion=0&resourceVersionMatch=Exact"},
+			{Name: "get-rv0", Method: "GET", Path: cmPath + "/a?resourceVersion=0"},
+		}},
+		fscenario{Name: "deletecollection", Steps: []fstep{
+			{Name: "a", Method: "POST", Path: cmPath, Body: cmBody("a", `,"labels":{"gone":"yes"}`)},
+			{Name: "b", Method: "POST", Path: cmPath, Body: cmBody("b", `,"labels":{"gone":"yes"}`)},
+			{Name: "c", Method: "POST", Path: cmPath, Body: cmBody("c", "")},
+			{Name: "delete", Method: "DELETE", Path: cmPath + "?labelSelector=gone%3Dyes"},
+			{Name: "left", Method: "GET", Path: cmPath},
+		}},
+		fscenario{Name: "create-on-update", Steps: []fstep{
+			{Name: "lease", Method: "PUT", Path: "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/l", Body: `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l"},"spec":{"holderIdentity":"me"}}`, Show: []string{"spec.holderIdentity"}},
+			{Name: "configmap", Method: "PUT", Path: cmPath + "/nope", Body: cmBody("nope", "")},
+		}},
+	)
+}
+
 const deploymentBody = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":1,` +
 	`"selector":{"matchLabels":{"app":"d"}},"template":{"metadata":{"labels":{"app":"d"}},` +
 	`"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`
