@@ -387,12 +387,18 @@ func TestAPIClientBookmarksAndInitialEvents(t *testing.T) {
 	}
 	w.Stop()
 
-	// Periodic bookmarks: the watch cache sends one about once a minute.
+	// Periodic bookmarks: the watch cache sends one about once a minute, when it has
+	// progressed past the last event the watch saw; a write the watch does not match
+	// (another namespace) makes that progress.
 	w, err = cms.Watch(ctx, apiclient.ListOptions{ResourceVersion: last, AllowWatchBookmarks: true, TimeoutSeconds: ptr(int64(100))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Stop()
+	other := acNamespace(t, ac)
+	if _, err := apiclient.NewResource[*acConfigMap](ac, acConfigMaps).Namespace(other).Create(ctx, newCM("elsewhere", nil), apiclient.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	for {
 		ev := acRecv(t, w, 95*time.Second)
 		if ev.Type == apiclient.Bookmark {
