@@ -132,16 +132,23 @@ func (s *Server) authorized(r *http.Request) bool {
 		return true
 	}
 	if isWebSocket(r) {
+		// As the kube-apiserver: the token may travel as a base64url subprotocol, but only
+		// next to at least one other subprotocol (the one the server echoes).
+		var token string
+		tokens, others := 0, 0
 		for _, p := range websocketProtocols(r) {
-			if tok, ok := strings.CutPrefix(p, "base64url.bearer.authorization.k8s.io."); ok {
-				if dec, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(tok, "=")); err == nil && string(dec) == s.opts.Token {
-					return true
+			if enc, ok := strings.CutPrefix(p, "base64url.bearer.authorization.k8s.io."); ok {
+				tokens++
+				dec, err := base64.RawURLEncoding.DecodeString(enc)
+				if err != nil {
+					return false
 				}
-				if tok == s.opts.Token {
-					return true
-				}
+				token = string(dec)
+				continue
 			}
+			others++
 		}
+		return tokens == 1 && others > 0 && token == s.opts.Token
 	}
 	return false
 }

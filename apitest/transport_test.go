@@ -129,8 +129,24 @@ func TestWebSocketBearerSubprotocol(t *testing.T) {
 	s.Create("configmaps", cm("a", nil, nil))
 	u := "ws" + strings.TrimPrefix(s.URL, "http") + "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=0"
 	proto := "base64url.bearer.authorization.k8s.io." + base64.RawURLEncoding.EncodeToString([]byte("sub-token"))
-	d := websocket.Dialer{Subprotocols: []string{proto}}
-	conn, resp, err := d.Dial(u, nil)
+	origin := http.Header{"Origin": {s.URL}}
+	// The bearer subprotocol alone is refused, as by the kube-apiserver: another subprotocol
+	// must come with it (the one the server echoes).
+	alone := websocket.Dialer{Subprotocols: []string{proto}}
+	if _, resp, err := alone.Dial(u, origin); err == nil || resp == nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("bearer subprotocol alone: %v %v", err, resp)
+	} else {
+		resp.Body.Close()
+	}
+	// Without an Origin the handshake is refused (403), as by golang.org/x/net/websocket.
+	noOrigin := websocket.Dialer{Subprotocols: []string{proto, "watch.example"}}
+	if _, resp, err := noOrigin.Dial(u, nil); err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("no origin: %v %v", err, resp)
+	} else {
+		resp.Body.Close()
+	}
+	d := websocket.Dialer{Subprotocols: []string{proto, "watch.example"}}
+	conn, resp, err := d.Dial(u, origin)
 	if err != nil {
 		t.Fatalf("dial: %v (%v)", err, resp)
 	}
@@ -146,9 +162,12 @@ func TestWebSocketBearerSubprotocol(t *testing.T) {
 	if typ != websocket.TextMessage || json.Unmarshal(msg, &ev) != nil || ev.Type != "ADDED" {
 		t.Fatalf("message %d %s", typ, msg)
 	}
+	if conn.Subprotocol() != "watch.example" {
+		t.Fatalf("the server picked subprotocol %q, want the non-token one", conn.Subprotocol())
+	}
 	conn.Close()
 	// Without the token the upgrade is refused with 401.
-	_, resp, err = websocket.DefaultDialer.Dial(u, nil)
+	_, resp, err = websocket.DefaultDialer.Dial(u, origin)
 	if err == nil || resp == nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("dial without token: %v %v", err, resp)
 	}

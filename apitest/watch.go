@@ -201,6 +201,12 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, ri *reqInfo
 			return
 		}
 	}
+	if isWebSocket(r) && r.Header.Get("Origin") == "" {
+		// The kube-apiserver's WebSocket handler (golang.org/x/net/websocket) refuses a
+		// handshake without an Origin.
+		http.Error(w, "websocket: missing Origin header", http.StatusForbidden)
+		return
+	}
 	if isWebSocket(r) && s.opts.RefuseWebSocket {
 		s.recordFault(FaultRecord{Kind: FaultWebSocketRefused, Resource: res.typ.name()})
 		writeStatus(w, newStatus(http.StatusNotImplemented, apiclient.StatusReasonUnknown, "apitest: WebSocket upgrades are refused by this server"))
