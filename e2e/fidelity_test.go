@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -16,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/e2e/cluster"
 )
@@ -469,4 +473,82 @@ func (st *runState) eventLine(raw []byte) string {
 		return fmt.Sprintf("BOOKMARK %v annotations=%v", ev.Object["kind"], keys)
 	}
 	return ev.Type + " " + st.objectLine(ev.Object, nil)
+}
+
+// TestFidelityWebSocket compares a WebSocket watch: the handshake answer (status and the
+// subprotocol the server picks when the bearer token travels as one), the message type and
+// the first event.
+func TestFidelityWebSocket(t *testing.T) {
+	c := cluster.ForTest(t)
+	s := apitest.NewServer(apitest.WithTLS(), apitest.WithToken("fidelity"))
+	defer s.Close()
+	sc := s.Client()
+	defer sc.CloseIdleConnections()
+	real := &fidTarget{name: "kube-apiserver", url: c.URL, client: c.HTTPClient()}
+	fake := &fidTarget{name: "apitest", url: s.URL, client: sc}
+	b := make([]byte, 3)
+	rand.Read(b)
+	ns := "fid-websocket-" + hex.EncodeToString(b)
+	type variant struct {
+		name       string
+		protocols  []string // "{bearer}" is the token's subprotocol
+		origin     bool
+		authHeader bool
+	}
+	variants := []variant{
+		{name: "bearer-protocol-only", protocols: []string{"{bearer}"}, origin: true},
+		{name: "bearer-and-another", protocols: []string{"{bearer}", "example.informerkit.io"}, origin: true},
+		{name: "header-no-origin", authHeader: true},
+		{name: "header-with-origin", authHeader: true, origin: true},
+	}
+	transcript := func(tg *fidTarget, token string, ca []byte) []string {
+		st := &runState{t: t, tg: tg, ns: ns, rvs: map[string]string{}, lists: map[string]string{}, saved: map[string][2]string{}}
+		st.request("POST", "/api/v1/namespaces", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"`+ns+`"}}`, "")
+		st.step(fstep{Name: "a", Method: "POST", Path: cmPath, Body: cmBody("a", "")}, "")
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(ca)
+		for _, v := range variants {
+			d := websocket.Dialer{TLSClientConfig: &tls.Config{RootCAs: pool}, HandshakeTimeout: 10 * time.Second}
+			bearer := "base64url.bearer.authorization.k8s.io." + base64.RawURLEncoding.EncodeToString([]byte(token))
+			for _, p := range v.protocols {
+				d.Subprotocols = append(d.Subprotocols, strings.ReplaceAll(p, "{bearer}", bearer))
+			}
+			h := http.Header{}
+			if v.origin {
+				h.Set("Origin", tg.url)
+			}
+			if v.authHeader {
+				h.Set("Authorization", "Bearer "+token)
+			}
+			u := "wss" + strings.TrimPrefix(tg.url, "https") + "/api/v1/namespaces/" + ns + "/configmaps?watch=1&resourceVersion=0"
+			conn, resp, err := d.Dial(u, h)
+			if err != nil {
+				code := 0
+				if resp != nil {
+					code = resp.StatusCode
+					resp.Body.Close()
+				}
+				st.lines = append(st.lines, fmt.Sprintf("%s: DIAL error status=%d", v.name, code))
+				continue
+			}
+			proto := conn.Subprotocol()
+			if proto == bearer {
+				proto = "the bearer protocol"
+			}
+			st.lines = append(st.lines, fmt.Sprintf("%s: DIAL status=%d subprotocol=%q", v.name, resp.StatusCode, proto))
+			conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+			mt, msg, err := conn.ReadMessage()
+			conn.Close()
+			if err != nil {
+				st.lines = append(st.lines, v.name+": READ error")
+				continue
+			}
+			typ := map[int]string{websocket.TextMessage: "text", websocket.BinaryMessage: "binary"}[mt]
+			st.lines = append(st.lines, v.name+": MESSAGE "+typ+" "+st.eventLine(bytes.TrimSpace(msg)))
+		}
+		return st.lines
+	}
+	want := transcript(real, c.Token, c.CAPEM)
+	got := transcript(fake, s.Token(), s.CAPEM())
+	compareTranscripts(t, "websocket", want, got)
 }
