@@ -5,6 +5,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/informerkit/informerkit/apiclient"
 )
 
 func TestBackoffGrowsCapsAndResets(t *testing.T) {
@@ -55,4 +57,67 @@ func TestSleepCtx(t *testing.T) {
 			t.Fatalf("sleepCtx returned at %v, want 1.1s", time.Since(start))
 		}
 	})
+}
+
+func TestWatchTimeoutRange(t *testing.T) {
+	r := New(Options[*testObj]{ListerWatcher: unusedLW(t), Store: newRecStore()})
+	seen := map[int64]bool{}
+	for range 2000 {
+		s := *r.watchTimeout()
+		if s < 300 || s > 600 {
+			t.Fatalf("timeoutSeconds %d outside [300, 600]", s)
+		}
+		seen[s] = true
+	}
+	if len(seen) < 100 {
+		t.Fatalf("only %d distinct timeouts in 2000 draws: not spread", len(seen))
+	}
+	small := New(Options[*testObj]{ListerWatcher: unusedLW(t), Store: newRecStore(), MinWatchTimeout: time.Millisecond})
+	if s := *small.watchTimeout(); s != 1 {
+		t.Fatalf("tiny MinWatchTimeout gave timeoutSeconds %d, want the minimum of 1", s)
+	}
+}
+
+func TestStalenessBeforeFirstSync(t *testing.T) {
+	lw := unusedLW(t)
+	synctest.Test(t, func(t *testing.T) {
+		r := New(Options[*testObj]{ListerWatcher: lw, Store: newRecStore()})
+		time.Sleep(5 * time.Second)
+		if s := r.Staleness(); s != 5*time.Second {
+			t.Fatalf("Staleness before any sync = %v, want the 5s since New", s)
+		}
+		r.touch()
+		time.Sleep(time.Second)
+		if s := r.Staleness(); s != time.Second {
+			t.Fatalf("Staleness = %v, want 1s since the last contact", s)
+		}
+	})
+}
+
+func TestDefaultName(t *testing.T) {
+	if n := New(Options[*testObj]{ListerWatcher: unusedLW(t), Store: newRecStore()}).Name(); n != "configmaps.v1" {
+		t.Fatalf("default name %q, want the resource's configmaps.v1", n)
+	}
+	if n := New(Options[*testObj]{ListerWatcher: unusedLW(t), Store: newRecStore(), Name: "mine"}).Name(); n != "mine" {
+		t.Fatalf("name %q, want mine", n)
+	}
+}
+
+func TestNewPanicsWithoutListerWatcherOrStore(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("New without a ListerWatcher did not panic")
+		}
+	}()
+	New(Options[*testObj]{Store: newRecStore()})
+}
+
+// unusedLW is an apiclient.Resource that is never asked anything (no server runs).
+func unusedLW(t *testing.T) *apiclient.Resource[*testObj] {
+	c, err := apiclient.New(&apiclient.Config{Host: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return apiclient.NewResource[*testObj](c, apiclient.GroupVersionResource{Version: "v1", Resource: cms})
 }

@@ -171,8 +171,7 @@ func ExampleIncrementalReplacer() {
 	r := reflector.New(reflector.Options[*ConfigMap]{
 		ListerWatcher: apiclient.NewResource[*ConfigMap](client, apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}),
 		Store:         store,
-		WatchList:     reflector.WatchListOff,
-		PageSize:      2, // two pages: the store sees the first before the second is fetched
+		WatchList:     reflector.WatchListOff, // LIST pages (or streaming-list events) reach the store one by one either way
 		Logger:        slog.New(slog.DiscardHandler),
 	})
 	ctx, cancel := context.WithCancel(context.Background())

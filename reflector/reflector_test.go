@@ -109,7 +109,9 @@ func TestBookmarksAdvanceLastSyncRV(t *testing.T) {
 	}
 }
 
-// Paging: limit and continue tokens, one Replace (or one incremental replacement) for all.
+// Paging: a positive PageSize pages every list, even a relist at a resourceVersion (the
+// first list, at "0", is served whole: the watch cache ignores limit there). Continue pages
+// carry no resourceVersion; one Replace (or one incremental replacement) takes all pages.
 func TestPagedList(t *testing.T) {
 	storeKinds(t, func(t *testing.T, rec *recStore, store Store[*testObj]) {
 		e := newEnv(t)
@@ -119,51 +121,34 @@ func TestPagedList(t *testing.T) {
 		opts := e.options(store)
 		opts.PageSize = 2
 		e.run(opts)
-		synced(t, rec, 1)
-		lists := e.waitRequests(apitest.VerbList, 0, 3)
-		if lists[0].Param("resourceVersion") != "0" || lists[0].Param("limit") != "2" || lists[0].HasParam("continue") {
-			t.Fatalf("first page %s", lists[0].Query.Encode())
+		rv := synced(t, rec, 1)
+		if l := e.requests(apitest.VerbList, 0); len(l) != 1 || l[0].Param("limit") != "2" || l[0].Param("resourceVersion") != "0" {
+			t.Fatalf("first list\n%s", e.describeRequests())
+		}
+		e.waitWatch(0)
+		seq := e.srv.LastRequestSeq()
+		e.must(e.srv.ExpireWatches(cms))
+		synced(t, rec, 2)
+		lists := e.requests(apitest.VerbList, seq)
+		if len(lists) != 3 {
+			t.Fatalf("relist took %d requests, want 3 pages\n%s", len(lists), e.describeRequests())
+		}
+		if lists[0].Param("resourceVersion") != rv || lists[0].Param("limit") != "2" || lists[0].HasParam("continue") {
+			t.Fatalf("first page %s, want resourceVersion=%s&limit=2", lists[0].Query.Encode(), rv)
 		}
 		for _, l := range lists[1:] {
 			if l.Param("continue") == "" || l.Param("limit") != "2" || l.HasParam("resourceVersion") {
 				t.Fatalf("continue page %s, want continue, limit=2 and no resourceVersion", l.Query.Encode())
 			}
 		}
-		if len(e.requests(apitest.VerbList, 0)) != 3 {
-			t.Fatalf("want 3 pages\n%s", e.describeRequests())
-		}
 		if got, want := storeContent(rec), e.serverContent(); !sameContent(got, want) {
 			t.Fatalf("store %v, server %v", got, want)
 		}
 		ops, _ := rec.snapshot()
-		if syncs := opsOf(ops, "replace", "finish"); len(syncs) != 1 || syncs[0].Items != 5 {
-			t.Fatalf("store syncs %v, want one of 5 items", syncs)
+		if syncs := opsOf(ops, "replace", "finish"); len(syncs) != 2 || syncs[1].Items != 5 {
+			t.Fatalf("store syncs %v, want the relist as one of 5 items", syncs)
 		}
 	})
-}
-
-// A first list at "0" that came back paged means the server pages (no watch cache): later
-// relists page too, even at a specific resourceVersion.
-func TestPagedFirstListKeepsPaging(t *testing.T) {
-	e := newEnv(t)
-	for i := range DefaultPageSize + 1 {
-		e.create(fmt.Sprintf("cm-%04d", i))
-	}
-	rec := newRecStore()
-	e.run(e.options(rec))
-	synced(t, rec, 1)
-	if n := len(e.requests(apitest.VerbList, 0)); n != 2 {
-		t.Fatalf("first list took %d requests, want 2 pages", n)
-	}
-	e.waitWatch(0)
-	w := e.waitRequests(apitest.VerbWatch, 0, 1)[0]
-	seq := e.srv.LastRequestSeq()
-	e.must(e.srv.ExpireWatches(cms))
-	synced(t, rec, 2)
-	relist := e.waitRequests(apitest.VerbList, seq, 1)[0]
-	if relist.Param("resourceVersion") != w.Param("resourceVersion") || relist.Param("limit") != "500" {
-		t.Fatalf("relist %s, want resourceVersion=%s&limit=500", relist.Query.Encode(), w.Param("resourceVersion"))
-	}
 }
 
 // Compaction while the watch is down: the re-watch from the last synced resourceVersion
@@ -554,7 +539,7 @@ func TestListAndWatchCancel(t *testing.T) {
 
 // A 410 on a continue page (the pages' snapshot was compacted) falls back to one unpaged
 // list, at the snapshot's resourceVersion so the store cannot go back in time. The
-// incremental store is held inside the first page while the server compacts.
+// incremental store is held inside the relist's first page while the server compacts.
 func TestContinueExpiredFallsBackToFullList(t *testing.T) {
 	e := newEnv(t)
 	for _, n := range []string{"a", "b", "c", "d", "e"} {
@@ -564,8 +549,12 @@ func TestContinueExpiredFallsBackToFullList(t *testing.T) {
 	opts := e.options(incrStore{rec})
 	opts.PageSize = 2
 	r := e.run(opts)
+	synced(t, rec, 1)
+	e.waitWatch(0)
 	entered, release := rec.gate("default/a")
 	defer release()
+	seq := e.srv.LastRequestSeq()
+	e.must(e.srv.ExpireWatches(cms))
 	<-entered
 	snapshot := e.srv.ResourceVersion()
 	e.create("f")
@@ -573,20 +562,20 @@ func TestContinueExpiredFallsBackToFullList(t *testing.T) {
 		t.Fatal(err)
 	}
 	release()
-	synced(t, rec, 1)
+	synced(t, rec, 2)
 	e.waitContent(rec)
-	ls := e.requests(apitest.VerbList, 0)
+	ls := e.requests(apitest.VerbList, seq)
 	if len(ls) != 3 || ls[1].Param("continue") == "" || ls[1].Code != http.StatusGone ||
 		ls[2].HasParam("continue") || ls[2].HasParam("limit") || ls[2].Param("resourceVersion") != snapshot {
 		t.Fatalf("want page 1, an expired continue page, one unpaged list at %s\n%s", snapshot, e.describeRequests())
 	}
 	ops, _ := rec.snapshot()
 	got := opsOf(ops, "begin", "finish", "abort")
-	if len(got) != 4 || got[0].Kind != "begin" || got[1].Kind != "abort" || got[2].Kind != "begin" ||
-		got[3].Kind != "finish" || got[3].Items != 6 {
-		t.Fatalf("store calls %v, want begin, abort, begin, finish(6)", ops)
+	if len(got) != 6 || got[2].Kind != "begin" || got[3].Kind != "abort" || got[4].Kind != "begin" ||
+		got[5].Kind != "finish" || got[5].Items != 6 {
+		t.Fatalf("store calls %v, want (after the first sync) begin, abort, begin, finish(6)", ops)
 	}
-	if st := r.Stats(); st.Lists != 1 || st.ListRequests != 3 {
+	if st := r.Stats(); st.Lists != 2 || st.ListRequests != 4 {
 		t.Fatalf("stats %+v", st)
 	}
 }

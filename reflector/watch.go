@@ -221,12 +221,12 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w apiclient.Watcher[T], 
 			if ev.Type != apiclient.Bookmark {
 				r.st.events.Add(1)
 			}
-			if propagate || seenNonAdded {
-				r.setLastSyncRV(obj.GetResourceVersion())
-			}
 			events++
 			r.st.lastEvent.Store(now)
 			r.st.lastContact.Store(now)
+			if propagate || seenNonAdded {
+				r.setLastSyncRV(obj.GetResourceVersion()) // last: see ResourceVersionUpdater
+			}
 		}
 	}
 }
