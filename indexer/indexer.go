@@ -204,7 +204,7 @@ type store[T any] struct {
 
 	mu   sync.RWMutex
 	keys map[string]uint32 // key → slot
-	slab []entry[T]        // slots; free ones have live == false
+	slab slab[T]           // slots; free ones have live == false
 	free []uint32          // free slots
 	sets []map[string]*idSet
 	rv   string
@@ -285,14 +285,14 @@ func (s *store[T]) Upsert(obj T) (old T, existed bool, err error) {
 	}
 	n := len(d.fns)
 	if id, ok := s.keys[key]; ok {
-		e := &s.slab[id]
+		e := s.slab.at(id)
 		old, existed = e.obj, true
 		e.obj = obj
 		s.reindexLocked(id, e, &v, n)
 		return old, true, nil
 	}
 	id := s.allocLocked()
-	e := &s.slab[id]
+	e := s.slab.at(id)
 	*e = entry[T]{key: key, obj: obj, vals: v, live: true}
 	s.indexLocked(id, e, 0, n)
 	s.keys[key] = id
@@ -305,9 +305,7 @@ func (s *store[T]) allocLocked() uint32 {
 		s.free = s.free[:n-1]
 		return id
 	}
-	var zero entry[T]
-	s.slab = append(s.slab, zero)
-	return uint32(len(s.slab) - 1)
+	return s.slab.grow()
 }
 
 // indexLocked adds slot id to the sets of e's values for the indexes [from, to), interning
@@ -376,7 +374,7 @@ func (s *store[T]) DeleteByKey(key string) (old T, existed bool) {
 	if !ok {
 		return old, false
 	}
-	e := &s.slab[id]
+	e := s.slab.at(id)
 	old = e.obj
 	for i := range s.sets {
 		s.removeValuesLocked(i, id, e.vals.at(i))
@@ -392,41 +390,42 @@ func (s *store[T]) DeleteByKey(key string) (old T, existed bool) {
 const compactMinFree = 1024
 
 // maybeCompactLocked gives memory back after mass deletions: when the store is empty it starts
-// afresh, and when more than half the slots are free it moves the live entries together and
-// rebuilds the key map and the index sets (from the remembered values: no index function runs).
+// afresh, and when three quarters of the slots are free it moves the live entries together
+// and rebuilds the key map and the index sets (from the remembered values: no index function
+// runs). Free slots are otherwise reused by later adds.
 func (s *store[T]) maybeCompactLocked() {
 	if len(s.keys) == 0 {
-		if len(s.slab) > compactMinFree {
+		if s.slab.len() > compactMinFree {
 			s.keys = map[string]uint32{}
 		}
-		s.slab, s.free = nil, nil
+		s.slab, s.free = slab[T]{}, nil
 		return
 	}
-	if len(s.free) < compactMinFree || 2*len(s.free) < len(s.slab) {
+	if len(s.free) < compactMinFree || 4*len(s.free) < 3*s.slab.len() {
 		return
 	}
-	slab := make([]entry[T], 0, len(s.keys))
-	for i := range s.slab {
-		if s.slab[i].live {
-			slab = append(slab, s.slab[i])
+	var sl slab[T]
+	keys := make(map[string]uint32, len(s.keys))
+	for i := range s.slab.len() {
+		if e := s.slab.at(uint32(i)); e.live {
+			id := sl.grow()
+			*sl.at(id) = *e
+			keys[e.key] = id
 		}
 	}
-	s.rebuildLocked(slab)
-}
-
-// rebuildLocked installs slab (all live) and rebuilds the key map and every index set.
-func (s *store[T]) rebuildLocked(slab []entry[T]) {
-	keys := make(map[string]uint32, len(slab))
 	sets := make([]map[string]*idSet, len(s.sets))
 	for i := range sets {
 		sets[i] = map[string]*idSet{}
 	}
-	s.keys, s.slab, s.free, s.sets = keys, slab, nil, sets
-	n := len(sets)
-	for id := range slab {
-		e := &slab[id]
-		keys[e.key] = uint32(id)
-		s.indexLocked(uint32(id), e, 0, n)
+	s.keys, s.slab, s.free, s.sets = keys, sl, nil, sets
+	s.indexAllLocked()
+}
+
+// indexAllLocked adds every entry to the (empty) index sets.
+func (s *store[T]) indexAllLocked() {
+	n := len(s.sets)
+	for id := range s.slab.len() {
+		s.indexLocked(uint32(id), s.slab.at(uint32(id)), 0, n)
 	}
 }
 
@@ -444,7 +443,7 @@ func (s *store[T]) GetByKey(key string) (item T, exists bool, err error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if id, ok := s.keys[key]; ok {
-		return s.slab[id].obj, true, nil
+		return s.slab.at(id).obj, true, nil
 	}
 	return item, false, nil
 }
@@ -454,9 +453,9 @@ func (s *store[T]) List() []T {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	out := make([]T, 0, len(s.keys))
-	for i := range s.slab {
-		if s.slab[i].live {
-			out = append(out, s.slab[i].obj)
+	for i := range s.slab.len() {
+		if e := s.slab.at(uint32(i)); e.live {
+			out = append(out, e.obj)
 		}
 	}
 	return out
@@ -467,9 +466,9 @@ func (s *store[T]) ListKeys() []string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	out := make([]string, 0, len(s.keys))
-	for i := range s.slab {
-		if s.slab[i].live {
-			out = append(out, s.slab[i].key)
+	for i := range s.slab.len() {
+		if e := s.slab.at(uint32(i)); e.live {
+			out = append(out, e.key)
 		}
 	}
 	return out
@@ -486,8 +485,8 @@ func (s *store[T]) Len() int {
 func (s *store[T]) Range(fn func(key string, obj T) bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	for i := range s.slab {
-		if e := &s.slab[i]; e.live && !fn(e.key, e.obj) {
+	for i := range s.slab.len() {
+		if e := s.slab.at(uint32(i)); e.live && !fn(e.key, e.obj) {
 			return
 		}
 	}
@@ -509,7 +508,7 @@ func (s *store[T]) Replace(list []T, resourceVersion string) error {
 	d := s.defs.Load()
 	n := len(d.fns)
 	keys := make(map[string]uint32, len(list))
-	slab := make([]entry[T], 0, len(list))
+	var sl slab[T]
 	for _, obj := range list {
 		key, err := s.key(obj)
 		if err != nil {
@@ -520,11 +519,13 @@ func (s *store[T]) Replace(list []T, resourceVersion string) error {
 			return err
 		}
 		if id, dup := keys[key]; dup {
-			slab[id].obj, slab[id].vals = obj, v
+			e := sl.at(id)
+			e.obj, e.vals = obj, v
 			continue
 		}
-		keys[key] = uint32(len(slab))
-		slab = append(slab, entry[T]{key: key, obj: obj, vals: v, live: true})
+		id := sl.grow()
+		*sl.at(id) = entry[T]{key: key, obj: obj, vals: v, live: true}
+		keys[key] = id
 	}
 	sets := make([]map[string]*idSet, n)
 	for i := range sets {
@@ -534,8 +535,9 @@ func (s *store[T]) Replace(list []T, resourceVersion string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if cur := s.defs.Load(); cur != d {
-		for id := range slab {
-			if err := computeVals(cur, n, slab[id].key, slab[id].obj, &slab[id].vals); err != nil {
+		for id := range sl.len() {
+			e := sl.at(uint32(id))
+			if err := computeVals(cur, n, e.key, e.obj, &e.vals); err != nil {
 				return err
 			}
 		}
@@ -544,10 +546,8 @@ func (s *store[T]) Replace(list []T, resourceVersion string) error {
 		}
 		n = len(cur.fns)
 	}
-	s.keys, s.slab, s.free, s.sets, s.rv = keys, slab, nil, sets, resourceVersion
-	for id := range slab {
-		s.indexLocked(uint32(id), &slab[id], 0, n)
-	}
+	s.keys, s.slab, s.free, s.sets, s.rv = keys, sl, nil, sets, resourceVersion
+	s.indexAllLocked()
 	return nil
 }
 
@@ -587,7 +587,7 @@ func (s *store[T]) Index(indexName string, obj T) ([]T, error) {
 	ids = slices.Compact(ids)
 	out := make([]T, len(ids))
 	for i, id := range ids {
-		out[i] = s.slab[id].obj
+		out[i] = s.slab.at(id).obj
 	}
 	return out, nil
 }
@@ -597,7 +597,7 @@ func (s *store[T]) objectsLocked(set *idSet) []T {
 		return []T{}
 	}
 	out := make([]T, 0, set.len())
-	set.each(func(id uint32) bool { out = append(out, s.slab[id].obj); return true })
+	set.each(func(id uint32) bool { out = append(out, s.slab.at(id).obj); return true })
 	return out
 }
 
@@ -625,7 +625,7 @@ func (s *store[T]) IndexKeys(indexName, indexedValue string) ([]string, error) {
 		return []string{}, nil
 	}
 	out := make([]string, 0, set.len())
-	set.each(func(id uint32) bool { out = append(out, s.slab[id].key); return true })
+	set.each(func(id uint32) bool { out = append(out, s.slab.at(id).key); return true })
 	return out, nil
 }
 
@@ -638,7 +638,7 @@ func (s *store[T]) RangeByIndex(indexName, indexedValue string, fn func(key stri
 		return err
 	}
 	if set := s.sets[p][indexedValue]; set != nil {
-		set.each(func(id uint32) bool { e := &s.slab[id]; return fn(e.key, e.obj) })
+		set.each(func(id uint32) bool { e := s.slab.at(id); return fn(e.key, e.obj) })
 	}
 	return nil
 }
@@ -695,9 +695,9 @@ func (s *store[T]) AddIndexers(newIndexers Indexers[T]) error {
 	computed := make([][][]string, len(names))
 	for j, n := range names {
 		fn := newIndexers[n]
-		computed[j] = make([][]string, len(s.slab))
-		for id := range s.slab {
-			e := &s.slab[id]
+		computed[j] = make([][]string, s.slab.len())
+		for id := range s.slab.len() {
+			e := s.slab.at(uint32(id))
 			if !e.live {
 				continue
 			}
@@ -712,8 +712,8 @@ func (s *store[T]) AddIndexers(newIndexers Indexers[T]) error {
 	base := len(cur.fns)
 	for j := range names {
 		s.sets = append(s.sets, map[string]*idSet{})
-		for id := range s.slab {
-			e := &s.slab[id]
+		for id := range s.slab.len() {
+			e := s.slab.at(uint32(id))
 			if e.live {
 				e.vals.set(base+j, s.addValuesLocked(base+j, uint32(id), computed[j][id]))
 			}

@@ -358,7 +358,7 @@ func TestUpdateWithUnchangedIndexValuesDoesNoIndexWork(t *testing.T) {
 	mustAdd(t, ix, obj("a", "1", "web"), obj("a", "2", "web"))
 	set := s.sets[0]["web"]
 	small := slices.Clone(set.small)
-	stored := s.slab[s.keys["a/1"]].vals.at(0)
+	stored := s.slab.at(s.keys["a/1"]).vals.at(0)
 
 	c.calls = nil
 	nw := obj("a", "1", "web")
@@ -375,7 +375,7 @@ func TestUpdateWithUnchangedIndexValuesDoesNoIndexWork(t *testing.T) {
 	if s.sets[0]["web"] != set || !slices.Equal(set.small, small) {
 		t.Fatal("the index set was rebuilt")
 	}
-	if got := s.slab[s.keys["a/1"]].vals.at(0); &got[0] != &stored[0] || &got[0] != &set.one[0] {
+	if got := s.slab.at(s.keys["a/1"]).vals.at(0); &got[0] != &stored[0] || &got[0] != &set.one[0] {
 		t.Fatal("the stored values were replaced by the new, equal, values")
 	}
 }
@@ -406,8 +406,8 @@ func TestSingleValuesAreInterned(t *testing.T) {
 	mustAdd(t, ix, obj("a", "1", "web"), obj("b", "2", "web"))
 	s := ix.(*store[*testObj])
 	p := s.defs.Load().pos["app"]
-	v1 := s.slab[s.keys["a/1"]].vals.at(p)
-	v2 := s.slab[s.keys["b/2"]].vals.at(p)
+	v1 := s.slab.at(s.keys["a/1"]).vals.at(p)
+	v2 := s.slab.at(s.keys["b/2"]).vals.at(p)
 	if &v1[0] != &v2[0] {
 		t.Fatal("two objects with the single value \"web\" hold different slices")
 	}
@@ -659,8 +659,8 @@ func TestMassDeletionCompactsTheSlabAndKeepsTheContent(t *testing.T) {
 			ix.DeleteByKey(fmt.Sprintf("ns%d/%d", i%7, i))
 		}
 	}
-	if len(s.slab) >= n || len(s.free) >= compactMinFree {
-		t.Fatalf("slab not compacted: %d slots, %d free", len(s.slab), len(s.free))
+	if s.slab.len() >= n || len(s.free) >= compactMinFree {
+		t.Fatalf("slab not compacted: %d slots, %d free", s.slab.len(), len(s.free))
 	}
 	for a := range 13 {
 		var want []string
@@ -674,8 +674,8 @@ func TestMassDeletionCompactsTheSlabAndKeepsTheContent(t *testing.T) {
 	for i := 0; i < n; i += 5 {
 		ix.DeleteByKey(fmt.Sprintf("ns%d/%d", i%7, i))
 	}
-	if ix.Len() != 0 || len(s.slab) != 0 {
-		t.Fatalf("after deleting everything: Len %d, slab %d", ix.Len(), len(s.slab))
+	if ix.Len() != 0 || s.slab.len() != 0 {
+		t.Fatalf("after deleting everything: Len %d, slab %d", ix.Len(), s.slab.len())
 	}
 	wantValues(t, ix, "app")
 }
@@ -745,5 +745,17 @@ func TestConcurrentWritersReadersAndAddIndexers(t *testing.T) {
 		if !slices.Contains(keys, k) {
 			t.Fatalf("%s missing from the concurrently added index", k)
 		}
+	}
+}
+
+func TestMetaNamespaceIndexFuncSharesOneSlicePerNamespace(t *testing.T) {
+	a, _ := MetaNamespaceIndexFunc(obj("interned-ns", "1", ""))
+	b, _ := MetaNamespaceIndexFunc(obj("interned-ns", "2", ""))
+	if len(a) != 1 || a[0] != "interned-ns" || &a[0] != &b[0] {
+		t.Fatalf("values %v and %v are not one shared slice", a, b)
+	}
+	o := obj("interned-ns", "3", "")
+	if n := testing.AllocsPerRun(100, func() { _, _ = MetaNamespaceIndexFunc(o) }); n != 0 {
+		t.Fatalf("%v allocations per call", n)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // NamespaceIndex is the conventional name of the index built by [MetaNamespaceIndexFunc].
@@ -48,11 +50,38 @@ func SplitMetaNamespaceKey(key string) (namespace, name string, err error) {
 
 // MetaNamespaceIndexFunc is an [IndexFunc] that indexes objects by namespace (the empty
 // string for cluster-scoped objects). Register it under [NamespaceIndex].
+//
+// The returned slice is shared between all objects of a namespace (for the first
+// maxInternedNamespaces namespaces seen by the process), so that indexing by namespace
+// allocates nothing: never modify it.
 func MetaNamespaceIndexFunc[T Object](obj T) ([]string, error) {
 	if isNil(obj) {
 		return nil, ErrNilObject
 	}
-	return []string{obj.GetNamespace()}, nil
+	return namespaceValues(obj.GetNamespace()), nil
+}
+
+// maxInternedNamespaces bounds the memory of the namespace intern table (about 100 bytes a
+// namespace); namespaces beyond it get a fresh slice every time.
+const maxInternedNamespaces = 4096
+
+var (
+	internedNamespaces sync.Map // namespace → []string{namespace}
+	internedCount      atomic.Int32
+)
+
+func namespaceValues(ns string) []string {
+	if v, ok := internedNamespaces.Load(ns); ok {
+		return v.([]string)
+	}
+	vals := []string{ns}
+	if internedCount.Load() < maxInternedNamespaces {
+		if v, loaded := internedNamespaces.LoadOrStore(ns, vals); loaded {
+			return v.([]string)
+		}
+		internedCount.Add(1)
+	}
+	return vals
 }
 
 // isNil reports whether v is a nil interface or a nil pointer, map, slice, func or channel.
