@@ -551,8 +551,11 @@ func (f *FIFO[T]) pop(ctx context.Context, limit int, one func(Deltas[T], bool) 
 }
 
 func isRequeue(err error) bool {
+	if err == nil {
+		return false
+	}
 	var rq *RequeueError
-	return err != nil && errors.As(err, &rq)
+	return errors.As(err, &rq)
 }
 
 func (f *FIFO[T]) popCoalescingLocked(limit int, isInInitialList bool, one func(Deltas[T], bool) error, batch func([]Deltas[T], bool) error) (int, error) {
