@@ -1,0 +1,623 @@
+package workqueue
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+)
+
+// Interface is a deduplicating FIFO work queue for items of type T (client-go's TypedInterface).
+//
+// Every method is safe for concurrent use. The rules (see the package doc): an item waits in
+// the queue at most once; Get hands an item to exactly one worker, which must call Done when it
+// has finished; an item added again while a worker processes it is handed out again after Done.
+type Interface[T comparable] interface {
+	// Add marks item as needing processing. It does nothing if the item is already waiting in
+	// the queue or after ShutDown. If a worker is processing the item, the item is queued again
+	// when that worker calls Done.
+	Add(item T)
+
+	// AddWithPriority is Add with a priority. On a queue created with Config.Priorities, Get
+	// hands out items with a higher priority first, FIFO among equal priorities; adding an item
+	// that is already waiting with a higher priority than it has moves it to the end of that
+	// higher priority (a re-Add never lowers a priority); adding an item that is being processed
+	// with a higher priority makes it wait with that priority after Done. Plain Add, AddAfter and
+	// AddRateLimited use priority 0. Priorities beyond the int32 range count as the nearest
+	// int32. Without Config.Priorities the queue is a strict FIFO and
+	// AddWithPriority is the same as Add, so code that enqueues can always state a priority and
+	// the owner of the queue decides whether it counts.
+	AddWithPriority(item T, priority int)
+
+	// Len returns how many items wait to be handed out by Get. Items being processed and items
+	// with a pending delay are not counted. It is informational: another goroutine may change
+	// the queue right after the call.
+	Len() int
+
+	// Get blocks until an item can be handed out and returns it; the caller must call Done(item)
+	// once it has finished with it. After ShutDown, Get keeps handing out the items still
+	// waiting and returns shutdown == true (and the zero T) once none is left.
+	Get() (item T, shutdown bool)
+
+	// GetWithContext is Get that gives up when ctx is done: it returns ctx.Err() (and the zero T)
+	// if ctx is already done when it is called, or becomes done while no item is available. An
+	// item that becomes available at the same moment as ctx is cancelled may be returned
+	// instead; when err is nil the caller owns the item and must call Done as with Get.
+	GetWithContext(ctx context.Context) (item T, shutdown bool, err error)
+
+	// Done marks item as no longer being processed by the caller. If the item was added again
+	// meanwhile, it goes to the end of the queue. Done of an item that is not being processed
+	// does nothing.
+	Done(item T)
+
+	// ShutDown makes the queue ignore every later Add and drops pending delays. Workers blocked
+	// in Get wake up; Get keeps handing out the items already waiting, then reports shutdown.
+	// ShutDown does not wait for workers, but it does end a ShutDownWithDrain that is waiting.
+	// It stops the queue's metrics timer and, if the MetricsProvider is a MetricsDeleter, lets
+	// it forget the queue's metrics. Calling it again does nothing more.
+	ShutDown()
+
+	// ShutDownWithDrain is ShutDown that then waits until every item handed out by Get has been
+	// marked Done, like client-go. Workers must keep calling Get and Done while it waits.
+	//
+	// While it waits, Add is ignored as after ShutDown, so an item re-added during the drain is
+	// dropped. An item that was re-added while being processed before the shutdown is put back
+	// in the queue by Done and handed out again by Get, but ShutDownWithDrain waits only for the
+	// items in flight, not for the queue to become empty: it may return while such an item is
+	// still waiting, and it never waits for items that no worker has taken. A call to ShutDown
+	// from another goroutine ends the wait early.
+	ShutDownWithDrain()
+
+	// ShutDownWithDrainContext is ShutDownWithDrain that stops waiting when ctx is done and
+	// then returns ctx.Err(). The queue stays shut down either way.
+	ShutDownWithDrainContext(ctx context.Context) error
+
+	// ShuttingDown reports whether ShutDown or ShutDownWithDrain has been called.
+	ShuttingDown() bool
+}
+
+// Config holds the options of a queue. The zero Config gives a plain FIFO queue without
+// metrics that runs no goroutine.
+type Config struct {
+	// Name identifies the queue in metrics. An unnamed queue reports no metrics.
+	Name string
+
+	// MetricsProvider creates the queue's metrics. It is used only when Name is set; without a
+	// provider the queue reports no metrics (there is no global provider as in client-go).
+	MetricsProvider MetricsProvider
+
+	// Priorities makes Get hand out items by priority (see Interface.AddWithPriority). Without
+	// it the queue is a strict FIFO and priorities are ignored.
+	Priorities bool
+}
+
+// New returns a work queue (client-go's NewTypedWithConfig). It starts no goroutine unless
+// the Config enables metrics. The returned value also implements RateLimitingInterface's
+// delaying methods, but use NewDelaying or NewRateLimiting to get them typed.
+func New[T comparable](cfg Config) Interface[T] {
+	return newQueue[T](cfg, nil)
+}
+
+// Entry flags.
+const (
+	flagDirty      uint8 = 1 << iota // needs processing: waiting in a ring, or re-added while processing
+	flagProcessing                   // handed out by Get, not yet Done
+)
+
+const (
+	noTimer = math.MaxInt64
+	// compactAbove is the peak number of live entries above which an idle queue (no item
+	// queued, processing or delayed) drops its tables so that a burst does not pin memory.
+	compactAbove = 4096
+	// ringKeep is the largest ring buffer (in slots) kept when a ring empties.
+	ringKeep = 4096
+	// keepLevels is how many priority levels a queue keeps when some are empty.
+	keepLevels = 8
+)
+
+// entry is the queue's whole knowledge of one item. Entries live in a dense table (slab)
+// indexed by uint32; the index map gives an item's slot.
+type entry[T comparable] struct {
+	item    T
+	prio    int32  // priority it waits with (or will wait with after Done)
+	gen     uint32 // bumped when the entry moves to another ring; stale ring slots carry an older gen
+	heapPos int32  // position in the delay heap, -1 if no delay is pending
+	flags   uint8
+}
+
+// ring is a growable circular buffer of slots (gen<<32 | index).
+type ring struct {
+	buf  []uint64
+	head int
+	n    int
+}
+
+func (r *ring) push(v uint64) {
+	if r.n == len(r.buf) {
+		r.grow()
+	}
+	r.buf[(r.head+r.n)&(len(r.buf)-1)] = v
+	r.n++
+}
+
+func (r *ring) pop() uint64 {
+	v := r.buf[r.head]
+	r.head = (r.head + 1) & (len(r.buf) - 1)
+	r.n--
+	return v
+}
+
+func (r *ring) grow() {
+	size := 2 * len(r.buf)
+	if size == 0 {
+		size = 16
+	}
+	nb := make([]uint64, size)
+	k := copy(nb, r.buf[r.head:])
+	copy(nb[k:], r.buf[:r.head])
+	r.buf, r.head = nb, 0
+}
+
+// reset empties the ring, dropping a large buffer.
+func (r *ring) reset() {
+	r.head, r.n = 0, 0
+	if len(r.buf) > ringKeep {
+		r.buf = nil
+	}
+}
+
+// level is the FIFO of one priority.
+type level struct {
+	prio int32
+	live int // slots in r that are not stale
+	r    ring
+}
+
+// delayed is one pending AddAfter in the delay heap.
+type delayed struct {
+	at  int64  // ready time, nanoseconds since queue.epoch (monotonic)
+	seq uint32 // tie-breaker among equal times: earlier AddAfter first (compared modulo 2^32)
+	idx uint32
+}
+
+// queue implements every interface of the package.
+type queue[T comparable] struct {
+	mu   sync.Mutex
+	cond sync.Cond // Get waiters; L is &mu
+
+	index map[T]uint32 // item -> slab index, for every item in any state
+	slab  []entry[T]
+	free  []uint32
+	live  int // entries in use
+	peak  int // highest live since the last compaction
+
+	// Compaction backoff: an idle queue drops its tables when peak >= compactAt and at least
+	// peak<<compactions entries were allocated since the last compaction, so that a queue that
+	// keeps filling up and emptying does not pay for regrowing its tables every time.
+	compactAt   int
+	compactions uint
+	churn       int // entries allocated since the last compaction
+
+	levels     []level // sorted by priority, highest first; FIFO queues have exactly one
+	queued     int     // items waiting for Get (sum of levels' live)
+	processing int     // items handed out and not Done
+	waiters    int     // goroutines waiting in Get
+	priorities bool
+
+	shuttingDown bool
+	draining     bool
+	drained      chan struct{} // closed when processing reaches 0 during a drain, or by ShutDown
+
+	// Delays: one heap, one runtime timer.
+	epoch   time.Time
+	heap    []delayed
+	timer   *time.Timer
+	timerAt int64 // when the timer is armed for; noTimer if not armed
+	seq     uint32
+
+	rl RateLimiter[T]
+
+	metrics *queueMetrics // nil unless the queue is named and has a provider
+	times   []itemTimes   // metrics only, parallel to slab
+}
+
+func newQueue[T comparable](cfg Config, rl RateLimiter[T]) *queue[T] {
+	q := &queue[T]{
+		index:      make(map[T]uint32),
+		levels:     []level{{}},
+		priorities: cfg.Priorities,
+		timerAt:    noTimer,
+		epoch:      time.Now(),
+		rl:         rl,
+		compactAt:  compactAbove,
+	}
+	q.cond.L = &q.mu
+	if cfg.Name != "" && cfg.MetricsProvider != nil {
+		q.metrics = newQueueMetrics(cfg.Name, cfg.MetricsProvider)
+		q.metrics.timer = time.AfterFunc(unfinishedWorkUpdatePeriod, q.updateUnfinishedWork)
+	}
+	return q
+}
+
+// now is the monotonic time since the queue was created.
+func (q *queue[T]) now() int64 { return int64(time.Since(q.epoch)) }
+
+// alloc gives item a fresh entry and indexes it.
+func (q *queue[T]) alloc(item T) uint32 {
+	var idx uint32
+	if n := len(q.free); n > 0 {
+		idx = q.free[n-1]
+		q.free = q.free[:n-1]
+	} else {
+		idx = uint32(len(q.slab))
+		q.slab = grow(q.slab)
+		if q.metrics != nil {
+			q.times = grow(q.times)
+		}
+	}
+	e := &q.slab[idx]
+	e.item = item
+	e.heapPos = -1
+	q.index[item] = idx
+	q.live++
+	q.churn++
+	if q.live > q.peak {
+		q.peak = q.live
+	}
+	return idx
+}
+
+// grow appends a zero element, doubling the capacity when it is full (append grows large
+// slices by only 1.25×, which copies a big table many times over).
+func grow[E any](s []E) []E {
+	if len(s) < cap(s) {
+		return s[:len(s)+1]
+	}
+	ns := make([]E, len(s)+1, max(2*cap(s), 64))
+	copy(ns, s)
+	return ns
+}
+
+// release forgets the entry: the queue keeps no reference to its item afterwards.
+// The generation survives so that stale ring slots stay recognisable.
+func (q *queue[T]) release(idx uint32) {
+	e := &q.slab[idx]
+	delete(q.index, e.item)
+	var zero T
+	e.item = zero
+	e.flags = 0
+	e.prio = 0
+	q.free = append(q.free, idx)
+	q.live--
+}
+
+// maybeCompact drops the tables of an idle queue that once held many items (see compactAt).
+func (q *queue[T]) maybeCompact() {
+	if q.live != 0 || q.peak < q.compactAt || q.churn>>min(q.compactions, 6) < q.peak {
+		return
+	}
+	q.compactions++
+	q.resetTables()
+}
+
+// resetTables forgets every entry at once. Only for a queue with no live entry, or one whose
+// live entries are all being dropped.
+func (q *queue[T]) resetTables() {
+	q.index = make(map[T]uint32)
+	q.slab, q.free, q.times, q.heap = nil, nil, nil, nil
+	q.levels = q.levels[:1]
+	q.levels[0] = level{}
+	q.live, q.peak, q.churn = 0, 0, 0
+}
+
+// levelFor returns the level of priority p, creating it if needed. The pointer is valid until
+// the next change to q.levels.
+func (q *queue[T]) levelFor(p int32) *level {
+	if len(q.levels) == 1 && p == 0 {
+		return &q.levels[0]
+	}
+	i, ok := q.levelIndex(p)
+	if !ok {
+		q.levels = append(q.levels, level{})
+		copy(q.levels[i+1:], q.levels[i:])
+		q.levels[i] = level{prio: p}
+	}
+	return &q.levels[i]
+}
+
+// levelIndex finds priority p in the levels (sorted high to low), or where it belongs.
+func (q *queue[T]) levelIndex(p int32) (int, bool) {
+	lo, hi := 0, len(q.levels)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if q.levels[m].prio > p {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(q.levels) && q.levels[lo].prio == p
+}
+
+// levelEmptied is called when level i has no live slot left: its remaining slots are stale.
+// Up to keepLevels empty levels are kept (with their buffers) for reuse; beyond that, empty
+// levels other than 0 are removed so that many distinct priorities do not pile up.
+func (q *queue[T]) levelEmptied(i int) {
+	q.levels[i].r.reset()
+	if q.levels[i].prio != 0 && len(q.levels) > keepLevels {
+		copy(q.levels[i:], q.levels[i+1:])
+		q.levels[len(q.levels)-1] = level{}
+		q.levels = q.levels[:len(q.levels)-1]
+	}
+}
+
+// enqueue puts the entry at the end of the level of its priority.
+func (q *queue[T]) enqueue(idx uint32) {
+	e := &q.slab[idx]
+	lv := q.levelFor(e.prio)
+	lv.r.push(uint64(e.gen)<<32 | uint64(idx))
+	lv.live++
+	q.queued++
+}
+
+// dequeue takes the first live slot of the highest non-empty level. q.queued must be > 0.
+func (q *queue[T]) dequeue() uint32 {
+	for i := range q.levels {
+		lv := &q.levels[i]
+		if lv.live == 0 {
+			continue
+		}
+		for {
+			s := lv.r.pop()
+			idx := uint32(s)
+			if q.slab[idx].gen != uint32(s>>32) {
+				continue // stale: the entry moved to a higher priority
+			}
+			lv.live--
+			q.queued--
+			if lv.live == 0 {
+				q.levelEmptied(i)
+			}
+			return idx
+		}
+	}
+	panic("workqueue: internal error: dequeue from an empty queue")
+}
+
+// raise moves a waiting entry to the end of the higher priority p.
+func (q *queue[T]) raise(idx uint32, p int32) {
+	e := &q.slab[idx]
+	i, _ := q.levelIndex(e.prio)
+	q.levels[i].live--
+	q.queued--
+	if q.levels[i].live == 0 {
+		q.levelEmptied(i)
+	}
+	e.gen++
+	e.prio = p
+	q.enqueue(idx)
+}
+
+// markDirty applies Add(item, p) to the item's entry.
+func (q *queue[T]) markDirty(idx uint32, p int32) {
+	e := &q.slab[idx]
+	if e.flags&flagDirty != 0 {
+		if p > e.prio {
+			if e.flags&flagProcessing == 0 {
+				q.raise(idx, p)
+			} else {
+				e.prio = p
+			}
+		}
+		return
+	}
+	e.flags |= flagDirty
+	e.prio = p
+	if q.metrics != nil {
+		q.metricsAdd(idx)
+	}
+	if e.flags&flagProcessing != 0 {
+		return // Done will queue it
+	}
+	q.enqueue(idx)
+	if q.waiters > 0 {
+		q.cond.Signal()
+	}
+}
+
+func (q *queue[T]) Add(item T) {
+	q.mu.Lock()
+	if !q.shuttingDown {
+		idx, ok := q.index[item]
+		if !ok {
+			idx = q.alloc(item)
+		}
+		q.markDirty(idx, 0)
+	}
+	q.mu.Unlock()
+}
+
+func (q *queue[T]) AddWithPriority(item T, priority int) {
+	var p int32
+	if q.priorities {
+		p = int32(min(max(priority, math.MinInt32), math.MaxInt32))
+	}
+	q.mu.Lock()
+	if !q.shuttingDown {
+		idx, ok := q.index[item]
+		if !ok {
+			idx = q.alloc(item)
+		}
+		q.markDirty(idx, p)
+	}
+	q.mu.Unlock()
+}
+
+func (q *queue[T]) Len() int {
+	q.mu.Lock()
+	n := q.queued
+	q.mu.Unlock()
+	return n
+}
+
+// take hands out the next item. q.queued must be > 0.
+func (q *queue[T]) take() T {
+	idx := q.dequeue()
+	e := &q.slab[idx]
+	e.flags = (e.flags &^ flagDirty) | flagProcessing
+	q.processing++
+	if q.metrics != nil {
+		q.metricsGet(idx)
+	}
+	return e.item
+}
+
+func (q *queue[T]) Get() (item T, shutdown bool) {
+	q.mu.Lock()
+	for q.queued == 0 {
+		if q.shuttingDown {
+			q.mu.Unlock()
+			return item, true
+		}
+		q.waiters++
+		q.cond.Wait()
+		q.waiters--
+	}
+	item = q.take()
+	q.mu.Unlock()
+	return item, false
+}
+
+func (q *queue[T]) GetWithContext(ctx context.Context) (item T, shutdown bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return item, false, err
+	}
+	q.mu.Lock()
+	if q.queued == 0 && !q.shuttingDown && ctx.Done() != nil {
+		// Wake every waiter when ctx is done; each one re-checks its own context.
+		stop := context.AfterFunc(ctx, func() {
+			q.mu.Lock()
+			q.cond.Broadcast()
+			q.mu.Unlock()
+		})
+		defer stop()
+	}
+	for q.queued == 0 {
+		if q.shuttingDown {
+			q.mu.Unlock()
+			return item, true, nil
+		}
+		if err := ctx.Err(); err != nil {
+			q.mu.Unlock()
+			return item, false, err
+		}
+		q.waiters++
+		q.cond.Wait()
+		q.waiters--
+	}
+	item = q.take()
+	q.mu.Unlock()
+	return item, false, nil
+}
+
+func (q *queue[T]) Done(item T) {
+	q.mu.Lock()
+	idx, ok := q.index[item]
+	if ok && q.slab[idx].flags&flagProcessing != 0 {
+		e := &q.slab[idx]
+		e.flags &^= flagProcessing
+		q.processing--
+		if q.metrics != nil {
+			q.metricsDone(idx)
+		}
+		if e.flags&flagDirty != 0 {
+			q.enqueue(idx)
+			if q.waiters > 0 {
+				q.cond.Signal()
+			}
+		} else if e.heapPos < 0 {
+			q.release(idx)
+			q.maybeCompact()
+		}
+		if q.processing == 0 && q.drained != nil {
+			close(q.drained)
+			q.drained = nil
+		}
+	}
+	q.mu.Unlock()
+}
+
+func (q *queue[T]) ShuttingDown() bool {
+	q.mu.Lock()
+	s := q.shuttingDown
+	q.mu.Unlock()
+	return s
+}
+
+func (q *queue[T]) ShutDown() {
+	q.mu.Lock()
+	first := q.shutDownLocked()
+	q.draining = false
+	if q.drained != nil {
+		close(q.drained)
+		q.drained = nil
+	}
+	q.mu.Unlock()
+	if first {
+		q.deleteMetrics()
+	}
+}
+
+func (q *queue[T]) ShutDownWithDrain() {
+	_ = q.ShutDownWithDrainContext(context.Background())
+}
+
+func (q *queue[T]) ShutDownWithDrainContext(ctx context.Context) error {
+	q.mu.Lock()
+	first := q.shutDownLocked()
+	q.draining = true
+	var ch chan struct{}
+	if q.processing > 0 {
+		if q.drained == nil {
+			q.drained = make(chan struct{})
+		}
+		ch = q.drained
+	}
+	q.mu.Unlock()
+	if first {
+		q.deleteMetrics()
+	}
+	// Wait until nothing is in flight or a ShutDown ends the drain.
+	for ch != nil {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		q.mu.Lock()
+		ch = nil
+		if q.draining && q.processing > 0 {
+			if q.drained == nil {
+				q.drained = make(chan struct{})
+			}
+			ch = q.drained
+		}
+		q.mu.Unlock()
+	}
+	return nil
+}
+
+// shutDownLocked marks the queue shut down, drops pending delays, stops the timers and wakes
+// the waiters. It reports whether this was the first call.
+func (q *queue[T]) shutDownLocked() bool {
+	if q.shuttingDown {
+		return false
+	}
+	q.shuttingDown = true
+	q.dropDelays()
+	if q.metrics != nil {
+		q.metrics.timer.Stop()
+	}
+	q.cond.Broadcast()
+	return true
+}
