@@ -99,5 +99,7 @@
 //	                  Replace              IncrementalReplacer
 //	LIST, unpaged     2.1 KB/obj, 20 MiB   2.0 KB/obj, 19 MiB (needs StreamingLister)
 //	LIST, paged       2.1 KB/obj, 20 MiB   0.05 KB/obj, 0.45 MiB (the store's set of seen keys)
-//	WatchList         2.1 KB/obj, 20 MiB   0.2-0.4 KB/obj, 2-4 MiB (events in flight)
+//	WatchList         2.1 KB/obj, 20 MiB   0.2-0.5 KB/obj, 2-5 MiB (transport buffers in flight)
+//
+// (medians of 6 runs; the WatchList figure is lower over chunked HTTP than over WebSocket.)
 package reflector
