@@ -181,7 +181,9 @@ func New[T apiclient.Object](lw apiclient.ListerWatcher[T], opts Options[T]) *In
 // DropManagedFields is the default transform: it removes metadata.managedFields, which is
 // large and which controllers almost never read. Objects that implement
 // apiclient.MetaObject (every struct embedding apiclient.ObjectMeta) get ManagedFields set to
-// nil; an *apiclient.Unstructured loses the "managedFields" key of its metadata map. Other
+// nil; an *apiclient.Unstructured loses the "managedFields" key of its metadata map. Any other
+// pointer to a struct with a promoted ManagedFields field (client-go's typed objects, which
+// embed metav1.ObjectMeta) has that field zeroed, found once per type by reflection. Other
 // types pass unchanged: give such a type its own transform.
 func DropManagedFields[T any](obj T) (T, error) {
 	switch o := any(obj).(type) {
@@ -195,8 +197,40 @@ func DropManagedFields[T any](obj T) (T, error) {
 				delete(md, "managedFields")
 			}
 		}
+	default:
+		v := reflect.ValueOf(obj)
+		if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+			break
+		}
+		if path := managedFieldsPath(v.Elem().Type()); len(path) > 0 {
+			if f, err := v.Elem().FieldByIndexErr(path); err == nil && f.CanSet() {
+				f.SetZero()
+			}
+		}
 	}
 	return obj, nil
+}
+
+// managedFieldPaths caches, per struct type, the index path of its promoted ManagedFields
+// field (an empty, non-nil slice when it has none).
+var managedFieldPaths sync.Map
+
+func managedFieldsPath(t reflect.Type) []int {
+	if p, ok := managedFieldPaths.Load(t); ok {
+		if path := p.([]int); len(path) > 0 {
+			return path
+		}
+		return nil
+	}
+	path := []int{}
+	if f, ok := t.FieldByName("ManagedFields"); ok && f.IsExported() && len(f.Index) > 1 {
+		path = f.Index
+	}
+	managedFieldPaths.Store(t, path)
+	if len(path) == 0 {
+		return nil
+	}
+	return path
 }
 
 // Name returns the informer's name.

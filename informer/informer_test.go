@@ -681,3 +681,36 @@ func (w testWriter) Write(p []byte) (int, error) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// foreignMeta and foreignObj mimic client-go's typed objects: an embedded metadata struct
+// that is not apiclient.ObjectMeta.
+type foreignMeta struct {
+	Name          string
+	ManagedFields []string
+}
+
+type foreignObj struct {
+	foreignMeta
+	Spec string
+}
+
+func TestDropManagedFieldsOfOtherTypes(t *testing.T) {
+	for range 2 { // the second round uses the cached field path
+		o := &foreignObj{foreignMeta: foreignMeta{Name: "x", ManagedFields: []string{"m"}}, Spec: "s"}
+		if _, err := DropManagedFields(o); err != nil {
+			t.Fatal(err)
+		}
+		if o.ManagedFields != nil || o.Name != "x" || o.Spec != "s" {
+			t.Fatalf("after DropManagedFields: %+v", o)
+		}
+		type plain struct{ A string }
+		p := &plain{A: "a"}
+		if _, err := DropManagedFields(p); err != nil || p.A != "a" {
+			t.Fatalf("a type without managedFields changed: %+v, %v", p, err)
+		}
+		var nilObj *foreignObj
+		if _, err := DropManagedFields(nilObj); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,334 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/informer"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Shared informer benchmarks: informerkit's informer.Informer and client-go's
+// SharedIndexInformer (from informers.NewSharedInformerFactory, client-go v0.36.3 defaults:
+// WatchList, RealFIFO) over the same in-process apitest server, in one process.
+//
+//   - BenchmarkInformerSync: time from Run to HasSynced for syncObjects pod-sized objects
+//     (the synthetic pods of decode_fixtures_test.go, ~5 KB of JSON each), and the live heap
+//     the synced informer holds per cached object (runtime.GC, HeapAlloc delta / objects).
+//   - BenchmarkInformerEvents: watch events delivered to a handler per second. The
+//     informer's watch is stalled on the server while eventBurst updates are written, then
+//     released: the server replays them from its history as fast as the client reads, so
+//     the figure is the client's throughput (read, decode, queue, cache, dispatch).
+//
+// Workloads: obj=pod caches whole *corev1.Pod objects on both sides, managedFields included
+// (informerkit with SetTransform(nil); client-go's default); obj=pod-stripped caches
+// *corev1.Pod without managedFields on both sides (informerkit's default transform;
+// client-go with a SetTransform doing the same); obj=partial caches, on informerkit's side,
+// partialPod (metadata and three fields; managedFields dropped by default), against
+// client-go's default full pods.
+
+const (
+	syncObjects = 50000
+	eventPods   = 1000
+	eventBurst  = 5000
+)
+
+var podsGVR = apiclient.GroupVersionResource{Version: "v1", Resource: "pods"}
+
+var podNamespaces = []string{"shop-checkout", "shop-payments", "shop-search", "shop-frontend", "shop-inventory"}
+
+// populate creates the namespaces and n synthetic pods.
+func populate(s *apitest.Server, n int) error {
+	for _, ns := range podNamespaces {
+		if _, err := s.Create("namespaces", map[string]any{"metadata": map[string]any{"name": ns}}); err != nil {
+			return err
+		}
+	}
+	for i := range n {
+		p := syntheticPod(i, 0)
+		p.ResourceVersion, p.UID = "", ""
+		if _, err := s.Create("pods", p); err != nil {
+			return fmt.Errorf("pod %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+var syncServer = sync.OnceValues(func() (*apitest.Server, error) {
+	s, err := apitest.Start()
+	if err != nil {
+		return nil, err
+	}
+	if err := populate(s, syncObjects); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+})
+
+var eventServer = sync.OnceValues(func() (*apitest.Server, error) {
+	s, err := apitest.Start(apitest.WithHistorySize(4 * eventBurst))
+	if err != nil {
+		return nil, err
+	}
+	if err := populate(s, eventPods); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+})
+
+// liveHeap returns the live heap after a full collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+func stripManagedFields(obj any) (any, error) {
+	if m, ok := obj.(metav1.Object); ok {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+func clientGoClient(b *testing.B, s *apitest.Server) kubernetes.Interface {
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: s.URL, QPS: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cs
+}
+
+func informerkitClient(b *testing.B, s *apitest.Server) *apiclient.Client {
+	cfg := s.Config()
+	cfg.QPS = -1
+	c, err := apiclient.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+func BenchmarkInformerSync(b *testing.B) {
+	s, err := syncServer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	tag := fmt.Sprintf("objects=%d/", syncObjects)
+	b.Run(tag+"obj=pod/impl=informerkit", func(b *testing.B) { syncInformerkit[*corev1.Pod](b, s, true) })
+	b.Run(tag+"obj=pod/impl=client-go", func(b *testing.B) { syncClientGo(b, s, false) })
+	b.Run(tag+"obj=pod-stripped/impl=informerkit", func(b *testing.B) { syncInformerkit[*corev1.Pod](b, s, false) })
+	b.Run(tag+"obj=pod-stripped/impl=client-go", func(b *testing.B) { syncClientGo(b, s, true) })
+	b.Run(tag+"obj=partial/impl=informerkit", func(b *testing.B) { syncInformerkit[*partialPod](b, s, false) })
+	b.Run(tag+"obj=partial/impl=client-go", func(b *testing.B) { syncClientGo(b, s, false) })
+}
+
+func syncInformerkit[T apiclient.Object](b *testing.B, s *apitest.Server, keepManagedFields bool) {
+	c := informerkitClient(b, s)
+	defer c.Close()
+	var heap float64
+	for range b.N {
+		b.StopTimer()
+		base := liveHeap()
+		b.StartTimer()
+		inf := informer.New(apiclient.NewResource[T](c, podsGVR), informer.Options[T]{})
+		if keepManagedFields {
+			_ = inf.SetTransform(nil)
+		}
+		if _, err := inf.AddEventHandler(informer.ResourceEventHandlerFuncs[T]{}); err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		go inf.Run(ctx)
+		<-inf.Synced()
+		b.StopTimer()
+		if n := inf.GetStore().Len(); n != syncObjects {
+			b.Fatalf("cached %d objects, want %d", n, syncObjects)
+		}
+		heap = float64(liveHeap()-base) / syncObjects
+		runtime.KeepAlive(inf)
+		cancel()
+		<-inf.Done()
+		b.StartTimer()
+	}
+	b.ReportMetric(heap, "B/obj")
+	b.ReportMetric(float64(syncObjects)*float64(b.N)/b.Elapsed().Seconds(), "objects/s")
+}
+
+func syncClientGo(b *testing.B, s *apitest.Server, strip bool) {
+	cs := clientGoClient(b, s)
+	var heap float64
+	for range b.N {
+		b.StopTimer()
+		base := liveHeap()
+		b.StartTimer()
+		factory := informers.NewSharedInformerFactory(cs, 0)
+		inf := factory.Core().V1().Pods().Informer()
+		if strip {
+			_ = inf.SetTransform(stripManagedFields)
+		}
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{}); err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		factory.Start(ctx.Done())
+		cache.WaitForCacheSync(ctx.Done(), inf.HasSynced)
+		b.StopTimer()
+		if n := len(inf.GetStore().ListKeys()); n != syncObjects {
+			b.Fatalf("cached %d objects, want %d", n, syncObjects)
+		}
+		heap = float64(liveHeap()-base) / syncObjects
+		runtime.KeepAlive(inf)
+		cancel()
+		factory.Shutdown()
+		b.StartTimer()
+	}
+	b.ReportMetric(heap, "B/obj")
+	b.ReportMetric(float64(syncObjects)*float64(b.N)/b.Elapsed().Seconds(), "objects/s")
+}
+
+// writeBurst stalls the server's pod watches, writes eventBurst label updates round-robin
+// over the event pods, and returns the resourceVersion of the last one and the release.
+func writeBurst(b *testing.B, s *apitest.Server, round int) (uint64, func()) {
+	if _, err := s.WaitForWatches(context.Background(), "pods", 1); err != nil {
+		b.Fatal(err)
+	}
+	release, n, err := s.StallWatches("pods", 0)
+	if err != nil || n != 1 {
+		b.Fatalf("StallWatches: %d watches, %v", n, err)
+	}
+	objs, _, err := s.List("pods", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var last apitest.Object
+	for i := range eventBurst {
+		o := objs[i%len(objs)]
+		patch := fmt.Appendf(nil, `{"metadata":{"labels":{"bench-round":"r%d-%d"}}}`, round, i)
+		if last, err = s.Patch("pods", o.Namespace(), o.Name(), apitest.MergePatch, patch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rv, _ := strconv.ParseUint(last.ResourceVersion(), 10, 64)
+	return rv, release
+}
+
+// rvWaiter records the highest resourceVersion a handler saw and signals when it reaches a
+// target.
+type rvWaiter struct {
+	mu     sync.Mutex
+	max    uint64
+	target uint64
+	reach  chan struct{}
+	calls  atomic.Int64
+}
+
+func (w *rvWaiter) saw(rv string) {
+	w.calls.Add(1)
+	n, _ := strconv.ParseUint(rv, 10, 64)
+	w.mu.Lock()
+	if n > w.max {
+		w.max = n
+	}
+	if w.reach != nil && w.max >= w.target {
+		close(w.reach)
+		w.reach = nil
+	}
+	w.mu.Unlock()
+}
+
+func (w *rvWaiter) expect(target uint64) <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ch := make(chan struct{})
+	w.target, w.reach = target, ch
+	if w.max >= target {
+		close(ch)
+		w.reach = nil
+	}
+	return ch
+}
+
+func BenchmarkInformerEvents(b *testing.B) {
+	s, err := eventServer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	tag := fmt.Sprintf("burst=%d/", eventBurst)
+	b.Run(tag+"obj=pod/impl=informerkit", func(b *testing.B) { eventsInformerkit[*corev1.Pod](b, s) })
+	b.Run(tag+"obj=pod/impl=client-go", func(b *testing.B) { eventsClientGo(b, s) })
+	b.Run(tag+"obj=partial/impl=informerkit", func(b *testing.B) { eventsInformerkit[*partialPod](b, s) })
+	b.Run(tag+"obj=partial/impl=client-go", func(b *testing.B) { eventsClientGo(b, s) })
+}
+
+var eventRound atomic.Int64
+
+func eventsInformerkit[T apiclient.Object](b *testing.B, s *apitest.Server) {
+	c := informerkitClient(b, s)
+	defer c.Close()
+	w := &rvWaiter{}
+	inf := informer.New(apiclient.NewResource[T](c, podsGVR), informer.Options[T]{})
+	reg, err := inf.AddEventHandler(informer.ResourceEventHandlerFuncs[T]{
+		UpdateFunc: func(_, o T) { w.saw(o.GetResourceVersion()) },
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); <-inf.Done() }()
+	go inf.Run(ctx)
+	<-reg.Synced()
+	runEventBursts(b, s, w)
+	b.ReportMetric(float64(reg.Backlog().Coalesced)/float64(b.N), "coalesced/op")
+}
+
+func eventsClientGo(b *testing.B, s *apitest.Server) {
+	cs := clientGoClient(b, s)
+	w := &rvWaiter{}
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	inf := factory.Core().V1().Pods().Informer()
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, o any) { w.saw(o.(*corev1.Pod).ResourceVersion) },
+	}); err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); factory.Shutdown() }()
+	factory.Start(ctx.Done())
+	cache.WaitForCacheSync(ctx.Done(), inf.HasSynced)
+	runEventBursts(b, s, w)
+}
+
+func runEventBursts(b *testing.B, s *apitest.Server, w *rvWaiter) {
+	calls0 := w.calls.Load()
+	for range b.N {
+		b.StopTimer()
+		target, release := writeBurst(b, s, int(eventRound.Add(1)))
+		reached := w.expect(target)
+		b.StartTimer()
+		release()
+		select {
+		case <-reached:
+		case <-time.After(5 * time.Minute):
+			b.Fatalf("the handler did not see resourceVersion %d", target)
+		}
+	}
+	b.ReportMetric(float64(eventBurst)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(w.calls.Load()-calls0)/float64(b.N), "calls/op")
+}
