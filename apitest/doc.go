@@ -53,8 +53,10 @@
 // timeoutSeconds ends a watch cleanly, and selectors turn an
 // object that stops matching into DELETED (its previous state at the new resourceVersion)
 // and one that starts matching into ADDED. Streams are chunked HTTP/1.1, HTTP/2 (with TLS)
-// or WebSocket (one event per text message; the token may come as the
-// base64url.bearer.authorization.k8s.io.<token> subprotocol). Continue tokens carry the
+// or WebSocket (one event per text message). As from the kube-apiserver, a WebSocket
+// handshake needs an Origin header (403 otherwise), and the token may come as the
+// base64url.bearer.authorization.k8s.io.<base64url token> subprotocol only next to another
+// subprotocol, which the server echoes (401 otherwise). Continue tokens carry the
 // resourceVersion of their snapshot; one the history no longer covers gets 410 Expired.
 //
 // # Fault injection and observation

@@ -297,3 +297,24 @@ func TestCloseEndsOpenWatches(t *testing.T) {
 	}
 	s.Close() // idempotent
 }
+
+func TestHTTP2CutAndAbort(t *testing.T) {
+	e := newEnvProto(t, apiclient.WatchChunked, apitest.WithTLS())
+	w, info := openWatch(t, e, apiclient.ListOptions{})
+	if info.Protocol != "HTTP/2.0" {
+		t.Fatalf("protocol %s", info.Protocol)
+	}
+	e.s.CutWatches("configmaps")
+	closed(t, w)
+	w2, _ := openWatch(t, e, apiclient.ListOptions{})
+	e.s.AbortWatches("configmaps")
+	for ev := range w2.ResultChan() {
+		if ev.Type != apiclient.Error {
+			t.Fatalf("unexpected %s", ev.Type)
+		}
+	}
+	// The connection survives a reset stream: the next request works.
+	if _, err := e.cms.List(e.ctx, apiclient.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}

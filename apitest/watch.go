@@ -33,6 +33,12 @@ type WatchInfo struct {
 	// resourceVersion of the last event or bookmark written.
 	EventsSent int64
 	LastRV     uint64
+	// BookmarkTicks counts the times a bookmark was due (allowWatchBookmarks: every
+	// BookmarkInterval and before the timeout), and BookmarksSent those that were written
+	// (a bookmark is skipped when there is nothing newer to confirm). Tests wait on
+	// BookmarkTicks to know that bookmark intervals have passed without sleeping.
+	BookmarkTicks int64
+	BookmarksSent int64
 }
 
 type ctlKind int
@@ -64,6 +70,8 @@ type watcher struct {
 	info     WatchInfo
 	sent     atomic.Int64
 	lastRV   atomic.Uint64
+	bmTicks  atomic.Int64
+	bmSent   atomic.Int64
 	sink     sink
 	bookmark bool
 
@@ -97,6 +105,8 @@ func (w *watcher) snapshotInfo() WatchInfo {
 	i.Query = cloneValues(i.Query)
 	i.EventsSent = w.sent.Load()
 	i.LastRV = w.lastRV.Load()
+	i.BookmarkTicks = w.bmTicks.Load()
+	i.BookmarksSent = w.bmSent.Load()
 	return i
 }
 
@@ -452,11 +462,16 @@ func (s *Server) runWatch(ctx context.Context, w *watcher, st watchStart, timeou
 		if bookmarkDue {
 			bookmarkDue = false
 			if curRV <= w.lastRV.Load() {
+				w.bmTicks.Add(1)
+				s.notifyChange()
 				goto wait // nothing new to confirm: the watch cache sends no bookmark either
 			}
 			if err := w.sendBookmark(curRV, false, 0); err != nil {
 				return err
 			}
+			w.bmSent.Add(1)
+			w.bmTicks.Add(1)
+			s.notifyChange()
 			if err := w.sink.flush(); err != nil {
 				return nil
 			}

@@ -85,11 +85,16 @@ func TestWatchBookmarks(t *testing.T) {
 	// Nothing new: no more bookmarks (the next event, several intervals later, is the live
 	// one). Changes to other resources do not count without ProgressNotify.
 	e.s.Create("secrets", map[string]any{"metadata": map[string]any{"name": "s", "namespace": "default"}})
-	if err := e.s.WaitFor(e.ctx, func() bool { return len(e.s.Watches("")) == 1 }); err != nil {
+	ticks := e.s.Watches("configmaps")[0].BookmarkTicks
+	if err := e.s.WaitFor(e.ctx, func() bool {
+		ws := e.s.Watches("configmaps")
+		return len(ws) == 1 && ws[0].BookmarkTicks >= ticks+3
+	}); err != nil {
 		t.Fatal(err)
 	}
-	settle := time.NewTimer(100 * time.Millisecond) // several bookmark intervals
-	<-settle.C
+	if ws := e.s.Watches("configmaps"); ws[0].BookmarksSent != 1 {
+		t.Fatalf("bookmarks sent %d, want 1", ws[0].BookmarksSent)
+	}
 	c, _ := e.s.Create("configmaps", cm("live", nil, nil))
 	if ev := next(t, w); ev.Type != apiclient.Added || ev.Object.ResourceVersion != c.ResourceVersion() {
 		t.Fatalf("expected the live event and no bookmark before it, got %s %s", ev.Type, ev.Object.ResourceVersion)
