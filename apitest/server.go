@@ -333,9 +333,10 @@ func (s *Server) Close() {
 	s.track.closeAndWait()
 }
 
-// Config returns an apiclient.Config for this server: host, token and CA.
+// Config returns an apiclient.Config for this server: host, token, CA, and the namespace
+// "default" (as the kubeconfig's context).
 func (s *Server) Config() *apiclient.Config {
-	c := &apiclient.Config{Host: s.URL, BearerToken: s.opts.Token}
+	c := &apiclient.Config{Host: s.URL, BearerToken: s.opts.Token, Namespace: "default"}
 	if s.caPEM != nil {
 		c.TLS.CAData = append([]byte(nil), s.caPEM...)
 	}

@@ -86,6 +86,22 @@ func TestKubeconfigLoads(t *testing.T) {
 			t.Fatalf("kubeconfig lacks %q:\n%s", want, b)
 		}
 	}
+	// apiclient.LoadConfig reads it and the client works with its CA and token.
+	cfg, err := apiclient.LoadConfig(apiclient.WithKubeconfig(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Host != s.URL || cfg.BearerToken != "tok" || cfg.Namespace != "default" {
+		t.Fatalf("loaded config host %s token set %v namespace %q", cfg.Host, cfg.BearerToken != "", cfg.Namespace)
+	}
+	c, err := apiclient.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := apiclient.NewResource[*ConfigMap](c, configmapsGVR).Namespace("default").List(context.Background(), apiclient.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestWebSocketWatch(t *testing.T) {
