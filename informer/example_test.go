@@ -1,0 +1,150 @@
+package informer_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/informer"
+)
+
+// ConfigMap declares only what the example reads: metadata and data.
+type ConfigMap struct {
+	apiclient.TypeMeta
+	apiclient.ObjectMeta `json:"metadata"`
+	Data                 map[string]string `json:"data,omitempty"`
+}
+
+var configMapsGVR = apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+
+// An informer from a factory, a handler, and a lister, against an in-process API server.
+func Example() {
+	srv := apitest.NewServer()
+	defer srv.Close()
+	if _, err := srv.Create("configmaps", map[string]any{
+		"metadata": map[string]any{"namespace": "default", "name": "settings", "labels": map[string]any{"app": "shop"}},
+		"data":     map[string]any{"color": "blue"},
+	}); err != nil {
+		log.Fatal(err)
+	}
+	client, err := apiclient.New(srv.Config())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	factory := informer.NewFactory(client)
+	configMaps := informer.For[*ConfigMap](factory, configMapsGVR)
+	reg, err := configMaps.AddEventHandler(informer.ResourceEventHandlerFuncs[*ConfigMap]{
+		AddFunc: func(cm *ConfigMap, isInInitialList bool) {
+			fmt.Printf("add %s/%s (initial list: %v)\n", cm.Namespace, cm.Name, isInInitialList)
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	factory.Start(ctx)
+	if err := factory.WaitForCacheSync(ctx); err != nil {
+		log.Fatal(err)
+	}
+	<-reg.Synced() // the handler has seen the whole initial list
+
+	lister := configMaps.Lister()
+	cm, err := lister.Namespace("default").Get("settings")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("color:", cm.Data["color"])
+	fmt.Println("app=shop:", len(lister.List(informer.MustParseSelector("app=shop"))))
+
+	cancel()
+	factory.Shutdown()
+	// Output:
+	// add default/settings (initial list: true)
+	// color: blue
+	// app=shop: 1
+}
+
+// A handler that falls behind gets its notifications coalesced by key instead of queued
+// without bound; Backlog reports it.
+func ExampleRegistration_Backlog() {
+	srv := apitest.NewServer()
+	defer srv.Close()
+	client, err := apiclient.New(srv.Config())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+	inf := informer.New(apiclient.NewResource[*ConfigMap](client, configMapsGVR), informer.Options[*ConfigMap]{})
+
+	// A slow handler: its first call waits for release. Its buffer holds one notification.
+	release, sawB := make(chan struct{}), make(chan struct{})
+	var seen []string
+	slow, _ := inf.AddEventHandlerWithOptions(informer.ResourceEventHandlerFuncs[*ConfigMap]{
+		AddFunc: func(cm *ConfigMap, _ bool) {
+			<-release
+			seen = append(seen, "add "+cm.Name+"="+cm.Data["v"])
+			if cm.Name == "b" {
+				close(sawB)
+			}
+		},
+		UpdateFunc: func(_, cm *ConfigMap) { seen = append(seen, "update "+cm.Name+"="+cm.Data["v"]) },
+	}, informer.HandlerOptions{Name: "slow", BufferSize: 1})
+	// A fast handler tells when the last update has been handed out.
+	last := make(chan struct{})
+	inf.AddEventHandler(informer.ResourceEventHandlerFuncs[*ConfigMap]{
+		UpdateFunc: func(_, cm *ConfigMap) {
+			if cm.Data["v"] == "100" {
+				close(last)
+			}
+		},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	go inf.Run(ctx)
+	<-inf.Synced()
+
+	for _, name := range []string{"a", "b"} {
+		if _, err := srv.Create("configmaps", map[string]any{"metadata": map[string]any{"namespace": "default", "name": name}, "data": map[string]any{"v": "0"}}); err != nil {
+			log.Fatal(err)
+		}
+	}
+	for i := 1; i <= 100; i++ {
+		if _, err := srv.Mutate("configmaps", "default", "b", func(o apitest.Object) {
+			o["data"] = map[string]any{"v": fmt.Sprint(i)}
+		}); err != nil {
+			log.Fatal(err)
+		}
+	}
+	<-last
+	fmt.Println("coalesced:", slow.Backlog().Coalesced)
+	close(release)
+	<-sawB
+	fmt.Println(seen)
+	cancel()
+	<-inf.Done()
+	// Output:
+	// coalesced: 100
+	// [add a=0 add b=100]
+}
+
+// Label selectors as Kubernetes writes them.
+func ExampleParseSelector() {
+	sel, err := informer.ParseSelector("app in (web,api), tier!=cache, !canary")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(sel)
+	fmt.Println(sel.Matches(map[string]string{"app": "web", "tier": "front"}))
+	fmt.Println(sel.Matches(map[string]string{"app": "web", "canary": "true"}))
+	_, err = informer.ParseSelector("app in web")
+	fmt.Println(err)
+	// Output:
+	// app in (api,web),!canary,tier!=cache
+	// true
+	// false
+	// informer: label selector "app in web": expected "(" at offset 7, found "web"
+}
