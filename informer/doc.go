@@ -43,25 +43,8 @@
 //
 // # Where it does better than client-go
 //
-//   - Bounded, coalescing delivery. client-go's listener buffer is unbounded: a slow handler
-//     grows memory without limit. Here a listener delivers every notification in order while
-//     its handler is less than a buffer (HandlerOptions.BufferSize, default 1024) behind; past
-//     that it merges new notifications into the pending one of the same key:
-//
-//     add(a)           + update(→b)  = add(b)           (isInInitialList kept)
-//     add(a)           + delete      = nothing          (the handler never saw the key)
-//     update(o→a)      + update(→b)  = update(o→b)      (first old, last new)
-//     update(o→a)      + delete(d)   = delete(d)        (a delete wins, with the final state)
-//     delete(d)        + add(b)      = delete(d), add(b) (two calls: the object was replaced)
-//     delete(d),add(b) + update(→c)  = delete(d), add(c)
-//     delete(d),add(b) + delete(e)   = delete(d)        (b was never seen; d is what it knew)
-//
-//     So the handler's replayed view (the objects it was told exist) always converges to the
-//     cache, every update's old object is the state the handler saw last, and no handler
-//     hears of an update or delete for a key it was not told exists. Per-key order is kept;
-//     keys may be delivered out of their original interleaving. The queue never holds more
-//     than the buffer plus one entry per key; Registration.Backlog reports pending,
-//     peak and coalesced counts.
+//   - Bounded, coalescing delivery: a slow handler cannot grow memory without limit (client-go's
+//     listener buffer is unbounded); see the next section.
 //   - Handler panics are recovered, logged (slog, with the stack) and counted
 //     (Backlog.Panics); the listener goes on with the next notification. client-go crashes.
 //   - Registration.HasSynced and Synced() wait until this handler has processed every
@@ -83,6 +66,29 @@
 //   - Staleness() tells readiness checks how long ago the cache was last confirmed current
 //     (list, event, bookmark); Stats() has the reflector's figures.
 //   - WaitForCacheSync returns a *NotSyncedError naming the informers that did not sync.
+//
+// # Bounded, coalescing delivery
+//
+// A listener delivers every notification in order while its handler is less than a buffer
+// (HandlerOptions.BufferSize, default 1024) behind. Past that it merges each new notification
+// into the pending one of the same key:
+//
+//	pending            + incoming     = delivered
+//	add(a)             + update(→b)   = add(b)            (isInInitialList kept)
+//	add(a)             + delete       = nothing           (the handler never saw the key)
+//	update(o→a)        + update(→b)   = update(o→b)       (first old, last new)
+//	update(o→a)        + delete(d)    = delete(d)         (a delete wins, with the final state)
+//	delete(d)          + add(b)       = delete(d), add(b) (two calls: the object was replaced)
+//	delete(d), add(b)  + update(→c)   = delete(d), add(c)
+//	delete(d), add(b)  + delete(e)    = delete(d)         (b was never seen; d is what it knew)
+//
+// So the handler's replayed view (the objects it was told exist) always converges to the
+// cache, every update's old object is the state the handler saw last, and no handler hears
+// of an update or delete for a key it was not told exists. Per-key order is kept; different
+// keys may be delivered out of their original interleaving. Coalescing stops when the backlog
+// has drained to half the buffer. The queue never holds more than the buffer plus one entry
+// per key (so at most the buffer plus the cache size plus pending deletes);
+// Registration.Backlog reports pending, peak, coalesced, delivered and panicked counts.
 //
 // # DeltaFIFO mode
 //
