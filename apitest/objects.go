@@ -107,7 +107,8 @@ func statusErr(st *apiclient.Status) error {
 // Create stores obj as a new object of resource ("configmaps", "cm", "deployments.apps",
 // "widgets.example.com"), exactly as a POST would: the server sets uid, creationTimestamp,
 // resourceVersion (and generation), and watchers see an ADDED event. The namespace comes
-// from metadata.namespace. Errors are *apiclient.Status values as the API returns them.
+// from metadata.namespace ("default" if unset, as kubectl would send it). Errors are
+// *apiclient.Status values as the API returns them.
 func (s *Server) Create(resource string, obj any) (Object, error) {
 	r, err := s.resolve(resource)
 	if err != nil {
@@ -117,8 +118,12 @@ func (s *Server) Create(resource string, obj any) (Object, error) {
 	if err != nil {
 		return nil, err
 	}
+	ns := ""
+	if r.typ.Namespaced && str(metaOf(m), "namespace") == "" {
+		ns = "default"
+	}
 	s.mu.Lock()
-	o, st := s.createLocked(r, "", m, false)
+	o, st := s.createLocked(r, ns, m, false)
 	s.mu.Unlock()
 	if st != nil {
 		return nil, st
