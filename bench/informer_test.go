@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -91,6 +92,17 @@ var eventServer = sync.OnceValues(func() (*apitest.Server, error) {
 	return s, nil
 })
 
+// cpuTime returns the CPU time the process has used (user + system). The benchmarks report
+// it next to wall time: the machine is shared, and the CPU time of a sync (client and
+// in-process server together) does not depend on what other processes run.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // liveHeap returns the live heap after a full collection.
 func liveHeap() uint64 {
 	runtime.GC()
@@ -143,9 +155,11 @@ func syncInformerkit[T apiclient.Object](b *testing.B, s *apitest.Server, keepMa
 	c := informerkitClient(b, s)
 	defer c.Close()
 	var heap float64
+	var cpu time.Duration
 	for range b.N {
 		b.StopTimer()
 		base := liveHeap()
+		cpu0 := cpuTime()
 		b.StartTimer()
 		inf := informer.New(apiclient.NewResource[T](c, podsGVR), informer.Options[T]{})
 		if keepManagedFields {
@@ -158,6 +172,7 @@ func syncInformerkit[T apiclient.Object](b *testing.B, s *apitest.Server, keepMa
 		go inf.Run(ctx)
 		<-inf.Synced()
 		b.StopTimer()
+		cpu += cpuTime() - cpu0
 		if n := inf.GetStore().Len(); n != syncObjects {
 			b.Fatalf("cached %d objects, want %d", n, syncObjects)
 		}
@@ -169,14 +184,17 @@ func syncInformerkit[T apiclient.Object](b *testing.B, s *apitest.Server, keepMa
 	}
 	b.ReportMetric(heap, "B/obj")
 	b.ReportMetric(float64(syncObjects)*float64(b.N)/b.Elapsed().Seconds(), "objects/s")
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 }
 
 func syncClientGo(b *testing.B, s *apitest.Server, strip bool) {
 	cs := clientGoClient(b, s)
 	var heap float64
+	var cpu time.Duration
 	for range b.N {
 		b.StopTimer()
 		base := liveHeap()
+		cpu0 := cpuTime()
 		b.StartTimer()
 		factory := informers.NewSharedInformerFactory(cs, 0)
 		inf := factory.Core().V1().Pods().Informer()
@@ -190,6 +208,7 @@ func syncClientGo(b *testing.B, s *apitest.Server, strip bool) {
 		factory.Start(ctx.Done())
 		cache.WaitForCacheSync(ctx.Done(), inf.HasSynced)
 		b.StopTimer()
+		cpu += cpuTime() - cpu0
 		if n := len(inf.GetStore().ListKeys()); n != syncObjects {
 			b.Fatalf("cached %d objects, want %d", n, syncObjects)
 		}
@@ -201,6 +220,7 @@ func syncClientGo(b *testing.B, s *apitest.Server, strip bool) {
 	}
 	b.ReportMetric(heap, "B/obj")
 	b.ReportMetric(float64(syncObjects)*float64(b.N)/b.Elapsed().Seconds(), "objects/s")
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 }
 
 // writeBurst stalls the server's pod watches, writes eventBurst label updates round-robin
@@ -317,10 +337,12 @@ func eventsClientGo(b *testing.B, s *apitest.Server) {
 
 func runEventBursts(b *testing.B, s *apitest.Server, w *rvWaiter) {
 	calls0 := w.calls.Load()
+	var cpu time.Duration
 	for range b.N {
 		b.StopTimer()
 		target, release := writeBurst(b, s, int(eventRound.Add(1)))
 		reached := w.expect(target)
+		cpu0 := cpuTime()
 		b.StartTimer()
 		release()
 		select {
@@ -328,7 +350,11 @@ func runEventBursts(b *testing.B, s *apitest.Server, w *rvWaiter) {
 		case <-time.After(5 * time.Minute):
 			b.Fatalf("the handler did not see resourceVersion %d", target)
 		}
+		b.StopTimer()
+		cpu += cpuTime() - cpu0
+		b.StartTimer()
 	}
+	b.ReportMetric(cpu.Seconds()*1e6/float64(eventBurst*b.N), "cpu-µs/event")
 	b.ReportMetric(float64(eventBurst)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(w.calls.Load()-calls0)/float64(b.N), "calls/op")
 }
