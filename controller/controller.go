@@ -1,0 +1,403 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/informerkit/informerkit/controller/leaderelection"
+	"github.com/informerkit/informerkit/workqueue"
+)
+
+// Defaults of Options.
+const (
+	// DefaultCacheSyncTimeout bounds the wait for a controller's sources to sync.
+	DefaultCacheSyncTimeout = 2 * time.Minute
+	// DefaultDrainTimeout bounds the wait for in-flight reconciles at shutdown.
+	DefaultDrainTimeout = 30 * time.Second
+)
+
+// ErrLeaderElectionLost is the cause of the context cancellation that tells runnables the
+// manager lost its leadership (context.Cause), and what Manager.Start returns then. A
+// controller whose context ends with this cause does not drain: it cancels its in-flight
+// reconciles at once, since another replica may lead soon. It is
+// leaderelection.ErrLeadershipLost.
+var ErrLeaderElectionLost = leaderelection.ErrLeadershipLost
+
+// Options configure a Controller. The zero value is usable.
+type Options struct {
+	// MaxConcurrentReconciles is the number of workers (default 1). Different Requests are
+	// reconciled in parallel; one Request never is.
+	MaxConcurrentReconciles int
+	// RateLimiter decides the delay of Requests re-added after an error or Result.Requeue
+	// (default workqueue.DefaultControllerRateLimiter: per-item exponential 5 ms..1000 s,
+	// and an overall 10 qps / burst 100 token bucket).
+	RateLimiter workqueue.RateLimiter[Request]
+	// Logger receives the controller's logs, with controller=name (default slog.Default()).
+	Logger *slog.Logger
+	// CacheSyncTimeout bounds the wait for the sources to sync before the workers start
+	// (default DefaultCacheSyncTimeout); Start fails if it passes.
+	CacheSyncTimeout time.Duration
+	// DrainTimeout bounds how long Start waits, once its context is done, for the reconciles
+	// in flight to finish (default DefaultDrainTimeout, or the Manager's
+	// GracefulShutdownTimeout for a controller added to a Manager). Their context is
+	// cancelled when it passes.
+	DrainTimeout time.Duration
+	// ReconcileTimeout, if positive, bounds each Reconcile call through its context.
+	ReconcileTimeout time.Duration
+	// MetricsProvider receives the controller's metrics (default none, or the Manager's
+	// Registry for a controller added to a Manager).
+	MetricsProvider MetricsProvider
+	// QueueMetricsProvider receives the work queue's metrics, under the controller's name
+	// (default none, or the Manager's Registry).
+	QueueMetricsProvider workqueue.MetricsProvider
+	// NeedLeaderElection, if set to false, lets a Manager run the controller on every
+	// replica instead of only on the leader. Default true.
+	NeedLeaderElection *bool
+}
+
+// Controller runs a Reconciler over a work queue of Requests fed by sources (the
+// controller-runtime controller). Create it with New, add sources with Watch, then run it
+// with Start, directly or through a Manager.
+//
+// Semantics:
+//
+//   - Events from sources are turned into Requests by handlers and deduplicated by the queue:
+//     many events for one object while it waits give one reconcile.
+//   - MaxConcurrentReconciles workers take Requests from the queue; the queue never hands one
+//     Request to two workers, and a Request re-added while it is being reconciled is
+//     reconciled again afterwards.
+//   - After Reconcile: an error (or a panic) re-adds the Request with the rate limiter's
+//     backoff (AddRateLimited), unless it is a TerminalError; Result.RequeueAfter re-adds it
+//     after that delay (AddAfter) and resets its backoff (Forget); Result.Requeue re-adds it
+//     with backoff; success resets its backoff (Forget).
+//   - Start waits for every source to sync before starting the workers, so the first
+//     reconciles see complete caches.
+//   - When Start's context is done the sources stop, no worker takes a new Request, and
+//     Start waits for the reconciles in flight (DrainTimeout), then returns. Requests still
+//     queued are dropped: a controller started again relists and sees them.
+type Controller struct {
+	name       string
+	reconciler Reconciler
+	opts       Options
+	log        *slog.Logger
+
+	mu      sync.Mutex
+	sources []Source
+	started bool
+	queue   Queue
+	running chan struct{} // closed once the workers run
+}
+
+// New returns a controller named name (unique among the controllers of a Manager: it labels
+// metrics and logs) that calls reconciler. Add its sources with Watch before Start.
+func New(name string, reconciler Reconciler, opts Options) (*Controller, error) {
+	if name == "" {
+		return nil, errors.New("controller: New needs a name")
+	}
+	if reconciler == nil {
+		return nil, fmt.Errorf("controller %q: New needs a Reconciler", name)
+	}
+	if opts.MaxConcurrentReconciles < 0 {
+		return nil, fmt.Errorf("controller %q: MaxConcurrentReconciles %d is negative", name, opts.MaxConcurrentReconciles)
+	}
+	if opts.MaxConcurrentReconciles == 0 {
+		opts.MaxConcurrentReconciles = 1
+	}
+	if opts.RateLimiter == nil {
+		opts.RateLimiter = workqueue.DefaultControllerRateLimiter[Request]()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.CacheSyncTimeout <= 0 {
+		opts.CacheSyncTimeout = DefaultCacheSyncTimeout
+	}
+	return &Controller{
+		name:       name,
+		reconciler: reconciler,
+		opts:       opts,
+		log:        opts.Logger.With("controller", name),
+		running:    make(chan struct{}),
+	}, nil
+}
+
+// Name returns the controller's name.
+func (c *Controller) Name() string { return c.name }
+
+// Watch adds a source of events (see Kind and Channel). It must be called before Start.
+func (c *Controller) Watch(src Source) error {
+	if src == nil {
+		return fmt.Errorf("controller %q: Watch: nil source", c.name)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.started {
+		return fmt.Errorf("controller %q: Watch after Start", c.name)
+	}
+	c.sources = append(c.sources, src)
+	return nil
+}
+
+// NeedLeaderElection reports whether a Manager must run the controller only while it leads
+// (Options.NeedLeaderElection, default true).
+func (c *Controller) NeedLeaderElection() bool {
+	return c.opts.NeedLeaderElection == nil || *c.opts.NeedLeaderElection
+}
+
+// Started returns a channel closed once Start has synced the sources and started the
+// workers: from then on every event reaches the queue and is reconciled. It is never closed
+// if Start fails before that.
+func (c *Controller) Started() <-chan struct{} { return c.running }
+
+// Queue returns the controller's work queue once Start has created it (nil before). Tests and
+// diagnostics use it; handlers get it with every event.
+func (c *Controller) Queue() Queue {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.queue
+}
+
+// setManagerDefaults fills the options a Manager provides (see Manager.Add).
+func (c *Controller) setManagerDefaults(m MetricsProvider, qm workqueue.MetricsProvider, drain time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.opts.MetricsProvider == nil {
+		c.opts.MetricsProvider = m
+	}
+	if c.opts.QueueMetricsProvider == nil {
+		c.opts.QueueMetricsProvider = qm
+	}
+	if c.opts.DrainTimeout <= 0 {
+		c.opts.DrainTimeout = drain
+	}
+}
+
+// Start runs the controller until ctx is done: it starts the sources, waits until they have
+// synced (at most CacheSyncTimeout), runs MaxConcurrentReconciles workers, and, once ctx is
+// done, stops the sources and waits for the reconciles in flight (at most DrainTimeout). It
+// returns nil after a clean shutdown, and an error if a source failed, the sources did not
+// sync in time, or the drain timed out. A controller can be started once.
+func (c *Controller) Start(ctx context.Context) error {
+	c.mu.Lock()
+	if c.started {
+		c.mu.Unlock()
+		return fmt.Errorf("controller %q: already started", c.name)
+	}
+	c.started = true
+	opts := c.opts
+	sources := c.sources
+	q := workqueue.NewRateLimiting(opts.RateLimiter, workqueue.Config{
+		Name:            c.name,
+		MetricsProvider: opts.QueueMetricsProvider,
+		Priorities:      true,
+	})
+	c.queue = q
+	c.mu.Unlock()
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = DefaultDrainTimeout
+	}
+	metrics := newControllerMetrics(c.name, opts.MetricsProvider)
+	metrics.maxConcurrent.Set(float64(opts.MaxConcurrentReconciles))
+
+	// Sources run until srcCtx is done; the first failure stops the controller.
+	srcCtx, stopSources := context.WithCancel(ctx)
+	var srcWG sync.WaitGroup
+	srcErr := make(chan error, len(sources))
+	for i, s := range sources {
+		srcWG.Go(func() {
+			if err := s.Run(srcCtx, q); err != nil {
+				srcErr <- fmt.Errorf("controller %q: source %d: %w", c.name, i, err)
+			}
+		})
+	}
+	shutdownSources := func() {
+		stopSources()
+		srcWG.Wait()
+	}
+
+	if err := c.waitForSync(ctx, sources, opts.CacheSyncTimeout, srcErr); err != nil {
+		shutdownSources()
+		q.ShutDown()
+		if ctx.Err() != nil {
+			return nil // stopped before the caches synced: not an error
+		}
+		return err
+	}
+	c.log.Info("starting workers", "workers", opts.MaxConcurrentReconciles)
+
+	// Reconciles run under a context that outlives ctx by the drain, so that a reconcile in
+	// flight at shutdown can finish its writes.
+	rctx, cancelReconciles := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancelReconciles(nil)
+	// Workers take Requests until workCtx is done.
+	workCtx, stopWork := context.WithCancel(ctx)
+	defer stopWork()
+	w := &worker{c: c, q: q, m: metrics, timeout: opts.ReconcileTimeout}
+	var wg sync.WaitGroup
+	for range opts.MaxConcurrentReconciles {
+		wg.Go(func() { w.run(workCtx, rctx) })
+	}
+	close(c.running)
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-srcErr:
+	}
+	stopWork()
+	shutdownSources()
+	if errors.Is(context.Cause(ctx), ErrLeaderElectionLost) {
+		// Another replica may lead already: stop now rather than finish.
+		cancelReconciles(ErrLeaderElectionLost)
+	}
+	drainCtx, cancelDrain := context.WithTimeout(context.Background(), opts.DrainTimeout)
+	defer cancelDrain()
+	// Workers take no new Request; wait for those in flight.
+	if derr := q.ShutDownWithDrainContext(drainCtx); derr != nil && err == nil {
+		err = fmt.Errorf("controller %q: reconciles still running after the drain timeout %v", c.name, opts.DrainTimeout)
+	}
+	q.ShutDown()
+	cancelReconciles(context.Canceled)
+	wg.Wait()
+	c.log.Info("stopped")
+	return err
+}
+
+// waitForSync polls the sources' HasSynced (10 ms, growing to 100 ms) until all have
+// synced, a source fails, ctx is done or the timeout passes.
+func (c *Controller) waitForSync(ctx context.Context, sources []Source, timeout time.Duration, srcErr <-chan error) error {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	delay := 10 * time.Millisecond
+	for {
+		pending := -1
+		for i, s := range sources {
+			if !s.HasSynced() {
+				pending = i
+				break
+			}
+		}
+		if pending < 0 {
+			return nil
+		}
+		tick := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			tick.Stop()
+			return ctx.Err()
+		case err := <-srcErr:
+			tick.Stop()
+			return err
+		case <-deadline.C:
+			tick.Stop()
+			return fmt.Errorf("controller %q: source %d (%s) did not sync within %v", c.name, pending, describe(sources[pending]), timeout)
+		case <-tick.C:
+		}
+		delay = min(2*delay, 100*time.Millisecond)
+	}
+}
+
+func describe(s Source) string {
+	if st, ok := s.(fmt.Stringer); ok {
+		return st.String()
+	}
+	return fmt.Sprintf("%T", s)
+}
+
+// worker is what the controller's goroutines run.
+type worker struct {
+	c       *Controller
+	q       Queue
+	m       *controllerMetrics
+	timeout time.Duration
+}
+
+// run takes Requests until stop is done or the queue shuts down; reconciles run under rctx.
+func (w *worker) run(stop, rctx context.Context) {
+	for {
+		req, shutdown, err := w.q.GetWithContext(stop)
+		if shutdown || err != nil {
+			return
+		}
+		w.process(rctx, req)
+	}
+}
+
+func (w *worker) process(ctx context.Context, req Request) {
+	defer w.q.Done(req)
+	w.m.activeWorkers.Inc()
+	start := time.Now()
+	res, err := w.reconcile(ctx, req)
+	w.m.reconcileTime.Observe(time.Since(start).Seconds())
+	w.m.activeWorkers.Dec()
+	log := w.c.log
+	switch {
+	case err != nil:
+		w.m.total[ResultError].Inc()
+		w.m.errors.Inc()
+		if isTerminal(err) {
+			w.q.Forget(req)
+			log.Error("reconcile failed; not retrying", "request", req.String(), "err", err)
+			return
+		}
+		w.q.AddRateLimited(req)
+		log.Error("reconcile failed; retrying with backoff", "request", req.String(), "err", err, "retries", w.q.NumRequeues(req))
+	case res.RequeueAfter > 0:
+		w.m.total[ResultRequeueAfter].Inc()
+		w.q.Forget(req)
+		w.q.AddAfter(req, res.RequeueAfter)
+		log.Debug("reconciled; requeue after", "request", req.String(), "after", res.RequeueAfter)
+	case res.Requeue:
+		w.m.total[ResultRequeue].Inc()
+		w.q.AddRateLimited(req)
+		log.Debug("reconciled; requeue", "request", req.String())
+	default:
+		w.m.total[ResultSuccess].Inc()
+		w.q.Forget(req)
+		log.Debug("reconciled", "request", req.String())
+	}
+}
+
+// reconcile calls the Reconciler, turning a panic into a *PanicError.
+func (w *worker) reconcile(ctx context.Context, req Request) (res Result, err error) {
+	if w.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, w.timeout)
+		defer cancel()
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			w.m.panics.Inc()
+			pe := &PanicError{Request: req, Value: v, Stack: debug.Stack()}
+			w.c.log.Error("reconcile panicked", "request", req.String(), "panic", fmt.Sprint(v), "stack", string(pe.Stack))
+			res, err = Result{}, pe
+		}
+	}()
+	return w.c.reconciler.Reconcile(ctx, req)
+}
+
+// terminalError marks an error that must not be retried.
+type terminalError struct{ err error }
+
+func (e *terminalError) Error() string { return "terminal error: " + e.err.Error() }
+func (e *terminalError) Unwrap() error { return e.err }
+
+// TerminalError wraps err so that the controller records and logs it but does not retry
+// the Request (controller-runtime's reconcile.TerminalError): for errors no retry can fix,
+// such as an invalid spec. The next event for the object reconciles it again.
+func TerminalError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &terminalError{err: err}
+}
+
+func isTerminal(err error) bool {
+	var t *terminalError
+	return errors.As(err, &t)
+}

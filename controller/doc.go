@@ -1,0 +1,66 @@
+// Package controller is the layer a controller author writes against: informerkit's
+// rebuild of controller-runtime's reconcile, controller, source, handler, predicate, manager
+// and metrics packages, on top of informerkit's informers and work queue.
+//
+// # Shape
+//
+//	mgr, _ := controller.NewManager(cfg, controller.ManagerOptions{LeaderElection: true, LeaderElectionID: "my-controller"})
+//	pods := controller.For[*Pod](mgr, podsGVR)                       // a shared informer
+//	c, _ := controller.New("pod-labeler", reconciler, controller.Options{MaxConcurrentReconciles: 4})
+//	c.Watch(controller.Kind(pods, controller.EnqueueRequestForObject[*Pod](), controller.GenerationChanged[*Pod]()))
+//	mgr.Add(c)
+//	mgr.Start(ctx)
+//
+// Events from sources go through predicates to handlers, which add Requests (namespace and
+// name) to the controller's work queue; workers take Requests and call
+// Reconcile(ctx, Request) (Result, error). A Request is never reconciled by two workers at
+// once, and many events for one object while it waits collapse into one reconcile.
+//
+// # Correspondence with controller-runtime
+//
+//	controller-runtime                          informerkit controller
+//	reconcile.Request / Result / Reconciler     Request / Result / Reconciler, ReconcilerFunc
+//	reconcile.TerminalError                     TerminalError
+//	controller.New(name, mgr, Options)          New(name, reconciler, Options) + Manager.Add
+//	Controller.Watch(source)                    Controller.Watch(Source)
+//	source.Kind(cache, obj, handler, preds...)  Kind(informer, handler, preds...)
+//	source.Channel                              Channel
+//	handler.EnqueueRequestForObject             EnqueueRequestForObject
+//	handler.EnqueueRequestForOwner(..., OnlyControllerOwner())
+//	                                            EnqueueRequestForOwner(group, kind, OnlyControllerOwner())
+//	handler.EnqueueRequestsFromMapFunc          EnqueueRequestsFromMapFunc
+//	handler.Funcs                               EventHandlerFuncs
+//	predicate.GenerationChangedPredicate, ...   GenerationChanged, ResourceVersionChanged,
+//	                                            LabelsChanged, AnnotationsChanged
+//	predicate.Funcs, NewPredicateFuncs, And/Or/Not  PredicateFuncs, NewPredicateFuncs, And, Or, Not
+//	manager.New(cfg, Options)                   NewManager(cfg, ManagerOptions)
+//	manager.Runnable, RunnableFunc              Runnable, RunnableFunc
+//	LeaderElectionRunnable                      LeaderElectionRunnable, WithoutLeaderElection
+//	healthz / readyz / metrics servers          Manager.Handler on ManagerOptions.HTTPAddress
+//	metrics.Registry (Prometheus client)        Registry (own text-format encoder)
+//
+// Handlers, predicates and sources are generic over the object type, so a handler for Pods
+// cannot be attached to an informer of ConfigMaps; the binding happens in Kind, where the
+// type is known, and the Controller itself has no type parameter.
+//
+// # Reconcile results
+//
+//   - error (or a panic, recovered and counted): AddRateLimited, exponential backoff per Request;
+//   - TerminalError: logged and counted, not retried;
+//   - Result.RequeueAfter > 0: Forget, then AddAfter(d);
+//   - Result.Requeue: AddRateLimited;
+//   - success: Forget (the Request's backoff starts again from the base delay).
+//
+// # Beyond controller-runtime
+//
+//   - Initial-list events are queued at low priority: a controller starting over many
+//     existing objects still reacts first to what changes now.
+//   - Shutdown drains: in-flight reconciles finish with a live context (up to the drain
+//     timeout) instead of having their writes cut. After a lost Lease they are cancelled at
+//     once instead, with cause ErrLeaderElectionLost.
+//   - Leader election keeps renewing while the leader's runnables drain, and releases only
+//     after they have stopped (see package leaderelection).
+//   - /readyz fails when an informer has gone without news longer than MaxStaleness (a
+//     stalled watch), not only before the first sync.
+//   - Queue metrics of stopped controllers are removed from /metrics.
+package controller

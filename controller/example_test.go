@@ -1,0 +1,102 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/controller"
+)
+
+// ConfigMap declares the fields the example reads.
+type ConfigMap struct {
+	apiclient.TypeMeta
+	apiclient.ObjectMeta `json:"metadata"`
+	Data                 map[string]string `json:"data,omitempty"`
+}
+
+// A Manager with one controller: a shared informer of ConfigMaps feeds the controller's
+// queue, and the reconciler reads the object from the informer's cache.
+func Example() {
+	srv := apitest.NewServer()
+	defer srv.Close()
+	_, _ = srv.Create("configmaps", map[string]any{
+		"metadata": map[string]any{"namespace": "default", "name": "hello"},
+		"data":     map[string]any{"greeting": "world"},
+	})
+
+	mgr, err := controller.NewManager(srv.Config(), controller.ManagerOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		panic(err)
+	}
+	configMaps := controller.For[*ConfigMap](mgr, apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	c, err := controller.New("greeter", controller.ReconcilerFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
+		cm, err := configMaps.Lister().Get(req.Namespace, req.Name)
+		if apiclient.IsNotFound(err) {
+			return controller.Result{}, nil // deleted meanwhile: nothing to do
+		}
+		if err != nil {
+			return controller.Result{}, err // retried with backoff
+		}
+		fmt.Printf("reconcile %s: greeting=%s\n", req, cm.Data["greeting"])
+		cancel() // one is enough for the example
+		return controller.Result{}, nil
+	}), controller.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		panic(err)
+	}
+	if err := c.Watch(controller.Kind(configMaps, controller.EnqueueRequestForObject[*ConfigMap]())); err != nil {
+		panic(err)
+	}
+	if err := mgr.Add(c); err != nil {
+		panic(err)
+	}
+	fmt.Println("Start:", mgr.Start(ctx))
+	// Output:
+	// reconcile default/hello: greeting=world
+	// Start: <nil>
+}
+
+// A Channel source turns events from outside the API server into reconciles.
+func ExampleChannel() {
+	events := make(chan controller.GenericEvent[controller.Request], 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	c, _ := controller.New("external", controller.ReconcilerFunc(func(_ context.Context, req controller.Request) (controller.Result, error) {
+		fmt.Println("reconcile", req)
+		cancel()
+		return controller.Result{}, nil
+	}), controller.Options{Logger: slog.New(slog.DiscardHandler)})
+	enqueue := controller.EventHandlerFuncs[controller.Request]{
+		GenericFunc: func(_ context.Context, e controller.GenericEvent[controller.Request], q controller.Queue) {
+			q.Add(e.Object)
+		},
+	}
+	_ = c.Watch(controller.Channel(events, enqueue))
+	events <- controller.GenericEvent[controller.Request]{Object: controller.Request{Namespace: "ns", Name: "from-webhook"}}
+	fmt.Println("Start:", c.Start(ctx))
+	// Output:
+	// reconcile ns/from-webhook
+	// Start: <nil>
+}
+
+// Predicates compose: react to spec changes or to label changes, never to resyncs.
+func ExampleOr() {
+	p := controller.And(
+		controller.ResourceVersionChanged[*ConfigMap](),
+		controller.Or(controller.GenerationChanged[*ConfigMap](), controller.LabelsChanged[*ConfigMap]()),
+	)
+	old := &ConfigMap{ObjectMeta: apiclient.ObjectMeta{ResourceVersion: "1", Labels: map[string]string{"a": "1"}}}
+	relabelled := &ConfigMap{ObjectMeta: apiclient.ObjectMeta{ResourceVersion: "2", Labels: map[string]string{"a": "2"}}}
+	touched := &ConfigMap{ObjectMeta: apiclient.ObjectMeta{ResourceVersion: "3", Labels: map[string]string{"a": "1"}}}
+	fmt.Println(p.Update(controller.UpdateEvent[*ConfigMap]{ObjectOld: old, ObjectNew: relabelled}))
+	fmt.Println(p.Update(controller.UpdateEvent[*ConfigMap]{ObjectOld: old, ObjectNew: touched}))
+	fmt.Println(p.Update(controller.UpdateEvent[*ConfigMap]{ObjectOld: old, ObjectNew: old}))
+	// Output:
+	// true
+	// false
+	// false
+}

@@ -1,0 +1,166 @@
+package controller
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/workqueue"
+)
+
+// Obj is a minimal object: metadata only.
+type Obj struct {
+	apiclient.TypeMeta
+	apiclient.ObjectMeta `json:"metadata"`
+}
+
+func obj(ns, name string, owners ...apiclient.OwnerReference) *Obj {
+	return &Obj{ObjectMeta: apiclient.ObjectMeta{Namespace: ns, Name: name, OwnerReferences: owners}}
+}
+
+func owner(apiVersion, kind, name string, controller bool) apiclient.OwnerReference {
+	return apiclient.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: name, UID: "uid-" + name, Controller: &controller}
+}
+
+func newQueue() Queue {
+	return workqueue.NewRateLimiting[Request](nil, workqueue.Config{Priorities: true})
+}
+
+// drain takes everything queued, in the order Get hands it out.
+func drain(q Queue) []Request {
+	var out []Request
+	for q.Len() > 0 {
+		r, _ := q.Get()
+		q.Done(r)
+		out = append(out, r)
+	}
+	return out
+}
+
+func TestEnqueueRequestForObject(t *testing.T) {
+	ctx := context.Background()
+	h := EnqueueRequestForObject[*Obj]()
+	q := newQueue()
+	defer q.ShutDown()
+	h.Create(ctx, CreateEvent[*Obj]{Object: obj("ns", "initial"), IsInInitialList: true}, q)
+	h.Create(ctx, CreateEvent[*Obj]{Object: obj("ns", "live")}, q)
+	h.Update(ctx, UpdateEvent[*Obj]{ObjectOld: obj("ns", "u"), ObjectNew: obj("ns", "u")}, q)
+	h.Delete(ctx, DeleteEvent[*Obj]{Object: obj("", "cluster-scoped"), DeleteStateUnknown: true}, q)
+	h.Generic(ctx, GenericEvent[*Obj]{Object: obj("ns", "generic")}, q)
+	h.Create(ctx, CreateEvent[*Obj]{}, q) // nil object: ignored
+	h.Update(ctx, UpdateEvent[*Obj]{ObjectOld: obj("ns", "old-only")}, q)
+	got := drain(q)
+	// Live events first; the initial-list add waits at low priority.
+	want := []Request{{"ns", "live"}, {"ns", "u"}, {"", "cluster-scoped"}, {"ns", "generic"}, {"ns", "old-only"}, {"ns", "initial"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("enqueued %v, want %v", got, want)
+	}
+}
+
+func TestEnqueueRequestForOwner(t *testing.T) {
+	ctx := context.Background()
+	child := obj("ns", "child",
+		owner("example.com/v1", "Widget", "w1", true),
+		owner("example.com/v1beta1", "Widget", "w2", false), // another version of the group: matches
+		owner("other.io/v1", "Widget", "w3", true),          // another group
+		owner("example.com/v1", "Gadget", "g1", true),       // another kind
+		owner("not a version/x/y", "Widget", "bad", true),   // unparsable: ignored
+	)
+	for _, tc := range []struct {
+		name string
+		h    EventHandler[*Obj]
+		want []Request
+	}{
+		{"every matching owner", EnqueueRequestForOwner[*Obj]("example.com", "Widget"), []Request{{"ns", "w1"}, {"ns", "w2"}}},
+		{"controller only", EnqueueRequestForOwner[*Obj]("example.com", "Widget", OnlyControllerOwner()), []Request{{"ns", "w1"}}},
+		{"cluster-scoped owner", EnqueueRequestForOwner[*Obj]("example.com", "Widget", OnlyControllerOwner(), ClusterScopedOwner()), []Request{{"", "w1"}}},
+		{"core group", EnqueueRequestForOwner[*Obj]("", "ConfigMap"), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, ev := range []string{"create", "delete", "generic"} {
+				q := newQueue()
+				switch ev {
+				case "create":
+					tc.h.Create(ctx, CreateEvent[*Obj]{Object: child}, q)
+				case "delete":
+					tc.h.Delete(ctx, DeleteEvent[*Obj]{Object: child}, q)
+				case "generic":
+					tc.h.Generic(ctx, GenericEvent[*Obj]{Object: child}, q)
+				}
+				if got := drain(q); !slices.Equal(got, tc.want) {
+					t.Errorf("%s: enqueued %v, want %v", ev, got, tc.want)
+				}
+				q.ShutDown()
+			}
+		})
+	}
+
+	// An update reaches the old and the new owner, once each.
+	h := EnqueueRequestForOwner[*Obj]("", "ConfigMap", OnlyControllerOwner())
+	q := newQueue()
+	defer q.ShutDown()
+	before := obj("ns", "c", owner("v1", "ConfigMap", "a", true))
+	after := obj("ns", "c", owner("v1", "ConfigMap", "b", true))
+	h.Update(ctx, UpdateEvent[*Obj]{ObjectOld: before, ObjectNew: after}, q)
+	h.Update(ctx, UpdateEvent[*Obj]{ObjectOld: after, ObjectNew: after}, q)
+	if got, want := drain(q), []Request{{"ns", "a"}, {"ns", "b"}}; !slices.Equal(got, want) {
+		t.Fatalf("update enqueued %v, want %v", got, want)
+	}
+}
+
+func TestEnqueueRequestsFromMapFunc(t *testing.T) {
+	ctx := context.Background()
+	// A namespace maps to every "watcher" object in it.
+	calls := 0
+	h := EnqueueRequestsFromMapFunc(func(_ context.Context, ns *Obj) []Request {
+		calls++
+		return []Request{{Namespace: ns.Name, Name: "w1"}, {Namespace: ns.Name, Name: "w2"}}
+	})
+	q := newQueue()
+	defer q.ShutDown()
+	h.Create(ctx, CreateEvent[*Obj]{Object: obj("", "a"), IsInInitialList: true}, q)
+	h.Create(ctx, CreateEvent[*Obj]{Object: obj("", "b")}, q)
+	h.Update(ctx, UpdateEvent[*Obj]{ObjectOld: obj("", "c"), ObjectNew: obj("", "c")}, q)
+	h.Delete(ctx, DeleteEvent[*Obj]{Object: obj("", "d")}, q)
+	h.Generic(ctx, GenericEvent[*Obj]{Object: obj("", "e")}, q)
+	h.Delete(ctx, DeleteEvent[*Obj]{}, q) // nil: not mapped
+	got := drain(q)
+	want := []Request{{"b", "w1"}, {"b", "w2"}, {"c", "w1"}, {"c", "w2"}, {"d", "w1"}, {"d", "w2"}, {"e", "w1"}, {"e", "w2"}, {"a", "w1"}, {"a", "w2"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("enqueued %v, want %v", got, want)
+	}
+	if calls != 6 { // the update maps old and new
+		t.Fatalf("map function called %d times, want 6", calls)
+	}
+}
+
+func TestEventHandlerFuncsIgnoreNil(t *testing.T) {
+	var h EventHandlerFuncs[*Obj]
+	q := newQueue()
+	defer q.ShutDown()
+	h.Create(context.Background(), CreateEvent[*Obj]{Object: obj("a", "b")}, q)
+	h.Update(context.Background(), UpdateEvent[*Obj]{}, q)
+	h.Delete(context.Background(), DeleteEvent[*Obj]{}, q)
+	h.Generic(context.Background(), GenericEvent[*Obj]{}, q)
+	if q.Len() != 0 {
+		t.Fatal("empty EventHandlerFuncs enqueued something")
+	}
+}
+
+func TestIsNil(t *testing.T) {
+	var p *Obj
+	var m map[string]int
+	var i apiclient.Object
+	for _, tc := range []struct {
+		v    any
+		want bool
+	}{{p, true}, {m, true}, {nil, true}, {obj("", "x"), false}, {3, false}, {"", false}} {
+		if got := isNil(tc.v); got != tc.want {
+			t.Errorf("isNil(%#v) = %v", tc.v, got)
+		}
+	}
+	if !isNil(i) || !isNil(p) {
+		t.Error("typed nils")
+	}
+}

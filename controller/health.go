@@ -1,0 +1,90 @@
+package controller
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Handler returns the manager's HTTP endpoints, as served on HTTPAddress:
+//
+//   - /healthz: liveness; "ok" while the manager runs and its health checks pass.
+//   - /readyz: readiness; fails until the caches have synced, when an informer has gone
+//     longer than MaxStaleness without an event, bookmark, list or re-opened watch, or when a
+//     readiness check fails. A standby replica (not leading) is ready: it serves a warm cache.
+//   - /metrics: the Registry in the Prometheus text format.
+//
+// Health answers follow the kube-apiserver's: 200 "ok", or 500 with one line per check
+// ("[+]name ok" / "[-]name failed: reason"); ?verbose lists the checks on success too.
+func (m *Manager) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		m.mu.Lock()
+		checks := append([]namedCheck{{"ping", func(*http.Request) error { return nil }}}, m.healthz...)
+		m.mu.Unlock()
+		serveChecks(w, r, "healthz", checks)
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		m.mu.Lock()
+		checks := append([]namedCheck{{"informers", m.informersReady}}, m.readyz...)
+		m.mu.Unlock()
+		serveChecks(w, r, "readyz", checks)
+	})
+	mux.Handle("/metrics", m.registry)
+	return mux
+}
+
+// informersReady fails before the caches synced and for every informer staler than
+// MaxStaleness.
+func (m *Manager) informersReady(*http.Request) error {
+	select {
+	case <-m.synced:
+	default:
+		var waiting []string
+		for _, i := range m.trackedInformers() {
+			if !i.inf.HasSynced() {
+				waiting = append(waiting, i.name)
+			}
+		}
+		if len(waiting) == 0 {
+			return fmt.Errorf("caches not synced yet")
+		}
+		return fmt.Errorf("caches not synced yet: %s", strings.Join(waiting, ", "))
+	}
+	var stale []string
+	for _, i := range m.trackedInformers() {
+		if s := i.inf.Staleness(); s > m.opts.MaxStaleness {
+			stale = append(stale, fmt.Sprintf("%s (%v without news, limit %v)", i.name, s.Round(time.Millisecond), m.opts.MaxStaleness))
+		}
+	}
+	if len(stale) > 0 {
+		return fmt.Errorf("stale informers: %s", strings.Join(stale, ", "))
+	}
+	return nil
+}
+
+func serveChecks(w http.ResponseWriter, r *http.Request, what string, checks []namedCheck) {
+	var b strings.Builder
+	failed := false
+	for _, c := range checks {
+		if err := c.check(r); err != nil {
+			failed = true
+			fmt.Fprintf(&b, "[-]%s failed: %v\n", c.name, err)
+		} else {
+			fmt.Fprintf(&b, "[+]%s ok\n", c.name)
+		}
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if failed {
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprintf(w, "%s%s check failed\n", b.String(), what)
+		return
+	}
+	if _, verbose := r.URL.Query()["verbose"]; verbose {
+		fmt.Fprintf(w, "%s%s check passed\n", b.String(), what)
+		return
+	}
+	fmt.Fprint(w, "ok")
+}

@@ -1,0 +1,94 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/informer"
+)
+
+// kindSource is the Source returned by Kind.
+type kindSource[T apiclient.Object] struct {
+	dispatcher[T]
+	inf     informer.SharedIndexInformer[T]
+	reg     atomic.Pointer[informer.Registration[T]]
+	running atomic.Bool
+}
+
+// Kind returns a Source of the events of an informer (usually one of the Manager's shared
+// informers, see For): the controller registers one handler on it, which passes every add,
+// update and delete through predicates and then handler (controller-runtime's source.Kind).
+// The source has synced once that handler has processed the informer's whole initial list,
+// so the controller's first reconciles see a complete cache.
+//
+// Informer handlers never block the informer: if the controller's handler falls behind,
+// the informer coalesces its pending notifications by key. Enqueueing is quick, so in
+// practice it never does.
+func Kind[T apiclient.Object](inf informer.SharedIndexInformer[T], handler EventHandler[T], predicates ...Predicate[T]) Source {
+	return &kindSource[T]{dispatcher: dispatcher[T]{handler: handler, predicates: predicates}, inf: inf}
+}
+
+func (s *kindSource[T]) Run(ctx context.Context, q Queue) error {
+	if s.inf == nil || s.handler == nil {
+		return errors.New("controller: Kind source needs an informer and a handler")
+	}
+	if !s.running.CompareAndSwap(false, true) {
+		return errors.New("controller: a Kind source can run only once")
+	}
+	reg, err := s.inf.AddEventHandlerWithOptions(&kindHandler[T]{ctx: ctx, q: q, d: &s.dispatcher},
+		informer.HandlerOptions{Name: "controller:" + s.String()})
+	if err != nil {
+		return err
+	}
+	s.reg.Store(reg)
+	<-ctx.Done()
+	if err := s.inf.RemoveEventHandler(reg); err != nil {
+		return err
+	}
+	<-reg.Done() // the call in progress, if any, has returned
+	return nil
+}
+
+func (s *kindSource[T]) HasSynced() bool {
+	reg := s.reg.Load()
+	return reg != nil && reg.HasSynced()
+}
+
+// trackedInformer lets Manager.Add register the informer for readiness.
+func (s *kindSource[T]) trackedInformer() (string, trackedInformer) {
+	if s.inf == nil {
+		return "", nil
+	}
+	return strings.TrimPrefix(s.String(), "informer "), s.inf
+}
+
+// String names the informer, for errors about a source that did not sync.
+func (s *kindSource[T]) String() string {
+	if n, ok := s.inf.(interface{ Name() string }); ok {
+		return "informer " + n.Name()
+	}
+	return fmt.Sprintf("informer of %T", *new(T))
+}
+
+// kindHandler adapts the informer's notifications to the dispatcher.
+type kindHandler[T any] struct {
+	ctx context.Context
+	q   Queue
+	d   *dispatcher[T]
+}
+
+func (h *kindHandler[T]) OnAdd(obj T, isInInitialList bool) {
+	h.d.create(h.ctx, CreateEvent[T]{Object: obj, IsInInitialList: isInInitialList}, h.q)
+}
+
+func (h *kindHandler[T]) OnUpdate(oldObj, newObj T) {
+	h.d.update(h.ctx, UpdateEvent[T]{ObjectOld: oldObj, ObjectNew: newObj}, h.q)
+}
+
+func (h *kindHandler[T]) OnDelete(obj T, finalStateUnknown bool) {
+	h.d.delete(h.ctx, DeleteEvent[T]{Object: obj, DeleteStateUnknown: finalStateUnknown}, h.q)
+}

@@ -1,0 +1,644 @@
+package controller
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/controller/leaderelection"
+	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/reflector"
+)
+
+// Defaults of ManagerOptions.
+const (
+	DefaultLeaseDuration           = 15 * time.Second
+	DefaultRenewDeadline           = 10 * time.Second
+	DefaultRetryPeriod             = 2 * time.Second
+	DefaultGracefulShutdownTimeout = 30 * time.Second
+	// DefaultMaxStaleness is how long an informer may go without an event or bookmark before
+	// /readyz fails: twice the reflector's stall timeout, so that a quiet but healthy watch
+	// (re-opened at every stall timeout) never trips it.
+	DefaultMaxStaleness = 2 * reflector.DefaultStallTimeout
+)
+
+// ManagerOptions configure a Manager. The zero value runs without leader election and
+// without HTTP endpoints.
+type ManagerOptions struct {
+	// Logger receives the manager's logs and is the default of its controllers' and
+	// informers' loggers (default slog.Default()).
+	Logger *slog.Logger
+
+	// HTTPAddress, if set, serves /healthz, /readyz and /metrics on it ("127.0.0.1:0" picks a
+	// free port; see HTTPAddr).
+	HTTPAddress string
+
+	// LeaderElection runs the runnables that need it (controllers, by default) only on the
+	// replica that holds the Lease LeaderElectionNamespace/LeaderElectionID. Caches run on
+	// every replica, so a new leader starts reconciling at once (warm standby).
+	LeaderElection bool
+	// LeaderElectionID is the Lease's name; required with LeaderElection.
+	LeaderElectionID string
+	// LeaderElectionNamespace is the Lease's namespace (default: the client configuration's
+	// namespace, else "default").
+	LeaderElectionNamespace string
+	// LeaderElectionIdentity names this replica in the Lease (default: hostname_<random>).
+	LeaderElectionIdentity string
+	// LeaseDuration, RenewDeadline and RetryPeriod follow leaderelection.Config (defaults
+	// 15 s, 10 s, 2 s, as controller-runtime).
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// LeaderElectionReleaseOnCancel releases the Lease at shutdown, once the leader's
+	// runnables have stopped, so a standby takes over at its next retry.
+	LeaderElectionReleaseOnCancel bool
+
+	// CacheSyncTimeout bounds the wait for the informers to sync at Start (default
+	// DefaultCacheSyncTimeout); the error names the informers that did not sync.
+	CacheSyncTimeout time.Duration
+	// MaxStaleness is the longest time an informer may go without an event, a bookmark or a
+	// re-opened watch before /readyz fails (default DefaultMaxStaleness).
+	MaxStaleness time.Duration
+	// GracefulShutdownTimeout bounds the wait for runnables to stop once Start's context is
+	// done (default DefaultGracefulShutdownTimeout); it is also the drain timeout of
+	// controllers added without one.
+	GracefulShutdownTimeout time.Duration
+
+	// InformerOptions are the shared informer factory's options (namespace, selectors,
+	// stall timeout, ...). The manager adds its Logger unless one is given.
+	InformerOptions []informer.FactoryOption
+	// Registry receives every metric (default a new Registry; see Manager.Registry).
+	Registry *Registry
+}
+
+// Runnable is something a Manager runs: Start blocks until ctx is done (returning nil) or
+// fails (returning an error, which stops the manager). *Controller is a Runnable.
+type Runnable interface {
+	Start(ctx context.Context) error
+}
+
+// RunnableFunc adapts a function to Runnable.
+type RunnableFunc func(ctx context.Context) error
+
+// Start calls f(ctx).
+func (f RunnableFunc) Start(ctx context.Context) error { return f(ctx) }
+
+// LeaderElectionRunnable is implemented by runnables that say whether they need leadership.
+// A Runnable that does not implement it needs leadership (as in controller-runtime).
+type LeaderElectionRunnable interface {
+	NeedLeaderElection() bool
+}
+
+// WithoutLeaderElection wraps r so that the Manager runs it on every replica, leader or not
+// (for example a cache warmer or a metrics exporter).
+func WithoutLeaderElection(r Runnable) Runnable { return noLeaderElection{r} }
+
+type noLeaderElection struct{ Runnable }
+
+func (noLeaderElection) NeedLeaderElection() bool { return false }
+
+func needsLeader(r Runnable) bool {
+	if le, ok := r.(LeaderElectionRunnable); ok {
+		return le.NeedLeaderElection()
+	}
+	return true
+}
+
+// Checker is a health or readiness check: nil means healthy.
+type Checker func(req *http.Request) error
+
+// trackedInformer is what readiness needs of an informer.
+type trackedInformer interface {
+	HasSynced() bool
+	Staleness() time.Duration
+}
+
+// Manager runs controllers and other runnables over one API client and one shared informer
+// factory (controller-runtime's manager): Start runs the caches, waits for them to sync,
+// elects a leader if asked, runs the runnables, serves health, readiness and metrics, and
+// shuts everything down in order.
+type Manager struct {
+	opts        ManagerOptions
+	log         *slog.Logger
+	client      *apiclient.Client
+	leClient    *apiclient.Client
+	factory     *informer.Factory
+	registry    *Registry
+	elector     *leaderelection.Elector
+	leaderGauge Gauge
+
+	mu        sync.Mutex
+	runnables []Runnable
+	informers []namedInformer
+	healthz   []namedCheck
+	readyz    []namedCheck
+	started   bool
+	httpAddr  string
+
+	elected     chan struct{}
+	electedOnce sync.Once
+	synced      chan struct{}
+
+	// Set by Start before leader election begins; read by lead.
+	leaderRunnables []Runnable
+	runLeader       func(ctx context.Context, r Runnable)
+}
+
+type namedInformer struct {
+	name string
+	inf  trackedInformer
+}
+
+type namedCheck struct {
+	name  string
+	check Checker
+}
+
+// NewManager returns a Manager for the API server config describes. It validates the
+// options (leader election durations included) and creates the client and the informer
+// factory; nothing runs until Start.
+func NewManager(config *apiclient.Config, opts ManagerOptions) (*Manager, error) {
+	if config == nil {
+		return nil, errors.New("controller: NewManager needs a config")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.CacheSyncTimeout <= 0 {
+		opts.CacheSyncTimeout = DefaultCacheSyncTimeout
+	}
+	if opts.MaxStaleness <= 0 {
+		opts.MaxStaleness = DefaultMaxStaleness
+	}
+	if opts.GracefulShutdownTimeout <= 0 {
+		opts.GracefulShutdownTimeout = DefaultGracefulShutdownTimeout
+	}
+	if opts.Registry == nil {
+		opts.Registry = NewRegistry()
+	}
+	cfg := *config
+	if cfg.Logger == nil {
+		cfg.Logger = opts.Logger
+	}
+	client, err := apiclient.New(&cfg)
+	if err != nil {
+		return nil, fmt.Errorf("controller: NewManager: %w", err)
+	}
+	m := &Manager{
+		opts:     opts,
+		log:      opts.Logger,
+		client:   client,
+		registry: opts.Registry,
+		elected:  make(chan struct{}),
+		synced:   make(chan struct{}),
+	}
+	fopts := append([]informer.FactoryOption{informer.WithLogger(opts.Logger)}, opts.InformerOptions...)
+	m.factory = informer.NewFactory(client, fopts...)
+	if opts.LeaderElection {
+		if err := m.setupLeaderElection(&cfg); err != nil {
+			client.Close()
+			return nil, err
+		}
+		m.leaderGauge = m.registry.NewGauge("leader_election_master_status",
+			"Whether this replica leads (1) or not (0), per Lease.", "name").With(m.opts.LeaderElectionID)
+	}
+	m.registry.NewGaugeFunc("informerkit_informer_staleness_seconds",
+		"Seconds since the informer last had evidence that its cache is current (event, bookmark, list or re-opened watch).",
+		[]string{"informer"}, func(emit func(float64, ...string)) {
+			for _, i := range m.trackedInformers() {
+				emit(i.inf.Staleness().Seconds(), i.name)
+			}
+		})
+	m.registry.NewGaugeFunc("informerkit_informer_synced",
+		"Whether the informer's cache holds its whole first list (1) or not (0).",
+		[]string{"informer"}, func(emit func(float64, ...string)) {
+			for _, i := range m.trackedInformers() {
+				v := 0.0
+				if i.inf.HasSynced() {
+					v = 1
+				}
+				emit(v, i.name)
+			}
+		})
+	return m, nil
+}
+
+func (m *Manager) setupLeaderElection(cfg *apiclient.Config) error {
+	o := &m.opts
+	if o.LeaderElectionID == "" {
+		return errors.New("controller: NewManager: LeaderElection needs a LeaderElectionID (the Lease's name)")
+	}
+	if o.LeaderElectionNamespace == "" {
+		o.LeaderElectionNamespace = cfg.Namespace
+	}
+	if o.LeaderElectionNamespace == "" {
+		o.LeaderElectionNamespace = "default"
+	}
+	if o.LeaderElectionIdentity == "" {
+		host, _ := os.Hostname()
+		b := make([]byte, 4)
+		_, _ = rand.Read(b)
+		o.LeaderElectionIdentity = host + "_" + hex.EncodeToString(b)
+	}
+	if o.LeaseDuration == 0 {
+		o.LeaseDuration = DefaultLeaseDuration
+	}
+	if o.RenewDeadline == 0 {
+		o.RenewDeadline = DefaultRenewDeadline
+	}
+	if o.RetryPeriod == 0 {
+		o.RetryPeriod = DefaultRetryPeriod
+	}
+	// The elector gets its own client without retries: each renewal attempt is a single
+	// request bounded by the renew deadline, and its requests do not queue behind the
+	// informers' on the client's rate limiter.
+	lecfg := *cfg
+	lecfg.MaxRetries = -1
+	lecfg.QPS = -1
+	leClient, err := apiclient.New(&lecfg)
+	if err != nil {
+		return fmt.Errorf("controller: NewManager: leader election client: %w", err)
+	}
+	el, err := leaderelection.New(leaderelection.Config{
+		Client:          leClient,
+		Namespace:       o.LeaderElectionNamespace,
+		Name:            o.LeaderElectionID,
+		Identity:        o.LeaderElectionIdentity,
+		LeaseDuration:   o.LeaseDuration,
+		RenewDeadline:   o.RenewDeadline,
+		RetryPeriod:     o.RetryPeriod,
+		ReleaseOnCancel: o.LeaderElectionReleaseOnCancel,
+		Logger:          m.log,
+		Callbacks:       leaderelection.Callbacks{OnStartedLeading: m.lead},
+	})
+	if err != nil {
+		leClient.Close()
+		return fmt.Errorf("controller: NewManager: %w", err)
+	}
+	m.leClient = leClient
+	m.elector = el
+	return nil
+}
+
+// Client returns the manager's API client, shared by its informers and meant for the
+// reconcilers' writes.
+func (m *Manager) Client() *apiclient.Client { return m.client }
+
+// Factory returns the manager's shared informer factory. Informers created from it before
+// Start are started by Start; prefer For, which also registers the informer for readiness.
+func (m *Manager) Factory() *informer.Factory { return m.factory }
+
+// Registry returns the registry served on /metrics; register your own metrics in it.
+func (m *Manager) Registry() *Registry { return m.registry }
+
+// Logger returns the manager's logger.
+func (m *Manager) Logger() *slog.Logger { return m.log }
+
+// Identity returns this replica's identity in the Lease ("" without leader election).
+func (m *Manager) Identity() string {
+	if m.elector == nil {
+		return ""
+	}
+	return m.elector.Identity()
+}
+
+// For returns the manager's shared informer of T for gvr (see informer.For) and registers it
+// for the readiness check and the informer metrics. Call it before Start.
+func For[T apiclient.Object](m *Manager, gvr apiclient.GroupVersionResource, opts ...informer.FactoryOption) *informer.Informer[T] {
+	inf := informer.For[T](m.factory, gvr, opts...)
+	m.track(inf.Name(), inf)
+	return inf
+}
+
+func (m *Manager) track(name string, inf trackedInformer) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, t := range m.informers {
+		if t.inf == inf {
+			return
+		}
+	}
+	m.informers = append(m.informers, namedInformer{name: name, inf: inf})
+	slices.SortFunc(m.informers, func(a, b namedInformer) int { return strings.Compare(a.name, b.name) })
+}
+
+func (m *Manager) trackedInformers() []namedInformer {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.informers)
+}
+
+// Add registers a runnable, before Start. A *Controller gets the manager's metrics registry
+// and graceful shutdown timeout as defaults, and the informers of its Kind sources are
+// tracked for readiness. Runnables need leadership unless they implement
+// LeaderElectionRunnable and say otherwise (see WithoutLeaderElection).
+func (m *Manager) Add(r Runnable) error {
+	if r == nil {
+		return errors.New("controller: Manager.Add: nil runnable")
+	}
+	m.mu.Lock()
+	started := m.started
+	m.mu.Unlock()
+	if started {
+		return errors.New("controller: Manager.Add after Start")
+	}
+	if c, ok := r.(*Controller); ok {
+		c.setManagerDefaults(m.registry, m.registry, m.opts.GracefulShutdownTimeout)
+		c.mu.Lock()
+		srcs := slices.Clone(c.sources)
+		c.mu.Unlock()
+		for _, s := range srcs {
+			if k, ok := s.(interface {
+				trackedInformer() (string, trackedInformer)
+			}); ok {
+				if name, inf := k.trackedInformer(); inf != nil {
+					m.track(name, inf)
+				}
+			}
+		}
+	}
+	m.mu.Lock()
+	m.runnables = append(m.runnables, r)
+	m.mu.Unlock()
+	return nil
+}
+
+// AddHealthzCheck adds a check to /healthz (liveness: failing means "restart me").
+func (m *Manager) AddHealthzCheck(name string, check Checker) error {
+	return m.addCheck(&m.healthz, name, check)
+}
+
+// AddReadyzCheck adds a check to /readyz (readiness: failing means "do not send me work").
+func (m *Manager) AddReadyzCheck(name string, check Checker) error {
+	return m.addCheck(&m.readyz, name, check)
+}
+
+func (m *Manager) addCheck(list *[]namedCheck, name string, check Checker) error {
+	if name == "" || check == nil {
+		return errors.New("controller: a check needs a name and a function")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, c := range *list {
+		if c.name == name {
+			return fmt.Errorf("controller: check %q already added", name)
+		}
+	}
+	*list = append(*list, namedCheck{name, check})
+	return nil
+}
+
+// Elected returns a channel closed when this replica may run leader-only runnables: once
+// it leads and its caches have synced (at once after the sync without leader election).
+func (m *Manager) Elected() <-chan struct{} { return m.elected }
+
+// IsLeader reports whether this replica leads now (true without leader election once the
+// caches have synced).
+func (m *Manager) IsLeader() bool {
+	if m.elector == nil {
+		select {
+		case <-m.elected:
+			return true
+		default:
+			return false
+		}
+	}
+	return m.elector.IsLeader()
+}
+
+// HTTPAddr returns the address the HTTP endpoints listen on, once Start has bound it ("" before,
+// or without HTTPAddress).
+func (m *Manager) HTTPAddr() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.httpAddr
+}
+
+// Start runs the manager until ctx is done, a runnable fails or leadership is lost:
+//
+//  1. serves the HTTP endpoints, if configured;
+//  2. starts the shared informers and, in parallel, leader election (warm standby: a
+//     standby's caches are synced before it wins, so it reconciles at once when it does);
+//  3. waits for the caches to sync (CacheSyncTimeout; the error names the informers that did
+//     not) and starts the runnables that do not need leadership;
+//  4. when leading (or at once without leader election), starts the runnables that need it,
+//     with a context that is cancelled, with cause ErrLeaderElectionLost, if the Lease is
+//     lost.
+//
+// Shutdown cancels the runnables' context and waits for them at most
+// GracefulShutdownTimeout (controllers drain their in-flight reconciles), releases the Lease
+// if configured, stops the informers and the HTTP server. Start returns nil after a shutdown
+// caused by ctx, ErrLeaderElectionLost after a lost Lease, or the first runnable error.
+// A Manager starts once.
+func (m *Manager) Start(ctx context.Context) (err error) {
+	m.mu.Lock()
+	if m.started {
+		m.mu.Unlock()
+		return errors.New("controller: Manager already started")
+	}
+	m.started = true
+	runnables := slices.Clone(m.runnables)
+	m.mu.Unlock()
+	defer m.client.Close()
+	if m.leClient != nil {
+		defer m.leClient.Close()
+	}
+
+	// The HTTP server lives until everything else has stopped.
+	stopHTTP, err := m.serveHTTP()
+	if err != nil {
+		return err
+	}
+	defer stopHTTP()
+
+	// Caches outlive the runnables, which may need them while they drain.
+	cachesCtx, stopCaches := context.WithCancel(context.WithoutCancel(ctx))
+	defer func() {
+		stopCaches()
+		m.factory.Shutdown()
+	}()
+	m.factory.Start(cachesCtx)
+
+	// runCtx ends the runnables: ctx done, a runnable failed, or leadership lost.
+	runCtx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	var wg sync.WaitGroup
+	var errMu sync.Mutex
+	var firstErr error
+	fail := func(e error) {
+		errMu.Lock()
+		if firstErr == nil {
+			firstErr = e
+		}
+		errMu.Unlock()
+		stopRun(e)
+	}
+	running := newRunningSet()
+	run := func(ctx context.Context, r Runnable) {
+		name := runnableName(r)
+		running.add(name)
+		defer running.done(name)
+		if err := r.Start(ctx); err != nil {
+			if !errors.Is(context.Cause(ctx), ErrLeaderElectionLost) {
+				m.log.Error("runnable failed", "runnable", name, "err", err)
+			}
+			fail(fmt.Errorf("controller: runnable %s: %w", name, err))
+		}
+	}
+
+	var leaders []Runnable
+	var others []Runnable
+	for _, r := range runnables {
+		if needsLeader(r) {
+			leaders = append(leaders, r)
+		} else {
+			others = append(others, r)
+		}
+	}
+	m.leaderRunnables = leaders
+	m.runLeader = run
+
+	if m.elector != nil {
+		m.leaderGauge.Set(0)
+		wg.Go(func() {
+			if err := m.elector.Run(runCtx); errors.Is(err, leaderelection.ErrLeadershipLost) {
+				m.log.Error("leader election lost; stopping")
+				fail(ErrLeaderElectionLost)
+			}
+			m.leaderGauge.Set(0)
+		})
+	}
+
+	syncCtx, cancelSync := context.WithTimeout(runCtx, m.opts.CacheSyncTimeout)
+	serr := m.factory.WaitForCacheSync(syncCtx)
+	cancelSync()
+	if serr != nil && runCtx.Err() == nil {
+		fail(fmt.Errorf("controller: caches did not sync within %v: %w", m.opts.CacheSyncTimeout, serr))
+	}
+	if serr == nil {
+		close(m.synced)
+		m.log.Info("caches synced")
+		for _, r := range others {
+			wg.Go(func() { run(runCtx, r) })
+		}
+		if m.elector == nil {
+			m.electedOnce.Do(func() { close(m.elected) })
+			for _, r := range leaders {
+				wg.Go(func() { run(runCtx, r) })
+			}
+		}
+	}
+
+	<-runCtx.Done()
+	m.log.Info("stopping", "cause", context.Cause(runCtx))
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	timer := time.NewTimer(m.opts.GracefulShutdownTimeout)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+		fail(fmt.Errorf("controller: runnables still running after the graceful shutdown timeout %v: %s",
+			m.opts.GracefulShutdownTimeout, strings.Join(running.names(), ", ")))
+	}
+	errMu.Lock()
+	defer errMu.Unlock()
+	return firstErr
+}
+
+// lead is the elector's OnStartedLeading: it runs the leader-only runnables until ctx ends.
+func (m *Manager) lead(ctx context.Context) {
+	select {
+	case <-m.synced:
+	case <-ctx.Done():
+		return
+	}
+	m.leaderGauge.Set(1)
+	m.log.Info("leading: starting leader-only runnables", "identity", m.elector.Identity())
+	m.electedOnce.Do(func() { close(m.elected) })
+	var wg sync.WaitGroup
+	for _, r := range m.leaderRunnables {
+		wg.Go(func() { m.runLeader(ctx, r) })
+	}
+	wg.Wait()
+	m.leaderGauge.Set(0)
+}
+
+func runnableName(r Runnable) string {
+	switch v := r.(type) {
+	case *Controller:
+		return "controller " + v.Name()
+	case noLeaderElection:
+		return runnableName(v.Runnable)
+	case fmt.Stringer:
+		return v.String()
+	}
+	return fmt.Sprintf("%T", r)
+}
+
+// runningSet tracks the names of running runnables, for the shutdown timeout error.
+type runningSet struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func newRunningSet() *runningSet { return &runningSet{n: map[string]int{}} }
+
+func (s *runningSet) add(name string) { s.mu.Lock(); s.n[name]++; s.mu.Unlock() }
+
+func (s *runningSet) done(name string) {
+	s.mu.Lock()
+	if s.n[name]--; s.n[name] == 0 {
+		delete(s.n, name)
+	}
+	s.mu.Unlock()
+}
+
+func (s *runningSet) names() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.n))
+	for n := range s.n {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// serveHTTP starts the HTTP endpoints if configured and returns their stop function.
+func (m *Manager) serveHTTP() (func(), error) {
+	if m.opts.HTTPAddress == "" {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", m.opts.HTTPAddress)
+	if err != nil {
+		return nil, fmt.Errorf("controller: HTTP endpoints: %w", err)
+	}
+	m.mu.Lock()
+	m.httpAddr = ln.Addr().String()
+	m.mu.Unlock()
+	srv := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.log.Error("HTTP endpoints stopped", "err", err)
+		}
+	}()
+	m.log.Info("serving /healthz, /readyz and /metrics", "address", m.httpAddr)
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-done
+	}, nil
+}

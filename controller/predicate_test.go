@@ -1,0 +1,85 @@
+package controller
+
+import (
+	"testing"
+
+	"github.com/informerkit/informerkit/apiclient"
+)
+
+func meta(gen int64, rv string, labels, annotations map[string]string) *Obj {
+	return &Obj{ObjectMeta: apiclient.ObjectMeta{Name: "x", Generation: gen, ResourceVersion: rv, Labels: labels, Annotations: annotations}}
+}
+
+func TestChangePredicates(t *testing.T) {
+	base := meta(1, "10", map[string]string{"a": "1"}, map[string]string{"n": "1"})
+	cases := []struct {
+		name                       string
+		new                        *Obj
+		generation, rv, lbl, annot bool
+	}{
+		{"resync (same object)", base, false, false, false, false},
+		{"status write: new RV only", meta(1, "11", map[string]string{"a": "1"}, map[string]string{"n": "1"}), false, true, false, false},
+		{"spec change", meta(2, "12", map[string]string{"a": "1"}, map[string]string{"n": "1"}), true, true, false, false},
+		{"label change", meta(1, "13", map[string]string{"a": "2"}, map[string]string{"n": "1"}), false, true, true, false},
+		{"label removed", meta(1, "14", nil, map[string]string{"n": "1"}), false, true, true, false},
+		{"annotation change", meta(1, "15", map[string]string{"a": "1"}, map[string]string{"n": "2"}), false, true, false, true},
+	}
+	preds := map[string]Predicate[*Obj]{
+		"GenerationChanged":      GenerationChanged[*Obj](),
+		"ResourceVersionChanged": ResourceVersionChanged[*Obj](),
+		"LabelsChanged":          LabelsChanged[*Obj](),
+		"AnnotationsChanged":     AnnotationsChanged[*Obj](),
+	}
+	for _, tc := range cases {
+		want := map[string]bool{"GenerationChanged": tc.generation, "ResourceVersionChanged": tc.rv, "LabelsChanged": tc.lbl, "AnnotationsChanged": tc.annot}
+		for name, p := range preds {
+			if got := p.Update(UpdateEvent[*Obj]{ObjectOld: base, ObjectNew: tc.new}); got != want[name] {
+				t.Errorf("%s: %s.Update = %v, want %v", tc.name, name, got, want[name])
+			}
+		}
+	}
+	// Every other event passes, and so does an update with a missing object.
+	for name, p := range preds {
+		if !p.Create(CreateEvent[*Obj]{Object: base}) || !p.Delete(DeleteEvent[*Obj]{Object: base}) || !p.Generic(GenericEvent[*Obj]{Object: base}) {
+			t.Errorf("%s dropped a non-update event", name)
+		}
+		if !p.Update(UpdateEvent[*Obj]{ObjectNew: base}) {
+			t.Errorf("%s dropped an update without an old object", name)
+		}
+	}
+	// nil and empty maps are equal.
+	if LabelsChanged[*Obj]().Update(UpdateEvent[*Obj]{ObjectOld: meta(1, "1", nil, nil), ObjectNew: meta(1, "2", map[string]string{}, nil)}) {
+		t.Error("nil → empty labels counted as a change")
+	}
+}
+
+func TestCombinators(t *testing.T) {
+	yes := PredicateFuncs[*Obj]{}
+	no := NewPredicateFuncs(func(*Obj) bool { return false })
+	ev := CreateEvent[*Obj]{Object: obj("", "x")}
+	up := UpdateEvent[*Obj]{ObjectOld: obj("", "x"), ObjectNew: obj("", "x")}
+	del := DeleteEvent[*Obj]{Object: obj("", "x")}
+	gen := GenericEvent[*Obj]{Object: obj("", "x")}
+	check := func(name string, p Predicate[*Obj], want bool) {
+		t.Helper()
+		if p.Create(ev) != want || p.Update(up) != want || p.Delete(del) != want || p.Generic(gen) != want {
+			t.Errorf("%s: want %v for every event", name, want)
+		}
+	}
+	check("yes", yes, true)
+	check("no", no, false)
+	check("And()", And[*Obj](), true)
+	check("And(yes, yes)", And(yes, yes), true)
+	check("And(yes, no)", And[*Obj](yes, no), false)
+	check("Or()", Or[*Obj](), false)
+	check("Or(no, yes)", Or[*Obj](no, yes), true)
+	check("Or(no, no)", Or(no, no), false)
+	check("Not(no)", Not(no), true)
+	check("Not(And(yes, Or(no, Not(yes))))", Not[*Obj](And[*Obj](yes, Or(no, Not[*Obj](yes)))), true)
+
+	// NewPredicateFuncs looks at the new object of an update.
+	named := NewPredicateFuncs(func(o *Obj) bool { return o.Name == "keep" })
+	if !named.Update(UpdateEvent[*Obj]{ObjectOld: obj("", "drop"), ObjectNew: obj("", "keep")}) {
+		t.Error("NewPredicateFuncs judged the old object of an update")
+	}
+}
