@@ -1,0 +1,91 @@
+package configmapreplicator
+
+import (
+	"github.com/informerkit/informerkit/apiclient"
+)
+
+// The API of the example: a cluster-scoped custom resource, and the labels and annotations
+// the controller writes.
+const (
+	Group   = "informerkit.io"
+	Version = "v1alpha1"
+	Kind    = "ConfigMapReplication"
+	Plural  = "configmapreplications"
+
+	// LabelReplication is set on every copy: the name of the ConfigMapReplication that
+	// manages it (the copies' index, and a selector for humans: kubectl get cm -A -l ...).
+	LabelReplication = "informerkit.io/replication"
+	// AnnotationSource is set on every copy: "namespace/name" of the source ConfigMap.
+	AnnotationSource = "informerkit.io/source"
+	// LabelReplicateInto is the namespace label the demo selects on (any selector works).
+	LabelReplicateInto = "informerkit.io/replicate-into"
+)
+
+// The resources the controller reads and writes.
+var (
+	ReplicationGVR = apiclient.GroupVersionResource{Group: Group, Version: Version, Resource: Plural}
+	ConfigMapGVR   = apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	NamespaceGVR   = apiclient.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+)
+
+// ConfigMapReplication asks for one ConfigMap to be copied into every namespace whose labels
+// match a selector. It is cluster-scoped, so that the copies, which live in other namespaces,
+// can name it as their owner (a namespaced owner must be in its dependents' namespace).
+type ConfigMapReplication struct {
+	apiclient.TypeMeta
+	apiclient.ObjectMeta `json:"metadata"`
+	Spec                 ReplicationSpec   `json:"spec"`
+	Status               ReplicationStatus `json:"status,omitzero"`
+}
+
+// ReplicationSpec is the desired state.
+type ReplicationSpec struct {
+	// Source is the ConfigMap to copy.
+	Source SourceRef `json:"source"`
+	// NamespaceSelector selects the namespaces that get a copy (the source's own namespace
+	// never does). An empty selector selects every namespace.
+	NamespaceSelector LabelSelector `json:"namespaceSelector,omitzero"`
+}
+
+// SourceRef names a ConfigMap.
+type SourceRef struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// String returns "namespace/name".
+func (s SourceRef) String() string { return s.Namespace + "/" + s.Name }
+
+// LabelSelector selects by exact label values, as metav1.LabelSelector's matchLabels.
+type LabelSelector struct {
+	MatchLabels map[string]string `json:"matchLabels,omitempty"`
+}
+
+// ReplicationStatus is what the controller observed and did.
+type ReplicationStatus struct {
+	// ObservedGeneration is the generation of the spec the status describes.
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Copies is the number of up-to-date copies.
+	Copies int `json:"copies"`
+	// Namespaces lists the namespaces holding an up-to-date copy, sorted.
+	Namespaces []string `json:"namespaces,omitempty"`
+	// Message explains why fewer copies exist than namespaces selected, if so.
+	Message string `json:"message,omitempty"`
+}
+
+// ConfigMap declares the fields of a ConfigMap the controller reads and copies.
+type ConfigMap struct {
+	apiclient.TypeMeta
+	apiclient.ObjectMeta `json:"metadata"`
+	Data                 map[string]string `json:"data,omitempty"`
+	BinaryData           map[string][]byte `json:"binaryData,omitempty"`
+}
+
+// Namespace declares the fields of a Namespace the controller reads.
+type Namespace struct {
+	apiclient.TypeMeta
+	apiclient.ObjectMeta `json:"metadata"`
+	Status               struct {
+		Phase string `json:"phase,omitempty"`
+	} `json:"status,omitzero"`
+}
