@@ -1,0 +1,110 @@
+// Command leader-manager is a helper of the e2e tests (e2e/controller_le_test.go): one
+// replica of a controller manager with leader election on a real Lease. It prints one line
+// per event on stdout, with the wall clock in Unix nanoseconds, so that a test running several
+// replicas as separate processes can check that they never lead at the same time:
+//
+//	LEADING <id> <ns>            the leader-only runnables started
+//	RECONCILE <id> <name> <ns>   the controller reconciled a ConfigMap of --namespace
+//	STOPPED <id> <ns> <cause>    the leader-only runnables were told to stop
+//	EXIT <id> <ns> <error|ok>    Manager.Start returned
+//
+// SIGTERM or SIGINT shut it down gracefully (releasing the Lease with --release).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/controller"
+	"github.com/informerkit/informerkit/informer"
+)
+
+type configMap struct {
+	apiclient.TypeMeta
+	apiclient.ObjectMeta `json:"metadata"`
+}
+
+var out sync.Mutex
+
+func emit(format string, args ...any) {
+	out.Lock()
+	defer out.Unlock()
+	fmt.Printf(format+"\n", args...)
+}
+
+func main() {
+	kubeconfig := flag.String("kubeconfig", "", "kubeconfig path")
+	id := flag.String("id", "", "identity in the Lease")
+	ns := flag.String("namespace", "default", "namespace of the Lease and of the watched ConfigMaps")
+	lease := flag.String("lease", "leader-manager", "name of the Lease")
+	release := flag.Bool("release", false, "release the Lease on shutdown")
+	leaseDuration := flag.Duration("lease-duration", 3*time.Second, "LeaseDuration")
+	renewDeadline := flag.Duration("renew-deadline", 2*time.Second, "RenewDeadline")
+	retryPeriod := flag.Duration("retry-period", 400*time.Millisecond, "RetryPeriod")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	err := run(ctx, *kubeconfig, *id, *ns, *lease, *release, *leaseDuration, *renewDeadline, *retryPeriod)
+	result := "ok"
+	if err != nil {
+		result = err.Error()
+	}
+	emit("EXIT %s %d %s", *id, time.Now().UnixNano(), result)
+	if err != nil {
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, kubeconfig, id, ns, lease string, release bool, ld, rd, rp time.Duration) error {
+	cfg, err := apiclient.LoadConfig(apiclient.WithKubeconfig(kubeconfig))
+	if err != nil {
+		return err
+	}
+	mgr, err := controller.NewManager(cfg, controller.ManagerOptions{
+		Logger:                        slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		LeaderElection:                true,
+		LeaderElectionID:              lease,
+		LeaderElectionNamespace:       ns,
+		LeaderElectionIdentity:        id,
+		LeaseDuration:                 ld,
+		RenewDeadline:                 rd,
+		RetryPeriod:                   rp,
+		LeaderElectionReleaseOnCancel: release,
+		GracefulShutdownTimeout:       5 * time.Second,
+	})
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(controller.RunnableFunc(func(ctx context.Context) error {
+		emit("LEADING %s %d", id, time.Now().UnixNano())
+		<-ctx.Done()
+		emit("STOPPED %s %d %v", id, time.Now().UnixNano(), context.Cause(ctx))
+		return nil
+	})); err != nil {
+		return err
+	}
+	cms := controller.For[*configMap](mgr, apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}, informer.WithNamespace(ns))
+	c, err := controller.New("leader-manager", controller.ReconcilerFunc(func(_ context.Context, req controller.Request) (controller.Result, error) {
+		emit("RECONCILE %s %s %d", id, req.Name, time.Now().UnixNano())
+		return controller.Result{}, nil
+	}), controller.Options{})
+	if err != nil {
+		return err
+	}
+	if err := c.Watch(controller.Kind(cms, controller.EnqueueRequestForObject[*configMap]())); err != nil {
+		return err
+	}
+	if err := mgr.Add(c); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
