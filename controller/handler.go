@@ -178,10 +178,8 @@ func EnqueueRequestForOwner[T OwnedObject](ownerGroup, ownerKind string, opts ..
 	for _, o := range opts {
 		o(&cfg)
 	}
-	enqueue := func(obj T, q Queue, prio int, seen map[Request]bool) {
-		if isNil(obj) {
-			return
-		}
+	return EnqueueRequestsFromMapFunc(func(_ context.Context, obj T) []Request {
+		var out []Request
 		for _, ref := range obj.GetOwnerReferences() {
 			if ref.Kind != ownerKind || (cfg.onlyController && !ref.IsController()) {
 				continue
@@ -194,31 +192,10 @@ func EnqueueRequestForOwner[T OwnedObject](ownerGroup, ownerKind string, opts ..
 			if !cfg.clusterScoped {
 				req.Namespace = obj.GetNamespace()
 			}
-			if seen != nil {
-				if seen[req] {
-					continue
-				}
-				seen[req] = true
-			}
-			q.AddWithPriority(req, prio)
+			out = append(out, req)
 		}
-	}
-	return EventHandlerFuncs[T]{
-		CreateFunc: func(_ context.Context, e CreateEvent[T], q Queue) {
-			enqueue(e.Object, q, createPriority(e), nil)
-		},
-		UpdateFunc: func(_ context.Context, e UpdateEvent[T], q Queue) {
-			seen := map[Request]bool{}
-			enqueue(e.ObjectOld, q, PriorityDefault, seen)
-			enqueue(e.ObjectNew, q, PriorityDefault, seen)
-		},
-		DeleteFunc: func(_ context.Context, e DeleteEvent[T], q Queue) {
-			enqueue(e.Object, q, PriorityDefault, nil)
-		},
-		GenericFunc: func(_ context.Context, e GenericEvent[T], q Queue) {
-			enqueue(e.Object, q, PriorityDefault, nil)
-		},
-	}
+		return out
+	})
 }
 
 // MapFunc maps an object to the Requests it concerns.

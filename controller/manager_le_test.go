@@ -140,10 +140,10 @@ func TestTwoManagersOneLeaderWarmStandbyAndRelease(t *testing.T) {
 		t.Fatalf("reconcile %+v, want %s reconciling new", s, leader)
 	}
 	text := scrape(t, ms[leader].Registry())
-	if want := `leader_election_master_status{name="test-controller"} 1`; !contains(text, want) {
+	if want := `leader_election_master_status{name="test-controller"} 1`; !strings.Contains(text, want) {
 		t.Fatalf("leader metrics lack %q", want)
 	}
-	if want := `leader_election_master_status{name="test-controller"} 0`; !contains(scrape(t, ms[standby].Registry()), want) {
+	if want := `leader_election_master_status{name="test-controller"} 0`; !strings.Contains(scrape(t, ms[standby].Registry()), want) {
 		t.Fatalf("standby metrics lack %q", want)
 	}
 
@@ -220,5 +220,3 @@ func TestManagerStopsLeadingBeforeTheOtherStarts(t *testing.T) {
 		t.Fatalf("two leaders at once: old work ended at %v, new began at %v", old.end, s.start)
 	}
 }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }

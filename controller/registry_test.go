@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -223,7 +224,8 @@ func checkHistograms(t *testing.T, fams map[string]*promFamily) {
 					parts = append(parts, k+"="+v)
 				}
 			}
-			return strings.Join(sortStrings(parts), ",")
+			slices.Sort(parts)
+			return strings.Join(parts, ",")
 		}
 		for _, s := range f.samples {
 			st := bySeries[key(s)]
@@ -256,15 +258,6 @@ func checkHistograms(t *testing.T, fams map[string]*promFamily) {
 			}
 		}
 	}
-}
-
-func sortStrings(s []string) []string {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-	return s
 }
 
 func value(t *testing.T, fams map[string]*promFamily, name string, labels map[string]string) float64 {
