@@ -4,22 +4,27 @@ import "time"
 
 // GaugeMetric is a value that goes up and down (the queue depth).
 type GaugeMetric interface {
+	// Inc adds one.
 	Inc()
+	// Dec subtracts one.
 	Dec()
 }
 
 // SettableGaugeMetric is a value that is set (the unfinished-work gauges).
 type SettableGaugeMetric interface {
+	// Set replaces the value.
 	Set(float64)
 }
 
 // CounterMetric is a value that only goes up (adds, retries).
 type CounterMetric interface {
+	// Inc adds one.
 	Inc()
 }
 
 // HistogramMetric records observations (durations in seconds).
 type HistogramMetric interface {
+	// Observe records one observation.
 	Observe(float64)
 }
 
@@ -38,12 +43,20 @@ type HistogramMetric interface {
 // The queue calls the metrics while holding its lock; they must be quick and must not call
 // back into the queue.
 type MetricsProvider interface {
+	// NewDepthMetric returns the depth gauge of queue name.
 	NewDepthMetric(name string) GaugeMetric
+	// NewAddsMetric returns the adds counter of queue name.
 	NewAddsMetric(name string) CounterMetric
+	// NewLatencyMetric returns the queue_duration histogram (seconds) of queue name.
 	NewLatencyMetric(name string) HistogramMetric
+	// NewWorkDurationMetric returns the work_duration histogram (seconds) of queue name.
 	NewWorkDurationMetric(name string) HistogramMetric
+	// NewUnfinishedWorkSecondsMetric returns the unfinished_work_seconds gauge of queue name.
 	NewUnfinishedWorkSecondsMetric(name string) SettableGaugeMetric
+	// NewLongestRunningProcessorSecondsMetric returns the longest_running_processor_seconds
+	// gauge of queue name.
 	NewLongestRunningProcessorSecondsMetric(name string) SettableGaugeMetric
+	// NewRetriesMetric returns the retries counter of queue name.
 	NewRetriesMetric(name string) CounterMetric
 }
 
@@ -53,6 +66,7 @@ type MetricsProvider interface {
 // them). The queue may still update the metric values it holds while it drains; a provider
 // should treat those as detached.
 type MetricsDeleter interface {
+	// DeleteMetrics unregisters the metrics created for queue name.
 	DeleteMetrics(name string)
 }
 

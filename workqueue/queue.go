@@ -84,6 +84,8 @@ type Config struct {
 
 	// MetricsProvider creates the queue's metrics. It is used only when Name is set; without a
 	// provider the queue reports no metrics (there is no global provider as in client-go).
+	// A queue with metrics refreshes its unfinished-work gauges on a timer until ShutDown, so
+	// it must be shut down to be released.
 	MetricsProvider MetricsProvider
 
 	// Priorities makes Get hand out items by priority (see Interface.AddWithPriority). Without
@@ -91,9 +93,8 @@ type Config struct {
 	Priorities bool
 }
 
-// New returns a work queue (client-go's NewTypedWithConfig). It starts no goroutine unless
-// the Config enables metrics. The returned value also implements RateLimitingInterface's
-// delaying methods, but use NewDelaying or NewRateLimiting to get them typed.
+// New returns a work queue (client-go's NewTypedWithConfig). Without metrics it starts no
+// goroutine and no timer, so a queue that is dropped without ShutDown leaves nothing behind.
 func New[T comparable](cfg Config) Interface[T] {
 	return newQueue[T](cfg, nil)
 }
