@@ -19,10 +19,10 @@ func collected(obj *object) <-chan struct{} {
 	return ch
 }
 
-// waitCollected runs the GC until ch is closed, or fails.
+// waitCollected runs the GC until ch is closed, or fails after about three seconds.
 func waitCollected(t *testing.T, ch <-chan struct{}, what string) {
 	t.Helper()
-	for range 50 {
+	for range 300 {
 		runtime.GC()
 		select {
 		case <-ch:
