@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"slices"
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/workqueue"
@@ -206,34 +207,37 @@ type MapFunc[T any] func(ctx context.Context, obj T) []Request
 // Namespace event mapped to every object that must react to the namespace's labels. An
 // update maps both the old and the new object and enqueues the union once each.
 func EnqueueRequestsFromMapFunc[T any](fn MapFunc[T]) EventHandler[T] {
-	enqueue := func(ctx context.Context, obj T, q Queue, prio int, seen map[Request]bool) {
+	mapped := func(ctx context.Context, obj T) []Request {
 		if isNil(obj) {
-			return
+			return nil
 		}
-		for _, req := range fn(ctx, obj) {
-			if seen != nil {
-				if seen[req] {
-					continue
-				}
-				seen[req] = true
-			}
-			q.AddWithPriority(req, prio)
+		return fn(ctx, obj)
+	}
+	add := func(q Queue, reqs []Request, prio int) {
+		for _, r := range reqs {
+			q.AddWithPriority(r, prio)
 		}
 	}
 	return EventHandlerFuncs[T]{
 		CreateFunc: func(ctx context.Context, e CreateEvent[T], q Queue) {
-			enqueue(ctx, e.Object, q, createPriority(e), nil)
+			add(q, mapped(ctx, e.Object), createPriority(e))
 		},
 		UpdateFunc: func(ctx context.Context, e UpdateEvent[T], q Queue) {
-			seen := map[Request]bool{}
-			enqueue(ctx, e.ObjectOld, q, PriorityDefault, seen)
-			enqueue(ctx, e.ObjectNew, q, PriorityDefault, seen)
+			// The queue would absorb a second Add of a waiting Request anyway; skipping the
+			// repeats keeps one add per Request in traces and metrics.
+			old := mapped(ctx, e.ObjectOld)
+			add(q, old, PriorityDefault)
+			for _, r := range mapped(ctx, e.ObjectNew) {
+				if !slices.Contains(old, r) {
+					q.AddWithPriority(r, PriorityDefault)
+				}
+			}
 		},
 		DeleteFunc: func(ctx context.Context, e DeleteEvent[T], q Queue) {
-			enqueue(ctx, e.Object, q, PriorityDefault, nil)
+			add(q, mapped(ctx, e.Object), PriorityDefault)
 		},
 		GenericFunc: func(ctx context.Context, e GenericEvent[T], q Queue) {
-			enqueue(ctx, e.Object, q, PriorityDefault, nil)
+			add(q, mapped(ctx, e.Object), PriorityDefault)
 		},
 	}
 }
