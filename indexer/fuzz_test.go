@@ -205,7 +205,18 @@ func FuzzIndexer(f *testing.F) {
 					next[key] = o
 				}
 				rv := fmt.Sprint(step)
-				err := ix.Replace(list, rv)
+				var err error
+				if n%2 == 0 {
+					err = ix.Replace(list, rv)
+				} else {
+					var got []Change[*testObj]
+					err = ix.ReplaceAndDiff(list, rv, func(c Change[*testObj]) { got = append(got, c) })
+					if err == nil {
+						checkChanges(t, step, m.items, list, got)
+					} else if got != nil {
+						t.Fatalf("step %d: changes reported for a failed ReplaceAndDiff", step)
+					}
+				}
 				if !sameOutcome(err, werr) {
 					t.Fatalf("step %d %s: err = %v, model says %v", step, desc, err, werr)
 				}
@@ -248,6 +259,49 @@ func FuzzIndexer(f *testing.F) {
 			checkIndexerAgainstModel(t, step, desc, ix, m)
 		}
 	})
+}
+
+// checkChanges compares what ReplaceAndDiff reported with what replacing before by list
+// implies: deletions of the unlisted keys (in any order), then every listed object in order.
+func checkChanges(t *testing.T, step int, before map[string]*testObj, list []*testObj, got []Change[*testObj]) {
+	t.Helper()
+	listed := map[string]bool{}
+	for _, o := range list {
+		k, _ := fuzzKey(o)
+		listed[k] = true
+	}
+	var wantDeleted []string
+	for k := range before {
+		if !listed[k] {
+			wantDeleted = append(wantDeleted, k)
+		}
+	}
+	sort.Strings(wantDeleted)
+	if len(got) != len(wantDeleted)+len(list) {
+		t.Fatalf("step %d: %d changes, want %d deletions and %d upserts", step, len(got), len(wantDeleted), len(list))
+	}
+	var gotDeleted []string
+	for _, c := range got[:len(wantDeleted)] {
+		if !c.Deleted || !c.Existed || c.Old != before[c.Key] {
+			t.Fatalf("step %d: bad deletion %+v", step, c)
+		}
+		gotDeleted = append(gotDeleted, c.Key)
+	}
+	if sort.Strings(gotDeleted); !slices.Equal(gotDeleted, wantDeleted) {
+		t.Fatalf("step %d: deleted %v, want %v", step, gotDeleted, wantDeleted)
+	}
+	state := map[string]*testObj{}
+	for k, o := range before {
+		state[k] = o
+	}
+	for i, c := range got[len(wantDeleted):] {
+		k, _ := fuzzKey(list[i])
+		old, existed := state[k]
+		if c.Deleted || c.Key != k || c.New != list[i] || c.Existed != existed || c.Old != old {
+			t.Fatalf("step %d: change %d = %+v, want key %q new %p old %p existed %v", step, i, c, k, list[i], old, existed)
+		}
+		state[k] = list[i]
+	}
 }
 
 // sameOutcome reports whether err and the model's predicted error agree: both nil, or both

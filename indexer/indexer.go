@@ -41,11 +41,18 @@ type Indexer[T any] interface {
 	// GetByKey returns the object stored under key. The error is always nil; it is there for
 	// interface compatibility with stores that can fail.
 	GetByKey(key string) (item T, exists bool, err error)
-	// Replace discards the whole content and stores list instead (a later duplicate key wins),
-	// rebuilding every index, and remembers resourceVersion (see LastSyncResourceVersion).
-	// The store keeps the objects, not the slice. If a key or index function fails nothing
-	// changes.
+	// Replace makes list the whole content (a later duplicate key wins) and remembers
+	// resourceVersion (see LastSyncResourceVersion), atomically for readers. It merges rather
+	// than rebuilds: a listed key that is stored is updated in place, with index work only
+	// where its values changed, so a relist of an unchanged collection costs little more
+	// than computing the keys and index values, and memory is not doubled. The store keeps
+	// the objects, not the slice. If a key or index function fails nothing changes.
 	Replace(list []T, resourceVersion string) error
+	// ReplaceAndDiff is Replace that also reports what it did, after releasing the lock:
+	// first one Change with Deleted for every stored key the list lacks, then one Change per
+	// listed object, in list order, with the object it replaced (Existed) if any. A key listed
+	// twice is reported twice, the second time replacing the first.
+	ReplaceAndDiff(list []T, resourceVersion string, fn func(Change[T])) error
 	// Resync does nothing; it exists so that an Indexer satisfies the reflector's store
 	// interface.
 	Resync() error
@@ -86,6 +93,18 @@ type Indexer[T any] interface {
 	Len() int
 	// LastSyncResourceVersion returns the resourceVersion given to the last Replace.
 	LastSyncResourceVersion() string
+}
+
+// Change is one difference ReplaceAndDiff made to the store.
+type Change[T any] struct {
+	Key string
+	// Old is the object stored under Key before the change, if Existed.
+	Old     T
+	Existed bool
+	// New is the listed object; the zero value when Deleted.
+	New T
+	// Deleted reports that Key was stored and is not in the list.
+	Deleted bool
 }
 
 // ErrNoSuchIndex is wrapped by the errors of lookups that name an unregistered index.
@@ -193,6 +212,8 @@ type entry[T any] struct {
 	obj  T
 	vals vals
 	live bool
+	// gen is the Replace generation that last listed this entry.
+	gen uint32
 }
 
 // store implements Indexer.
@@ -208,6 +229,7 @@ type store[T any] struct {
 	free []uint32          // free slots
 	sets []map[string]*idSet
 	rv   string
+	gen  uint32 // Replace generation
 }
 
 var _ Indexer[int] = (*store[int])(nil)
@@ -376,14 +398,20 @@ func (s *store[T]) DeleteByKey(key string) (old T, existed bool) {
 	}
 	e := s.slab.at(id)
 	old = e.obj
+	s.deleteLocked(id, e)
+	s.maybeCompactLocked()
+	return old, true
+}
+
+// deleteLocked removes the live entry e in slot id from the key map and every index, and
+// frees the slot.
+func (s *store[T]) deleteLocked(id uint32, e *entry[T]) {
 	for i := range s.sets {
 		s.removeValuesLocked(i, id, e.vals.at(i))
 	}
-	delete(s.keys, key)
+	delete(s.keys, e.key)
 	*e = entry[T]{}
 	s.free = append(s.free, id)
-	s.maybeCompactLocked()
-	return old, true
 }
 
 // compactMinFree is the number of free slots below which the slab is never compacted.
@@ -504,50 +532,103 @@ func (s *store[T]) Resync() error { return nil }
 
 // Replace implements Indexer.
 func (s *store[T]) Replace(list []T, resourceVersion string) error {
-	// Build the new content without the lock: key and index functions may be slow.
+	return s.replace(list, resourceVersion, nil)
+}
+
+// ReplaceAndDiff implements Indexer.
+func (s *store[T]) ReplaceAndDiff(list []T, resourceVersion string, fn func(Change[T])) error {
+	if fn == nil {
+		fn = func(Change[T]) {}
+	}
+	return s.replace(list, resourceVersion, fn)
+}
+
+// pending is a listed object with its key and index values, computed before the lock.
+type pending[T any] struct {
+	key  string
+	obj  T
+	vals vals
+}
+
+// replace merges list into the store under one write lock: listed keys are updated in place
+// (index work only where values changed), new keys added, unlisted keys deleted. Keys and index
+// values are computed first, without the lock; a failure there changes nothing. With fn, the
+// changes are reported after the lock is released: deletions first, then the listed objects.
+func (s *store[T]) replace(list []T, resourceVersion string, fn func(Change[T])) error {
 	d := s.defs.Load()
-	n := len(d.fns)
-	keys := make(map[string]uint32, len(list))
-	var sl slab[T]
-	for _, obj := range list {
+	items := make([]pending[T], len(list))
+	for i, obj := range list {
 		key, err := s.key(obj)
 		if err != nil {
 			return err
 		}
-		var v vals
-		if err := computeVals(d, 0, key, obj, &v); err != nil {
+		it := &items[i]
+		it.key, it.obj = key, obj
+		if err := computeVals(d, 0, key, obj, &it.vals); err != nil {
 			return err
 		}
-		if id, dup := keys[key]; dup {
-			e := sl.at(id)
-			e.obj, e.vals = obj, v
-			continue
-		}
-		id := sl.grow()
-		*sl.at(id) = entry[T]{key: key, obj: obj, vals: v, live: true}
-		keys[key] = id
 	}
-	sets := make([]map[string]*idSet, n)
-	for i := range sets {
-		sets[i] = make(map[string]*idSet)
+	var upserts, deletions []Change[T]
+	if fn != nil {
+		upserts = make([]Change[T], 0, len(items))
 	}
 
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if cur := s.defs.Load(); cur != d {
-		for id := range sl.len() {
-			e := sl.at(uint32(id))
-			if err := computeVals(cur, n, e.key, e.obj, &e.vals); err != nil {
+		for i := range items {
+			it := &items[i]
+			if err := computeVals(cur, len(d.fns), it.key, it.obj, &it.vals); err != nil {
+				s.mu.Unlock()
 				return err
 			}
 		}
-		for range len(cur.fns) - n {
-			sets = append(sets, make(map[string]*idSet))
-		}
-		n = len(cur.fns)
+		d = cur
 	}
-	s.keys, s.slab, s.free, s.sets, s.rv = keys, sl, nil, sets, resourceVersion
-	s.indexAllLocked()
+	n := len(d.fns)
+	s.gen++
+	gen := s.gen
+	for i := range items {
+		it := &items[i]
+		if id, ok := s.keys[it.key]; ok {
+			e := s.slab.at(id)
+			if fn != nil {
+				upserts = append(upserts, Change[T]{Key: it.key, Old: e.obj, Existed: true, New: it.obj})
+			}
+			e.obj, e.gen = it.obj, gen
+			s.reindexLocked(id, e, &it.vals, n)
+			continue
+		}
+		id := s.allocLocked()
+		e := s.slab.at(id)
+		*e = entry[T]{key: it.key, obj: it.obj, vals: it.vals, live: true, gen: gen}
+		s.indexLocked(id, e, 0, n)
+		s.keys[it.key] = id
+		if fn != nil {
+			upserts = append(upserts, Change[T]{Key: it.key, New: it.obj})
+		}
+	}
+	for id := range s.slab.len() {
+		e := s.slab.at(uint32(id))
+		if !e.live || e.gen == gen {
+			continue
+		}
+		if fn != nil {
+			deletions = append(deletions, Change[T]{Key: e.key, Old: e.obj, Existed: true, Deleted: true})
+		}
+		s.deleteLocked(uint32(id), e)
+	}
+	s.rv = resourceVersion
+	s.maybeCompactLocked()
+	s.mu.Unlock()
+
+	if fn != nil {
+		for _, c := range deletions {
+			fn(c)
+		}
+		for _, c := range upserts {
+			fn(c)
+		}
+	}
 	return nil
 }
 

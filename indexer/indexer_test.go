@@ -759,3 +759,61 @@ func TestMetaNamespaceIndexFuncSharesOneSlicePerNamespace(t *testing.T) {
 		t.Fatalf("%v allocations per call", n)
 	}
 }
+
+func TestReplaceAndDiffReportsDeletionsThenListedObjects(t *testing.T) {
+	ix := newTestIndexer(nil)
+	a0, b0, c0 := obj("n", "a", "web"), obj("n", "b", "web"), obj("n", "c", "web")
+	mustAdd(t, ix, a0, b0, c0)
+	a1, d1 := obj("n", "a", "db"), obj("n", "d", "web")
+	var got []string
+	err := ix.ReplaceAndDiff([]*testObj{d1, a1}, "9", func(c Change[*testObj]) {
+		switch {
+		case c.Deleted:
+			got = append(got, "delete "+c.Key)
+			if c.Old == nil || c.New != nil {
+				t.Errorf("deletion %+v", c)
+			}
+		case c.Existed:
+			got = append(got, "update "+c.Key)
+			if c.Old != a0 || c.New != a1 {
+				t.Errorf("update %+v", c)
+			}
+		default:
+			got = append(got, "add "+c.Key)
+		}
+		// Called without the lock: reading the store must not deadlock.
+		_ = ix.Len()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got[:2])
+	if want := []string{"delete n/b", "delete n/c", "add n/d", "update n/a"}; !slices.Equal(got, want) {
+		t.Fatalf("changes = %q, want %q", got, want)
+	}
+	wantByIndex(t, ix, "app", "web", "n/d")
+	wantByIndex(t, ix, "app", "db", "n/a")
+}
+
+func TestReplaceOfAnUnchangedCollectionUpdatesInPlaceWithoutIndexWork(t *testing.T) {
+	var c countingIndex
+	ix := New(MetaNamespaceKeyFunc[*testObj], Indexers[*testObj]{"app": c.fn})
+	s := ix.(*store[*testObj])
+	mustAdd(t, ix, obj("a", "1", "web"), obj("a", "2", "web"))
+	set := s.sets[0]["web"]
+	id := s.keys["a/1"]
+	c.calls = nil
+	n1, n2 := obj("a", "1", "web"), obj("a", "2", "web")
+	if err := ix.Replace([]*testObj{n1, n2}, "2"); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.calls) != 2 {
+		t.Fatalf("index function called %d times, want once per listed object", len(c.calls))
+	}
+	if s.sets[0]["web"] != set || s.keys["a/1"] != id {
+		t.Fatal("the set or the slot changed although nothing indexed did")
+	}
+	if got, _, _ := ix.GetByKey("a/1"); got != n1 {
+		t.Fatal("object not replaced")
+	}
+}
