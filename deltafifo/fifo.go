@@ -71,6 +71,7 @@ type FIFO[T any] struct {
 	index     map[string]uint64 // key → sequence number in slots
 	indexPeak int
 	gen       uint64
+	deltaPool Deltas[T] // during Replace: first deltas for new slots, carved from one block
 
 	// Modes InOrder and Atomic.
 	items     seqRing[item[T]]
@@ -117,8 +118,12 @@ func New[T any](opts Options[T]) *FIFO[T] {
 		closedCh:  make(chan struct{}),
 		wake:      make(chan struct{}, 1),
 	}
+	// Start with a small queue, as client-go does, so that the first writes do not grow it.
 	if f.mode == Coalescing {
 		f.index = map[string]uint64{}
+		f.slots.resize(ringMinCap)
+	} else {
+		f.items.resize(ringMinCap)
 	}
 	if f.unlocked {
 		f.popSem = make(chan struct{}, 1)
@@ -249,6 +254,10 @@ func (f *FIFO[T]) appendLocked(key string, d Delta[T]) *slot[T] {
 	s := f.slots.pushBack()
 	sl := f.slots.at(s)
 	sl.key = key
+	if cap(sl.deltas) == 0 && len(f.deltaPool) > 0 {
+		sl.deltas = f.deltaPool[:0:1]
+		f.deltaPool = f.deltaPool[1:]
+	}
 	sl.deltas = append(sl.deltas[:0], d)
 	sl.gen = 0
 	f.index[key] = s
@@ -326,6 +335,7 @@ func (f *FIFO[T]) Replace(list []T, resourceVersion string) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.items.reserve(len(keys))
 	f.replaceInOrderLocked(keys, objs, listed)
 	return nil
 }
@@ -342,6 +352,14 @@ func (f *FIFO[T]) afterReplaceLocked(count int) {
 }
 
 func (f *FIFO[T]) replaceCoalescingLocked(keys []string, objs []T) {
+	// Size the queue for the list at once, and give new keys their first delta from one
+	// block instead of one allocation each.
+	if len(f.index) == 0 && len(keys) > len(f.slots.buf) {
+		f.index = make(map[string]uint64, len(keys))
+	}
+	f.slots.reserve(len(keys))
+	f.deltaPool = make(Deltas[T], len(keys))
+	defer func() { f.deltaPool = nil }()
 	f.gen++
 	gen := f.gen
 	distinct := 0

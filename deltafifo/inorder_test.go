@@ -2,9 +2,12 @@ package deltafifo
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"testing/synctest"
+
+	"github.com/informerkit/informerkit/indexer"
 )
 
 func TestInOrderHandsOutEveryDeltaAloneInExactOrder(t *testing.T) {
@@ -278,14 +281,56 @@ func TestApplyReplacedAllChangesAndNotifiesNothingOnError(t *testing.T) {
 	}
 }
 
-func TestApplyReplacedAllNotifiesTheLastOfDuplicateKeysOnce(t *testing.T) {
-	store := newKnown()
-	first, last := obj("a", "1"), obj("a", "2")
+func TestApplyReplacedAllReportsEachListedObjectOfADuplicateKey(t *testing.T) {
+	for name, store := range map[string]ReplaceStore[*testObj]{"indexer": newKnown(), "other store": plainStore{newKnown()}} {
+		t.Run(name, func(t *testing.T) {
+			first, last := obj("a", "1"), obj("a", "2")
+			var events []string
+			must(t, ApplyReplacedAll(store, keyFunc, &ReplacedAllInfo[*testObj]{Objects: []*testObj{first, last}},
+				func(c Delta[*testObj], old *testObj, existed bool) {
+					events = append(events, fmt.Sprintf("%v->%v %v", old, c.Object, existed))
+				}))
+			if want := []string{"<nil>->ns/a@1 false", "ns/a@1->ns/a@2 true"}; !slices.Equal(events, want) {
+				t.Fatalf("events = %q, want %q", events, want)
+			}
+			if got, _, _ := store.GetByKey("ns/a"); got != last {
+				t.Fatal("the last duplicate is not stored")
+			}
+		})
+	}
+}
+
+// plainStore hides the indexer's ReplaceAndDiff, so that ApplyReplacedAll takes its generic
+// path.
+type plainStore struct{ ix indexer.Indexer[*testObj] }
+
+func (p plainStore) ListKeys() []string { return p.ix.ListKeys() }
+func (p plainStore) GetByKey(k string) (*testObj, bool, error) {
+	return p.ix.GetByKey(k)
+}
+func (p plainStore) Replace(list []*testObj, rv string) error { return p.ix.Replace(list, rv) }
+
+func TestApplyReplacedAllOnAStoreWithoutReplaceAndDiff(t *testing.T) {
+	a0, b0 := obj("a", "0"), obj("b", "0")
+	ix := newKnown(a0, b0)
+	a1, c1 := obj("a", "1"), obj("c", "1")
 	var events []string
-	must(t, ApplyReplacedAll(store, keyFunc, &ReplacedAllInfo[*testObj]{Objects: []*testObj{first, last}},
-		func(c Delta[*testObj], _ *testObj, _ bool) { events = append(events, c.Object.String()) }))
-	if !slices.Equal(events, []string{"ns/a@2"}) {
-		t.Fatalf("events = %v", events)
+	must(t, ApplyReplacedAll(plainStore{ix}, keyFunc, &ReplacedAllInfo[*testObj]{ResourceVersion: "4", Objects: []*testObj{a1, c1}},
+		func(c Delta[*testObj], old *testObj, existed bool) {
+			events = append(events, fmt.Sprintf("%s %v->%v %v %v", c.Type, old, c.Object, existed, c.FinalStateUnknown))
+		}))
+	want := []string{"Deleted ns/b@0->ns/b@0 true true", "Replaced ns/a@0->ns/a@1 true false", "Replaced <nil>->ns/c@1 false false"}
+	if !slices.Equal(events, want) {
+		t.Fatalf("events = %q, want %q", events, want)
+	}
+	if ix.LastSyncResourceVersion() != "4" || ix.Len() != 2 {
+		t.Fatal("store not replaced")
+	}
+	// A failing key function changes and notifies nothing.
+	err := ApplyReplacedAll(plainStore{ix}, keyFunc, &ReplacedAllInfo[*testObj]{Objects: []*testObj{nil}},
+		func(Delta[*testObj], *testObj, bool) { t.Fatal("notified") })
+	if err == nil || ix.Len() != 2 {
+		t.Fatalf("err = %v, Len = %d", err, ix.Len())
 	}
 }
 

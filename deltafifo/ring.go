@@ -39,6 +39,19 @@ func (r *seqRing[E]) pushFront() uint64 {
 	return r.head
 }
 
+// reserve makes room for n more elements.
+func (r *seqRing[E]) reserve(n int) {
+	need := r.len() + n
+	if need <= len(r.buf) {
+		return
+	}
+	c := max(len(r.buf), ringMinCap)
+	for c < need {
+		c *= 2
+	}
+	r.resize(c)
+}
+
 func (r *seqRing[E]) resize(n int) {
 	nb := make([]E, n)
 	mask := uint64(n - 1)
