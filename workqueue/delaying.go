@@ -37,9 +37,9 @@ func (q *queue[T]) AddAfter(item T, d time.Duration) {
 	if q.metrics != nil {
 		q.metrics.retries.Inc()
 	}
-	idx, ok := q.index[item]
+	idx, h, ok := q.lookup(item)
 	if !ok {
-		idx = q.alloc(item)
+		idx = q.alloc(item, h)
 	}
 	if d <= 0 {
 		q.markDirty(idx, 0)
@@ -127,7 +127,7 @@ func (q *queue[T]) dropDelays() {
 		e := &q.slab[d.idx]
 		e.heapPos = -1
 		if e.flags == 0 {
-			q.release(d.idx)
+			q.release(d.idx, q.hash(e.item))
 		}
 	}
 	q.heap = nil

@@ -173,8 +173,8 @@ func TestShutDownReleasesDelayOnlyEntries(t *testing.T) {
 			q.AddAfter(i, time.Duration(i+1)*time.Second)
 		}
 		q.ShutDown()
-		if q.live != 0 || len(q.index) != 0 {
-			t.Fatalf("after ShutDown: live %d, index %d", q.live, len(q.index))
+		if q.live != 0 || q.used != 0 {
+			t.Fatalf("after ShutDown: live %d, index %d", q.live, q.used)
 		}
 	})
 }

@@ -340,8 +340,8 @@ func (h *harness) check() {
 	for item := range m.delayed {
 		known[item] = true
 	}
-	if q.live != len(known) || len(q.index) != len(known) {
-		h.fatalf("queue knows %d items (index %d), model %d", q.live, len(q.index), len(known))
+	if q.live != len(known) || q.used != len(known) {
+		h.fatalf("queue knows %d items (index %d), model %d", q.live, q.used, len(known))
 	}
 	if q.processing != len(m.holder) || len(q.heap) != len(m.delayed) {
 		h.fatalf("processing %d heap %d, model %d and %d", q.processing, len(q.heap), len(m.holder), len(m.delayed))
@@ -354,7 +354,7 @@ func (h *harness) check() {
 		h.fatalf("levels hold %d live items, queued = %d", sum, q.queued)
 	}
 	for item, dl := range m.delayed {
-		idx, ok := q.index[item]
+		idx, _, ok := q.lookup(item)
 		if !ok || q.slab[idx].heapPos < 0 || q.heap[q.slab[idx].heapPos].at != int64(dl.at) {
 			h.fatalf("item %d: delay at %v in the model, not in the heap", item, dl.at)
 		}
@@ -503,7 +503,7 @@ func (h *harness) finish() {
 	if m.dirtyCount() != 0 || len(m.holder) != 0 {
 		h.fatalf("model not drained: dirty %d, held %d", m.dirtyCount(), len(m.holder))
 	}
-	if q.live != 0 || len(q.index) != 0 {
+	if q.live != 0 || q.used != 0 {
 		h.fatalf("queue still knows %d items after the drain", q.live)
 	}
 	for i := range q.slab {

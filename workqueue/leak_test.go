@@ -92,8 +92,8 @@ func TestQueueReleasesItemAfterDelayFired(t *testing.T) {
 		sleep(time.Second)
 		item := getNow(t, q)
 		q.Done(item)
-		if q.live != 0 || len(q.index) != 0 || len(q.heap) != 0 {
-			t.Fatalf("after the delayed item was done: live %d, index %d, heap %d", q.live, len(q.index), len(q.heap))
+		if q.live != 0 || q.used != 0 || len(q.heap) != 0 {
+			t.Fatalf("after the delayed item was done: live %d, index %d, heap %d", q.live, q.used, len(q.heap))
 		}
 		for i := range q.slab {
 			if q.slab[i].item != "" {
@@ -116,7 +116,7 @@ func TestIdleQueueDropsTablesAfterBurst(t *testing.T) {
 		item, _ := q.Get()
 		q.Done(item)
 	}
-	if q.slab != nil || q.levels[0].r.buf != nil || len(q.index) != 0 {
+	if q.slab != nil || q.levels[0].r.buf != nil || q.used != 0 {
 		t.Fatalf("idle queue kept its tables: slab %d, ring %d", cap(q.slab), len(q.levels[0].r.buf))
 	}
 	// And it still works.

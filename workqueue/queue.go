@@ -2,6 +2,7 @@ package workqueue
 
 import (
 	"context"
+	"hash/maphash"
 	"math"
 	"sync"
 	"time"
@@ -117,7 +118,7 @@ const (
 )
 
 // entry is the queue's whole knowledge of one item. Entries live in a dense table (slab)
-// indexed by uint32; the index map gives an item's slot.
+// indexed by uint32; the item index (index.go) gives an item's entry.
 type entry[T comparable] struct {
 	item    T
 	prio    int32  // priority it waits with (or will wait with after Done)
@@ -186,11 +187,15 @@ type queue[T comparable] struct {
 	mu   sync.Mutex
 	cond sync.Cond // Get waiters; L is &mu
 
-	index map[T]uint32 // item -> slab index, for every item in any state
-	slab  []entry[T]
-	free  []uint32
-	live  int // entries in use
-	peak  int // highest live since the last compaction
+	// Item index (index.go): item -> entry, for every item in any state.
+	seed  maphash.Seed
+	slots []uint64
+	used  int
+
+	slab []entry[T]
+	free []uint32
+	live int // entries in use
+	peak int // highest live since the last compaction
 
 	// Compaction backoff: an idle queue drops its tables when peak >= compactAt and at least
 	// peak<<compactions entries were allocated since the last compaction, so that a queue that
@@ -199,10 +204,12 @@ type queue[T comparable] struct {
 	compactions uint
 	churn       int // entries allocated since the last compaction
 
-	levels     []level // sorted by priority, highest first; FIFO queues have exactly one
-	queued     int     // items waiting for Get (sum of levels' live)
-	processing int     // items handed out and not Done
-	waiters    int     // goroutines waiting in Get
+	levels     []level   // sorted by priority, highest first; FIFO queues have exactly one
+	queued     int       // items waiting for Get (sum of levels' live)
+	processing int       // items handed out and not Done
+	recent     [4]uint32 // entries most recently handed out by Get (a hint for Done)
+	recentPos  uint32
+	waiters    int // goroutines waiting in Get
 	priorities bool
 
 	shuttingDown bool
@@ -224,7 +231,7 @@ type queue[T comparable] struct {
 
 func newQueue[T comparable](cfg Config, rl RateLimiter[T]) *queue[T] {
 	q := &queue[T]{
-		index:      make(map[T]uint32),
+		seed:       maphash.MakeSeed(),
 		levels:     []level{{}},
 		priorities: cfg.Priorities,
 		timerAt:    noTimer,
@@ -243,8 +250,8 @@ func newQueue[T comparable](cfg Config, rl RateLimiter[T]) *queue[T] {
 // now is the monotonic time since the queue was created.
 func (q *queue[T]) now() int64 { return int64(time.Since(q.epoch)) }
 
-// alloc gives item a fresh entry and indexes it.
-func (q *queue[T]) alloc(item T) uint32 {
+// alloc gives item, of hash h and not yet indexed, a fresh entry and indexes it.
+func (q *queue[T]) alloc(item T, h uint32) uint32 {
 	var idx uint32
 	if n := len(q.free); n > 0 {
 		idx = q.free[n-1]
@@ -259,7 +266,7 @@ func (q *queue[T]) alloc(item T) uint32 {
 	e := &q.slab[idx]
 	e.item = item
 	e.heapPos = -1
-	q.index[item] = idx
+	q.indexInsert(h, idx)
 	q.live++
 	q.churn++
 	if q.live > q.peak {
@@ -279,11 +286,11 @@ func grow[E any](s []E) []E {
 	return ns
 }
 
-// release forgets the entry: the queue keeps no reference to its item afterwards.
-// The generation survives so that stale ring slots stay recognisable.
-func (q *queue[T]) release(idx uint32) {
+// release forgets the entry, whose item has hash h: the queue keeps no reference to the item
+// afterwards. The generation survives so that stale ring slots stay recognisable.
+func (q *queue[T]) release(idx, h uint32) {
 	e := &q.slab[idx]
-	delete(q.index, e.item)
+	q.indexDelete(h, idx)
 	var zero T
 	e.item = zero
 	e.flags = 0
@@ -304,7 +311,7 @@ func (q *queue[T]) maybeCompact() {
 // resetTables forgets every entry at once. Only for a queue with no live entry, or one whose
 // live entries are all being dropped.
 func (q *queue[T]) resetTables() {
-	q.index = make(map[T]uint32)
+	q.slots, q.used = nil, 0
 	q.slab, q.free, q.times, q.heap = nil, nil, nil, nil
 	q.levels = q.levels[:1]
 	q.levels[0] = level{}
@@ -429,9 +436,9 @@ func (q *queue[T]) markDirty(idx uint32, p int32) {
 func (q *queue[T]) Add(item T) {
 	q.mu.Lock()
 	if !q.shuttingDown {
-		idx, ok := q.index[item]
+		idx, h, ok := q.lookup(item)
 		if !ok {
-			idx = q.alloc(item)
+			idx = q.alloc(item, h)
 		}
 		q.markDirty(idx, 0)
 	}
@@ -445,9 +452,9 @@ func (q *queue[T]) AddWithPriority(item T, priority int) {
 	}
 	q.mu.Lock()
 	if !q.shuttingDown {
-		idx, ok := q.index[item]
+		idx, h, ok := q.lookup(item)
 		if !ok {
-			idx = q.alloc(item)
+			idx = q.alloc(item, h)
 		}
 		q.markDirty(idx, p)
 	}
@@ -467,6 +474,8 @@ func (q *queue[T]) take() T {
 	e := &q.slab[idx]
 	e.flags = (e.flags &^ flagDirty) | flagProcessing
 	q.processing++
+	q.recent[q.recentPos%uint32(len(q.recent))] = idx
+	q.recentPos++
 	if q.metrics != nil {
 		q.metricsGet(idx)
 	}
@@ -521,10 +530,22 @@ func (q *queue[T]) GetWithContext(ctx context.Context) (item T, shutdown bool, e
 	return item, false, nil
 }
 
+// processingEntry finds the entry of an item being processed. The entries most recently handed
+// out are checked first, which spares a map lookup in the usual Get-then-Done worker loop.
+func (q *queue[T]) processingEntry(item T) (uint32, bool) {
+	for i := range uint32(len(q.recent)) {
+		idx := q.recent[(q.recentPos-1-i)%uint32(len(q.recent))]
+		if int(idx) < len(q.slab) && q.slab[idx].flags&flagProcessing != 0 && q.slab[idx].item == item {
+			return idx, true
+		}
+	}
+	idx, _, ok := q.lookup(item)
+	return idx, ok && q.slab[idx].flags&flagProcessing != 0
+}
+
 func (q *queue[T]) Done(item T) {
 	q.mu.Lock()
-	idx, ok := q.index[item]
-	if ok && q.slab[idx].flags&flagProcessing != 0 {
+	if idx, ok := q.processingEntry(item); ok {
 		e := &q.slab[idx]
 		e.flags &^= flagProcessing
 		q.processing--
@@ -537,7 +558,7 @@ func (q *queue[T]) Done(item T) {
 				q.cond.Signal()
 			}
 		} else if e.heapPos < 0 {
-			q.release(idx)
+			q.release(idx, q.hash(e.item))
 			q.maybeCompact()
 		}
 		if q.processing == 0 && q.drained != nil {
