@@ -48,8 +48,10 @@
 //     first, FIFO within a priority, and a re-Add may raise a queued item's priority. Controllers
 //     use it to hand out initial-list events after live changes.
 //   - Memory: an item is released by the queue as soon as nothing refers to it any more (handed out
-//     and Done, and no delay pending). Internally each item costs one map entry, one slot in a
-//     dense table and one slot in a ring buffer; no per-item allocation once the queue has warmed up.
+//     and Done, and no delay pending). Internally each item costs a slot in an open-addressing
+//     index, an entry in a dense table and a slot in a ring buffer (client-go keeps it in two sets
+//     and a slice); no per-item allocation once the queue has warmed up, and an idle queue that
+//     held a burst drops its tables.
 //   - Delays use one runtime timer for the whole queue (time.AfterFunc), re-armed for the earliest
 //     item. No goroutine runs while nothing is due, and a queue with no delays and no metrics
 //     starts none at all. Repeated AddAfter of one item keeps a single heap entry.
