@@ -418,9 +418,10 @@ func (s *Server) runWatch(ctx context.Context, w *watcher, st watchStart, timeou
 		}
 		s.mu.Lock()
 		if cursor < res.base {
+			behind := res.base - cursor // read under s.mu: append moves res.base
 			s.mu.Unlock()
 			s.recordFault(FaultRecord{Kind: FaultSlowWatcherClosed, Resource: res.typ.name(), WatchID: w.id,
-				Detail: fmt.Sprintf("watcher fell %d events behind the history window", res.base-cursor)})
+				Detail: fmt.Sprintf("watcher fell %d events behind the history window", behind)})
 			return nil
 		}
 		n := min(int(res.end()-cursor), 1024)
