@@ -13,7 +13,6 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
-	"github.com/informerkit/informerkit/deltafifo"
 	"github.com/informerkit/informerkit/reflector"
 )
 
@@ -166,7 +165,7 @@ func runConvergence(t *testing.T, seed uint64, figures *convergenceFigures) {
 
 	opts := fastOptions(t)
 	opts.Logger = discardLogger()
-	opts.Mode = []deltafifo.Mode{deltafifo.Coalescing, deltafifo.InOrder, deltafifo.Atomic}[rnd.IntN(3)]
+	opts.Mode = []FIFOMode{FIFOCoalescing, FIFOInOrder, FIFOAtomic}[rnd.IntN(3)]
 	opts.WatchList = []reflector.WatchListMode{reflector.WatchListAuto, reflector.WatchListOff}[rnd.IntN(2)]
 	opts.BatchSize = 1 + rnd.IntN(8)
 	opts.StallTimeout = time.Duration(50+rnd.IntN(100)) * time.Millisecond

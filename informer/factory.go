@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
-	"github.com/informerkit/informerkit/deltafifo"
 	"github.com/informerkit/informerkit/reflector"
 )
 
@@ -58,7 +57,7 @@ type factoryOptions struct {
 	labels        Selector
 	fields        string
 	resync        time.Duration
-	mode          deltafifo.Mode
+	mode          FIFOMode
 	watchList     reflector.WatchListMode
 	stallTimeout  time.Duration
 	backoff       reflector.Backoff
@@ -93,7 +92,7 @@ func WithDefaultResync(d time.Duration) FactoryOption {
 }
 
 // WithFIFOMode selects the DeltaFIFO mode of the informers (see Options.Mode).
-func WithFIFOMode(m deltafifo.Mode) FactoryOption { return func(o *factoryOptions) { o.mode = m } }
+func WithFIFOMode(m FIFOMode) FactoryOption { return func(o *factoryOptions) { o.mode = m } }
 
 // WithWatchList selects how the informers' reflectors list (see reflector.WatchListMode).
 func WithWatchList(m reflector.WatchListMode) FactoryOption {

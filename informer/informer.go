@@ -69,9 +69,9 @@ type Options[T apiclient.Object] struct {
 	// Transform is applied to every object before it is cached (see SetTransform). nil means
 	// DropManagedFields.
 	Transform func(T) (T, error)
-	// Mode is the DeltaFIFO's queueing discipline. The zero value is deltafifo.Coalescing,
-	// client-go's classic DeltaFIFO; see the package documentation for the choice.
-	Mode deltafifo.Mode
+	// Mode is the DeltaFIFO's queueing discipline; the zero value is FIFOAtomic. See the
+	// package documentation for the choice.
+	Mode FIFOMode
 	// BatchSize is how many queue positions are taken from the DeltaFIFO at a time (default
 	// DefaultBatchSize).
 	BatchSize int
@@ -91,6 +91,43 @@ type Options[T apiclient.Object] struct {
 	NotFoundLogInterval time.Duration
 	// Logger receives the informer's and its reflector's log lines (default slog.Default()).
 	Logger *slog.Logger
+}
+
+// FIFOMode selects the DeltaFIFO discipline of an informer (see deltafifo.Mode).
+type FIFOMode int
+
+const (
+	// FIFOAtomic (the default) is deltafifo.Atomic with UnlockWhileProcessing: deltas in
+	// arrival order, a relist as one ReplacedAll delta that HandleDeltas diffs against the
+	// cache, and a reflector that is never blocked while handlers are being fed.
+	FIFOAtomic FIFOMode = iota
+	// FIFOCoalescing is deltafifo.Coalescing, client-go's classic DeltaFIFO.
+	FIFOCoalescing
+	// FIFOInOrder is deltafifo.InOrder, client-go's RealFIFO without atomic events.
+	FIFOInOrder
+)
+
+// String returns the mode's name.
+func (m FIFOMode) String() string {
+	switch m {
+	case FIFOAtomic:
+		return "Atomic"
+	case FIFOCoalescing:
+		return "Coalescing"
+	case FIFOInOrder:
+		return "InOrder"
+	}
+	return fmt.Sprintf("FIFOMode(%d)", int(m))
+}
+
+func (m FIFOMode) deltafifo() deltafifo.Mode {
+	switch m {
+	case FIFOCoalescing:
+		return deltafifo.Coalescing
+	case FIFOInOrder:
+		return deltafifo.InOrder
+	}
+	return deltafifo.Atomic
 }
 
 // Informer is a shared index informer: a reflector lists and watches one collection into a
@@ -273,11 +310,14 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 		return
 	}
 	inf.started = true
+	mode := inf.opts.Mode.deltafifo()
 	fifo := deltafifo.New(deltafifo.Options[T]{
 		KeyFunction:  inf.keyFunc,
 		KnownObjects: inf.knownObjects(),
 		Transformer:  inf.transform,
-		Mode:         inf.opts.Mode,
+		Mode:         mode,
+		// In mode Atomic the FIFO never reads the cache, so HandleDeltas needs no FIFO lock.
+		UnlockWhileProcessing: mode == deltafifo.Atomic,
 	})
 	refl := reflector.New(reflector.Options[T]{
 		ListerWatcher:     inf.lw,
@@ -333,7 +373,7 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 // knownObjects is the FIFO's view of the cache: the cache itself, except in mode Atomic
 // where the FIFO must not read it.
 func (inf *Informer[T]) knownObjects() deltafifo.KnownObjects[T] {
-	if inf.opts.Mode == deltafifo.Atomic {
+	if inf.opts.Mode.deltafifo() == deltafifo.Atomic {
 		return nil
 	}
 	return inf.cache
