@@ -30,8 +30,15 @@ bench:
 	$(GO) test -run='^$$' -bench='$(BENCH)' -benchmem -benchtime=$(BENCHTIME) $(PKGS)
 
 ## bench-compare: informerkit and client-go side by side in one process; prints medians and ratios.
+# The test binary is built once and run BENCHCOUNT times with -count=1, so the two implementations'
+# repetitions interleave in time instead of running back to back on a noisy machine.
 bench-compare:
-	cd bench && $(GO) test -run='^$$' -bench='$(BENCH)' -benchmem -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) . | tee /dev/stderr | $(GO) run ./cmd/benchtable
+	@set -eo pipefail; cd bench; mkdir -p results; $(GO) test -c -o results/bench.test . ; \
+	out=results/bench-$$(date +%Y%m%d-%H%M%S).txt; \
+	for i in $$(seq $(BENCHCOUNT)); do \
+	  ./results/bench.test -test.run='^$$' -test.bench='$(BENCH)' -test.benchmem -test.benchtime=$(BENCHTIME) -test.count=1; \
+	done | tee $$out; \
+	$(GO) run ./cmd/benchtable < $$out
 
 ## fuzz: run every fuzz target of the root module for FUZZTIME each.
 fuzz:
