@@ -50,5 +50,21 @@
 //
 // # Choosing a mode
 //
-// See the bench/README.md section "deltafifo" for the measurements behind this advice.
+// An informer should use mode [Atomic] with [FIFO.PopBatch] (batches of about 1000) and
+// without UnlockWhileProcessing. Measured side by side with client-go (bench/README.md,
+// section "deltafifo"; 100k ConfigMaps, a consumer applying every delta to an indexer with
+// two indexes, 2 shared vCPUs):
+//
+//   - watch events cost 511–664 ns per delta with PopBatch against 1276 (Coalescing) and 1352
+//     (InOrder) with Pop: one lock round trip and one call per batch;
+//   - a relist of 100k objects costs 63 ms and 20 MB in mode Atomic (one ReplacedAll delta,
+//     applied by [ApplyReplacedAll] as one merge under the cache's write lock) against 96–102
+//     ms and 26 MB (InOrder) and 149 ms and 28 MB (Coalescing);
+//   - mode Atomic never reads the cache, keeps exact event order and delivers every delete;
+//     Coalescing saves the consumer nothing (it still applies every delta) and its key map
+//     makes Add+Pop ~1.9× slower than the ring alone;
+//   - UnlockWhileProcessing makes a delta 1.7× dearer for a single consumer (1085 vs 615 ns);
+//     use it only when slow handlers must not block the reflector.
+//
+// Coalescing stays the zero value for compatibility with client-go's DeltaFIFO contract.
 package deltafifo
