@@ -220,8 +220,9 @@ type Request struct {
 }
 
 // Do sends a raw request and returns the response body of a 2xx answer, or a *Status error.
-// GET requests are retried on 429, 5xx and connection errors, honouring Retry-After;
-// other methods are sent once. Every request waits for the client-side rate limiter.
+// GET requests are retried on 429, 5xx and connection errors, honouring Retry-After (unless
+// ctx comes from WithoutRetries); other methods are sent once. Every request waits for the
+// client-side rate limiter.
 func (c *Client) Do(ctx context.Context, req Request) ([]byte, error) {
 	if req.Method == "" {
 		req.Method = http.MethodGet
@@ -283,6 +284,7 @@ func (c *Client) waitLimiter(ctx context.Context) error {
 // idempotent requests, and returns the whole body of a 2xx response.
 func (c *Client) do(ctx context.Context, req Request) ([]byte, error) {
 	idempotent := req.Method == http.MethodGet || req.Method == http.MethodHead
+	retries := c.retries(ctx)
 	for attempt := 0; ; attempt++ {
 		if err := c.waitLimiter(ctx); err != nil {
 			return nil, err
@@ -294,7 +296,7 @@ func (c *Client) do(ctx context.Context, req Request) ([]byte, error) {
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		if !idempotent || attempt >= c.maxRetries || !retryable(status, err) {
+		if !idempotent || attempt >= retries || !retryable(status, err) {
 			return nil, err
 		}
 		delay := retryAfter

@@ -25,13 +25,15 @@ var (
 	ErrWrongKind = errors.New("watch event object of the wrong kind")
 )
 
-// DecodeError describes a watch stream that could not be decoded. Err is one of the sentinel
-// errors above; Cause, when set, is the underlying JSON error.
+// DecodeError describes a watch stream (or, from ListEach, a list response) that could not
+// be decoded. Err is one of the sentinel errors above (or ErrMalformedList,
+// ErrListItemTooLarge); Cause, when set, is the underlying JSON error.
 type DecodeError struct {
-	// Err is ErrEventTooLarge, ErrMalformedEvent, ErrUnknownEventType or ErrWrongKind.
+	// Err is ErrEventTooLarge, ErrMalformedEvent, ErrUnknownEventType or ErrWrongKind for a
+	// watch; ErrMalformedList or ErrListItemTooLarge for a list.
 	Err error
 	// Offset is the byte offset of the offending event in the stream (for WebSocket, the
-	// index of the message).
+	// index of the message), or of the offending part of a list response.
 	Offset int64
 	// Detail says what was wrong, in words.
 	Detail string
@@ -190,6 +192,118 @@ func (f *frameReader) next() ([]byte, error) {
 		}
 		f.fill()
 	}
+}
+
+// Errors of frameReader.value; the list decoder turns them into *DecodeError.
+var (
+	errValueTooLarge = errors.New("value larger than the size limit")
+	errBadValue      = errors.New("not a JSON value")
+)
+
+// peek skips whitespace and returns the next byte without consuming it; io.EOF at the end of
+// the stream, the reader's error otherwise. It is not used while a frame is half read.
+func (f *frameReader) peek() (byte, error) {
+	for {
+		for f.start < f.end && isSpace(f.buf[f.start]) {
+			f.start++
+		}
+		if f.start < f.end {
+			return f.buf[f.start], nil
+		}
+		if f.rerr != nil {
+			return 0, f.rerr
+		}
+		f.fill()
+	}
+}
+
+// value returns the next JSON value (after whitespace) and consumes it: an object or array by
+// bracket matching (its content is not validated: the JSON decoder does that), a string, or
+// a literal (true, false, null, a number). The slice is valid until the next call. A value
+// longer than max is errValueTooLarge, found as soon as max bytes of it have been read; a
+// stream that ends inside the value is io.ErrUnexpectedEOF (io.EOF before it starts).
+func (f *frameReader) value() ([]byte, error) {
+	c, err := f.peek()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case c == '{' || c == '[':
+		f.inFrame, f.scan, f.depth, f.inString = true, f.start+1, 1, false
+		for {
+			if end, ok := f.scanFrame(); ok {
+				return f.take(end), nil
+			}
+			if err := f.more(); err != nil {
+				return nil, err
+			}
+		}
+	case c == '"':
+		f.inFrame, f.scan = true, f.start+1
+		for {
+			if j := bytes.IndexByte(f.buf[f.scan:f.end], '"'); j >= 0 {
+				f.scan += j
+				if !escaped(f.buf, f.scan) {
+					return f.take(f.scan + 1), nil
+				}
+				f.scan++
+				continue
+			}
+			f.scan = f.end
+			if err := f.more(); err != nil {
+				return nil, err
+			}
+		}
+	case c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z'):
+		f.inFrame, f.scan = true, f.start
+		for {
+			for f.scan < f.end {
+				switch f.buf[f.scan] {
+				case ',', '}', ']', ':', '"', '{', '[', ' ', '\t', '\r', '\n':
+					if v := f.take(f.scan); validLiteral(v) {
+						return v, nil
+					}
+					return nil, errBadValue
+				}
+				f.scan++
+			}
+			if f.rerr == io.EOF {
+				if v := f.take(f.scan); validLiteral(v) {
+					return v, nil
+				}
+				return nil, errBadValue
+			}
+			if err := f.more(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return nil, errBadValue
+}
+
+// take ends the value being scanned at end and returns it.
+func (f *frameReader) take(end int) []byte {
+	v := f.buf[f.start:end]
+	f.start = end
+	f.inFrame = false
+	return v
+}
+
+// more reads more of a value being scanned, or says why it cannot.
+func (f *frameReader) more() error {
+	if f.scan-f.start > f.max {
+		f.inFrame = false
+		return errValueTooLarge
+	}
+	if f.rerr != nil {
+		f.inFrame = false
+		if f.rerr == io.EOF {
+			return io.ErrUnexpectedEOF
+		}
+		return f.rerr
+	}
+	f.fill()
+	return nil
 }
 
 // offset returns the stream offset of the frame returned last (or being read).

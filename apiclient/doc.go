@@ -20,6 +20,7 @@
 //	Get/List/Watch/Create/Update/UpdateStatus/Patch/Delete
 //	                                             the same verbs on *Resource[T]; Apply for server-side apply
 //	pager.ListPager                              Resource.All (an iter.Seq2 over every item)
+//	(none)                                       Resource.ListEach (one page, item by item)
 //	cache.ListerWatcher                          *Resource[T] is a ListerWatcher[T]
 //	watch.Interface, watch.Event                 Watcher[T], Event[T] (typed: no type assertions)
 //	apierrors.IsNotFound, IsConflict, ...        IsNotFound, IsConflict, IsResourceExpired, ... on *Status
@@ -35,8 +36,16 @@
 // DefaultBurst 100; client-go's 5/10 predates API Priority and Fairness). GET requests are
 // retried on 429, 5xx (except 501) and connection errors up to Config.MaxRetries times,
 // waiting for the server's Retry-After when it names one (capped at a minute) and for an
-// exponential back-off from 250 ms otherwise; writes and watches are never retried. The
-// *Status of a refused request carries Retry-After in Details.RetryAfterSeconds.
+// exponential back-off from 250 ms otherwise; writes and watches are never retried. A
+// caller with its own backoff (the reflector) sends its requests with a context from
+// WithoutRetries to see the first failure at once. The *Status of a refused request carries
+// Retry-After in Details.RetryAfterSeconds.
+//
+// # Lists
+//
+// List decodes a whole page into a slice. ListEach decodes the same response item by item
+// as it arrives and hands each to a callback, so that an unpaged list of a large collection
+// is never held whole (the reflector uses it for relists into an incremental store).
 //
 // Credentials: a static bearer token, a token file re-read whenever it changes (and after a
 // 401), basic authentication, client certificates, or a client.authentication.k8s.io/v1 exec

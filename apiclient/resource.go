@@ -194,6 +194,28 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*List[T], err
 	return decodeObject[*List[T]](body)
 }
 
+// ListEach lists one page of the collection exactly like List, but decodes the response's
+// items one at a time, as the body arrives, and hands each to fn instead of returning them
+// in a slice. Memory stays bounded by one item plus the read buffer, whatever the size of
+// the page: an unpaged list of a large collection is never held whole. "metadata" may come
+// before or after "items" in the response; the returned ListMeta carries the page's
+// resourceVersion and continue token.
+//
+// If fn returns an error, ListEach stops reading and returns that error as is. A body that
+// is not a well-formed list, or an item that does not decode into T, gives a *DecodeError
+// wrapping ErrMalformedList (with the byte offset and, for an item, its index: "items[3]");
+// an item larger than Config.MaxEventSize gives ErrListItemTooLarge; a connection that
+// breaks mid-body gives the transport's error. In every case fn has already seen the items
+// before the failure. A request refused before the body starts (429, 5xx, connection
+// refused) is retried like List's, unless ctx comes from WithoutRetries; nothing is
+// retried once fn has been called.
+//
+// It implements the reflector's StreamingLister: with an incremental store, a relist never
+// holds the whole list in memory.
+func (r *Resource[T]) ListEach(ctx context.Context, opts ListOptions, fn func(T) error) (ListMeta, error) {
+	return listEach(ctx, r.c, r.path(r.namespace, ""), opts, fn)
+}
+
 // DefaultPageSize is the page size All uses when opts.Limit is 0.
 const DefaultPageSize = 500
 

@@ -1,0 +1,227 @@
+package apiclient
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Sentinel errors of the streaming list decoder (Resource.ListEach), wrapped in a
+// *DecodeError whose Offset is the byte offset in the response body.
+var (
+	// ErrMalformedList: the body is not a JSON object of the form
+	// {"metadata":{...},"items":[{...},...]} (members in any order, others ignored), or an item
+	// does not decode into the target type.
+	ErrMalformedList = errors.New("malformed list response")
+	// ErrListItemTooLarge: one item (or another member of the list object) is larger than
+	// Config.MaxEventSize. The decoder stops reading instead of buffering it.
+	ErrListItemTooLarge = errors.New("list item larger than the size limit")
+)
+
+// decodeListStream reads a LIST response body from r and calls fn with each item of its
+// "items" array as soon as the item is decoded, holding one item (at most max bytes of it)
+// and the read buffer in memory, never the whole body or the whole list. "metadata" may come
+// before or after "items". It returns the list's metadata.
+//
+// Errors: fn's error is returned as is (decoding stops); a body that is not a well-formed
+// list, or an item that does not decode into T, is a *DecodeError wrapping ErrMalformedList
+// (or ErrListItemTooLarge); the reader's own errors (other than io.EOF) are returned as is.
+// Items handed to fn before an error stay handed over: the caller decides what they mean.
+func decodeListStream[T any](r io.Reader, max int, fn func(T) error) (ListMeta, error) {
+	d := listDecoder{fr: newFrameReader(r, max)}
+	var meta ListMeta
+	if err := d.expect('{', "the response is not a JSON object"); err != nil {
+		return meta, err
+	}
+	first := true
+	for {
+		c, err := d.peek()
+		if err != nil {
+			return meta, err
+		}
+		if c == '}' && first {
+			d.fr.start++
+			break
+		}
+		first = false
+		if c != '"' {
+			return meta, d.malformed(fmt.Sprintf("expected a member name, found %q", c), nil)
+		}
+		keyOff := d.offset()
+		raw, err := d.value("a member name")
+		if err != nil {
+			return meta, err
+		}
+		key, ok := unquote(raw[1 : len(raw)-1])
+		if !ok {
+			return meta, d.malformedAt(keyOff, "a member name is not a valid JSON string", nil)
+		}
+		if err := d.expect(':', fmt.Sprintf("expected ':' after %q", truncate(key, 64))); err != nil {
+			return meta, err
+		}
+		// Member names match as encoding/json matches them to List's fields (exactly, or
+		// else case-insensitively), so that ListEach and List agree on every body.
+		switch {
+		case strings.EqualFold(key, "metadata"):
+			off := d.offset()
+			v, err := d.value("metadata")
+			if err != nil {
+				return meta, err
+			}
+			if err := unmarshal(v, &meta); err != nil {
+				return meta, d.malformedAt(off, "metadata", err)
+			}
+		case strings.EqualFold(key, "items"):
+			if err := decodeItems(&d, fn); err != nil {
+				return meta, err
+			}
+		default:
+			if _, err := d.value(fmt.Sprintf("member %q", truncate(key, 64))); err != nil {
+				return meta, err
+			}
+		}
+		c, err = d.peek()
+		if err != nil {
+			return meta, err
+		}
+		d.fr.start++
+		if c == '}' {
+			break
+		}
+		if c != ',' {
+			return meta, d.malformedAt(d.offset()-1, fmt.Sprintf("expected ',' or '}', found %q", c), nil)
+		}
+	}
+	switch c, err := d.fr.peek(); {
+	case err == io.EOF:
+		return meta, nil
+	case err != nil:
+		return meta, err
+	default:
+		return meta, d.malformed(fmt.Sprintf("trailing data after the list object (%q)", c), nil)
+	}
+}
+
+// listDecoder walks the top level of a list object over a frameReader.
+type listDecoder struct {
+	fr    *frameReader
+	items int // items decoded so far
+}
+
+func (d *listDecoder) offset() int64 { return d.fr.base + int64(d.fr.start) }
+
+func (d *listDecoder) malformed(detail string, cause error) error {
+	return d.malformedAt(d.offset(), detail, cause)
+}
+
+func (d *listDecoder) malformedAt(off int64, detail string, cause error) error {
+	return &DecodeError{Err: ErrMalformedList, Offset: off, Detail: detail, Cause: cause}
+}
+
+// peek returns the next byte after whitespace without consuming it. The end of the body
+// here is an error: the list object is not complete.
+func (d *listDecoder) peek() (byte, error) {
+	c, err := d.fr.peek()
+	if err == io.EOF {
+		return 0, d.malformed("the response ends before the end of the list", io.ErrUnexpectedEOF)
+	}
+	return c, err
+}
+
+// expect consumes the byte c, or fails with detail.
+func (d *listDecoder) expect(c byte, detail string) error {
+	got, err := d.peek()
+	if err != nil {
+		return err
+	}
+	if got != c {
+		return d.malformed(fmt.Sprintf("%s (found %q)", detail, got), nil)
+	}
+	d.fr.start++
+	return nil
+}
+
+// value returns the next JSON value; what names it in errors.
+func (d *listDecoder) value(what string) ([]byte, error) {
+	off := d.offset()
+	v, err := d.fr.value()
+	if err != nil {
+		return nil, d.valueError(off, what, err)
+	}
+	return v, nil
+}
+
+// valueError turns an error of frameReader.value for the value at off into the decoder's.
+func (d *listDecoder) valueError(off int64, what string, err error) error {
+	switch {
+	case errors.Is(err, errValueTooLarge):
+		return &DecodeError{Err: ErrListItemTooLarge, Offset: off,
+			Detail: fmt.Sprintf("%s: more than %d bytes", what, d.fr.max)}
+	case errors.Is(err, errBadValue):
+		return d.malformedAt(off, what+": not a JSON value", nil)
+	case err == io.ErrUnexpectedEOF || err == io.EOF:
+		return d.malformedAt(off, what+": the response ends inside it", io.ErrUnexpectedEOF)
+	}
+	return err
+}
+
+// decodeItems reads the value of "items", null or an array of objects, and hands each item
+// to fn as soon as it is decoded.
+func decodeItems[T any](d *listDecoder, fn func(T) error) error {
+	c, err := d.peek()
+	if err != nil {
+		return err
+	}
+	if c != '[' {
+		off := d.offset()
+		v, err := d.value("items")
+		if err != nil {
+			return err
+		}
+		if string(v) != "null" {
+			return d.malformedAt(off, "items is not an array", nil)
+		}
+		return nil
+	}
+	d.fr.start++
+	if c, err = d.peek(); err != nil {
+		return err
+	}
+	if c == ']' {
+		d.fr.start++
+		return nil
+	}
+	for {
+		// (Names for errors are built only on failure: this loop runs once per item.)
+		if c != '{' {
+			return d.malformed(fmt.Sprintf("items[%d] is not an object (found %q)", d.items, c), nil)
+		}
+		off := d.offset()
+		v, err := d.fr.value()
+		if err != nil {
+			return d.valueError(off, fmt.Sprintf("items[%d]", d.items), err)
+		}
+		var item T
+		if err := unmarshal(v, &item); err != nil {
+			return d.malformedAt(off, fmt.Sprintf("items[%d]", d.items), err)
+		}
+		d.items++
+		if err := fn(item); err != nil {
+			return err
+		}
+		if c, err = d.peek(); err != nil {
+			return err
+		}
+		d.fr.start++
+		if c == ']' {
+			return nil
+		}
+		if c != ',' {
+			return d.malformedAt(d.offset()-1, fmt.Sprintf("expected ',' or ']' after items[%d], found %q", d.items-1, c), nil)
+		}
+		if c, err = d.peek(); err != nil {
+			return err
+		}
+	}
+}
