@@ -23,7 +23,8 @@
 // (=, ==, !=, in, notin, exists, !exists, gt, lt) and the field selectors metadata.name and
 // metadata.namespace (plus a few per-resource fields such as pods' spec.nodeName), and lists
 // page with limit/continue, except that resourceVersion=0 returns everything at once (the
-// watch cache ignores limit), and deletecollection answers the list as it was before. Responses can be Tables (kubectl get) or PartialObjectMetadata.
+// watch cache ignores limit; WithoutWatchCache makes it page too, as a server without a watch
+// cache does), and deletecollection answers the list as it was before. Responses can be Tables (kubectl get) or PartialObjectMetadata.
 //
 // One global resourceVersion counter orders every write. Objects get uid and
 // creationTimestamp from the server; an update with a stale resourceVersion is a 409

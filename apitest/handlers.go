@@ -639,9 +639,10 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, ri *reqInfo)
 		return
 	}
 	var limit int64
-	if v := q.Get("limit"); v != "" && !(q.Get("resourceVersion") == "0" && q.Get("continue") == "") {
+	if v := q.Get("limit"); v != "" && (s.opts.NoWatchCache || !(q.Get("resourceVersion") == "0" && q.Get("continue") == "")) {
 		// resourceVersion=0 is served from the watch cache, which ignores limit: the whole
-		// list comes back in one page (the reflector relies on this).
+		// list comes back in one page (the reflector relies on this), unless the server
+		// has no watch cache (Options.NoWatchCache).
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			writeStatus(w, errBadRequest(fmt.Sprintf("limit: %v", err)))

@@ -67,6 +67,11 @@ type Options struct {
 	RefuseWebSocket bool
 	// InitialEvents selects the answer to sendInitialEvents=true.
 	InitialEvents InitialEventsMode
+	// NoWatchCache serves lists as a kube-apiserver without a watch cache (--watch-cache=false,
+	// or a resource whose cache is disabled): a list at resourceVersion=0 goes to storage and
+	// honours limit, so it comes back paged with a continue token. By default, as from the
+	// watch cache, resourceVersion=0 returns everything in one page whatever the limit.
+	NoWatchCache bool
 	// NoDefaultNamespaces skips creating default, kube-system, kube-public, kube-node-lease.
 	NoDefaultNamespaces bool
 	// RequestLogSize bounds the request log (default 100000 records; the oldest are dropped).
@@ -110,6 +115,9 @@ func WithoutWebSocket() Option { return func(o *Options) { o.RefuseWebSocket = t
 func WithInitialEvents(m InitialEventsMode) Option {
 	return func(o *Options) { o.InitialEvents = m }
 }
+
+// WithoutWatchCache makes lists at resourceVersion=0 honour limit (see Options.NoWatchCache).
+func WithoutWatchCache() Option { return func(o *Options) { o.NoWatchCache = true } }
 
 // WithLogger logs one debug line per request to l.
 func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l } }
