@@ -42,7 +42,9 @@
 //     relists are at the last synced resourceVersion; "" (a consistent read) only after the
 //     server answered 410 Expired/Gone or "too large resourceVersion", and then at once.
 //   - LISTs at "" or "0" are paged with limit 500; a 410 on a continue page falls back to one
-//     unpaged list. Lists at a specific resourceVersion are unpaged (see Options.PageSize).
+//     unpaged list. Lists at a specific resourceVersion are unpaged (see Options.PageSize),
+//     unless the first list at "0" came back paged (a server without a watch cache): then
+//     every later list is paged too.
 //   - WATCH at the last synced resourceVersion with allowWatchBookmarks=true and a
 //     timeoutSeconds random in [300, 600]. Every event, BOOKMARK included, advances the last
 //     synced resourceVersion.
@@ -89,6 +91,12 @@
 //   - WatchErrorHandler sees every error, including those recovered without a relist;
 //     errors are *Error values that name the reflector (the resource) and the operation.
 //   - Stats reports lists, relists, watches, events, bookmarks, stalls, resyncs and times.
+//     Its Lists and Relists counters move after the store already has the new list (after
+//     Replace or Replacement.Finish returned), so a consumer may see a relist's effects
+//     before the counters do.
+//   - The reflector's LIST and WATCH requests go out with apiclient.WithoutRetries: the
+//     client's own retries (5 attempts from 250 ms) would sit under the reflector's backoff,
+//     hide 429 and Retry-After from it and delay a failing LIST by seconds.
 //
 // # Relist memory
 //

@@ -34,8 +34,8 @@ func newEnv(t *testing.T, opts ...apitest.Option) *env {
 	srv := apitest.NewServer(opts...)
 	t.Cleanup(srv.Close)
 	cfg := srv.Config()
-	// The reflector, not the client, must see 429, 5xx and 410: no client-side retries.
-	cfg.MaxRetries = -1
+	// The client keeps its default retries: the reflector turns them off for its own
+	// requests (apiclient.WithoutRetries), so that it sees 429, 5xx and 410 itself.
 	// Chunked watches keep the request log simple (one GET per watch).
 	cfg.WatchProtocol = apiclient.WatchChunked
 	c, err := apiclient.New(cfg)

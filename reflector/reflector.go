@@ -265,7 +265,9 @@ type Stats struct {
 	// LastSyncResourceVersion is as returned by Reflector.LastSyncResourceVersion.
 	LastSyncResourceVersion string
 	// Lists counts completed syncs of the whole collection (LIST or streaming list);
-	// Relists counts those after the first one.
+	// Relists counts those after the first one. Both move after the store already has the
+	// new list (after Replace or Replacement.Finish returned): a consumer of the store may
+	// see the list's effects before the counters do.
 	Lists, Relists uint64
 	// ListRequests counts LIST requests (every page); ListErrors the lists that failed.
 	ListRequests, ListErrors uint64

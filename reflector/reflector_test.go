@@ -628,3 +628,96 @@ func TestConnectionRefusedRewatchesThenTooLargeRelists(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// The reflector's LIST goes out with the client's retries off: a failing LIST reaches the
+// reflector (its WatchErrorHandler) before any second LIST is sent, and the second one is the
+// reflector's own attempt after its backoff. With the client's retries (5 attempts from
+// 250 ms, the default Config this env uses) the 500 would have been absorbed by the client.
+func TestFailingListReachesTheReflectorAtOnce(t *testing.T) {
+	e := newEnv(t)
+	e.create("a")
+	if err := e.srv.FailRequests(apitest.VerbList, cms, 1, http.StatusInternalServerError, 0); err != nil {
+		t.Fatal(err)
+	}
+	listsWhenReported := make(chan int, 10)
+	rec := newRecStore()
+	opts := e.options(rec)
+	opts.WatchErrorHandler = func(ctx context.Context, err error) {
+		if apiclient.IsInternalError(err) {
+			listsWhenReported <- len(e.requests(apitest.VerbList, 0))
+		}
+		e.handleError(ctx, err)
+	}
+	r := e.run(opts)
+	synced(t, rec, 1)
+	var seen int
+	select {
+	case seen = <-listsWhenReported:
+	default:
+		t.Fatal("the 500 never reached the WatchErrorHandler: the client retried it")
+	}
+	if seen != 1 {
+		t.Fatalf("the reflector learnt of the 500 after %d LIST requests, want 1 (no client retry)\n%s", seen, e.describeRequests())
+	}
+	ls := e.requests(apitest.VerbList, 0)
+	if len(ls) != 2 || ls[0].Code != http.StatusInternalServerError || ls[1].Code != http.StatusOK {
+		t.Fatalf("want LIST 500 then LIST 200\n%s", e.describeRequests())
+	}
+	var re *Error
+	if err := e.waitError("500", apiclient.IsInternalError); !errors.As(err, &re) || re.Op != "list" {
+		t.Fatalf("error %v", err)
+	}
+	if st := r.Stats(); st.ListErrors != 1 || st.ListRequests != 2 || st.Backoffs == 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// If the first list at resourceVersion 0 comes back paged, the server has no watch cache
+// (the watch cache ignores limit at "0"): later lists are paged too, because an unpaged list
+// at a resourceVersion would be served whole from storage. With a watch cache the first list
+// comes back whole and relists at the last resourceVersion are unpaged.
+func TestPagedFirstListKeepsLaterListsPaged(t *testing.T) {
+	for _, watchCache := range []bool{false, true} {
+		t.Run(fmt.Sprintf("watchCache=%v", watchCache), func(t *testing.T) {
+			storeKinds(t, func(t *testing.T, rec *recStore, store Store[*testObj]) {
+				var opts []apitest.Option
+				if !watchCache {
+					opts = append(opts, apitest.WithoutWatchCache())
+				}
+				e := newEnv(t, opts...)
+				const n = DefaultPageSize + 1
+				for i := range n {
+					e.create(fmt.Sprintf("cm-%04d", i))
+				}
+				e.run(e.options(store))
+				rv := synced(t, rec, 1)
+				first := e.requests(apitest.VerbList, 0)
+				wantPages := 2
+				if watchCache {
+					wantPages = 1
+				}
+				if len(first) != wantPages || first[0].Param("resourceVersion") != "0" || first[0].Param("limit") != "500" {
+					t.Fatalf("first list: want %d pages from resourceVersion=0&limit=500\n%s", wantPages, e.describeRequests())
+				}
+				e.waitWatch(0)
+				seq := e.srv.LastRequestSeq()
+				e.must(e.srv.ExpireWatches(cms))
+				synced(t, rec, 2)
+				relist := e.requests(apitest.VerbList, seq)
+				if relist[0].Param("resourceVersion") != rv {
+					t.Fatalf("relist %s, want resourceVersion=%s", relist[0].Query.Encode(), rv)
+				}
+				if watchCache {
+					if len(relist) != 1 || relist[0].HasParam("limit") {
+						t.Fatalf("with a watch cache, want one unpaged relist\n%s", e.describeRequests())
+					}
+				} else if len(relist) != 2 || relist[0].Param("limit") != "500" || relist[1].Param("continue") == "" {
+					t.Fatalf("without a watch cache, want the relist paged like the first list\n%s", e.describeRequests())
+				}
+				if got := len(storeContent(rec)); got != n {
+					t.Fatalf("store holds %d objects, want %d", got, n)
+				}
+			})
+		})
+	}
+}
