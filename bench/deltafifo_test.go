@@ -125,7 +125,7 @@ func (o *ourFIFO) consume(ds deltafifo.Deltas[*corev1.ConfigMap]) error {
 		case d.Type == deltafifo.ReplacedAll:
 			o.seen += len(d.All.Objects)
 			if o.apply {
-				if err := deltafifo.ApplyReplacedAll(o.store, ourKey, d.All, func(deltafifo.Delta[*corev1.ConfigMap], *corev1.ConfigMap, bool) {}); err != nil {
+				if err := deltafifo.ApplyReplacedAll(o.store, ourKey, d.All, func(string, deltafifo.Delta[*corev1.ConfigMap], *corev1.ConfigMap, bool) {}); err != nil {
 					return err
 				}
 			}

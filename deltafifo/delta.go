@@ -29,7 +29,23 @@ const (
 	// SyncAll (mode Atomic only): resync every object of the consumer's store. Object is the
 	// zero value.
 	SyncAll DeltaType = "SyncAll"
+	// ReplacedChunk (mode Atomic only): part of a relist handed over incrementally
+	// (FIFO.BeginReplace): Delta.Chunk carries up to Options.ChunkSize listed objects and
+	// their keys. The consumer stores each object (an update of an existing key, an add of
+	// a new one); nothing is deleted yet. See ApplyReplacedChunk.
+	ReplacedChunk DeltaType = "ReplacedChunk"
+	// ReplacedEnd (mode Atomic only): the end of an incremental relist. Delta.End carries the
+	// list's resourceVersion and the set of every key the list had; the consumer deletes
+	// every object of its store whose key is not in the set, as tombstones. See
+	// ApplyReplacedEnd.
+	ReplacedEnd DeltaType = "ReplacedEnd"
 )
+
+// keyless reports the delta types that concern many keys (or all) and have none of their
+// own: they are queued under no key and always handed out alone.
+func (t DeltaType) keyless() bool {
+	return t == ReplacedAll || t == SyncAll || t == ReplacedChunk || t == ReplacedEnd
+}
 
 // Delta is one change to one object (or, for ReplacedAll and SyncAll, to the whole set).
 //
@@ -42,6 +58,10 @@ type Delta[T any] struct {
 	FinalStateUnknown bool
 	// All is set on ReplacedAll deltas only.
 	All *ReplacedAllInfo[T]
+	// Chunk is set on ReplacedChunk deltas only.
+	Chunk *ReplacedChunkInfo[T]
+	// End is set on ReplacedEnd deltas only.
+	End *ReplacedEndInfo
 }
 
 // ReplacedAllInfo is the payload of a ReplacedAll delta: the arguments of the Replace call
@@ -49,6 +69,22 @@ type Delta[T any] struct {
 type ReplacedAllInfo[T any] struct {
 	ResourceVersion string
 	Objects         []T
+}
+
+// ReplacedChunkInfo is the payload of a ReplacedChunk delta: consecutive objects of an
+// incremental relist, in arrival order, with the transformer already applied, and their
+// keys (Keys[i] is the key of Objects[i], computed by the FIFO's key function).
+type ReplacedChunkInfo[T any] struct {
+	Objects []T
+	Keys    []string
+}
+
+// ReplacedEndInfo is the payload of a ReplacedEnd delta: the resourceVersion of an
+// incremental relist and the set of the keys it listed. The consumer owns it and must treat
+// it as read-only.
+type ReplacedEndInfo struct {
+	ResourceVersion string
+	Keys            map[string]struct{}
 }
 
 // Deltas is the list of deltas handed to a consumer for one key, oldest first.

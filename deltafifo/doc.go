@@ -13,6 +13,9 @@
 //     [FIFO.PopBatch].
 //   - controller.go's processReplacedAllInfo: [ApplyReplacedAll].
 //   - store.go's KeyFunc and fifo.go's ErrFIFOClosed: indexer.KeyFunc and [ErrClosed].
+//   - (none): [FIFO.BeginReplace] and [Replacement], the incremental replacement, with the
+//     delta types [ReplacedChunk] and [ReplacedEnd] and [ApplyReplacedChunk] and
+//     [ApplyReplacedEnd] in mode Atomic.
 //
 // # Rules (mode Coalescing, as client-go's DeltaFIFO)
 //
@@ -34,6 +37,31 @@
 // Modes [InOrder] and [Atomic] keep every delta as its own queue position in arrival order
 // and queue every Delete; see [Mode] for the differences.
 //
+// # Rules of the incremental replacement (all modes)
+//
+// A reflector that finds the store to be a reflector.IncrementalReplacer hands it a relist
+// object by object (the informer adapts [FIFO.BeginReplace] to that interface), so that
+// neither the reflector nor the FIFO ever holds the whole list next to the whole cache:
+//
+//   - BeginReplace opens a [Replacement]; Add queues each listed object at once (Replaced,
+//     or in mode Atomic a [ReplacedChunk] of up to [Options.ChunkSize] objects with their
+//     keys); Finish queues the tombstones Replace would have queued for keys that were queued
+//     or known but not added (in mode Atomic: one [ReplacedEnd] delta with the set of added
+//     keys, which makes the consumer delete every other key); Abort queues nothing more and
+//     leaves what was added.
+//   - Once drained after Finish, the consumer's store and the notifications each key got
+//     are those of Replace(list, rv) at the time of Finish. Objects popped before Finish are
+//     part of the initial list while the FIFO has not synced; the first replacement to finish
+//     counts the queue positions left then for HasSynced, as the first Replace does.
+//   - The Transformer runs on Add; a failing key function or transformer fails that Add
+//     with nothing queued.
+//   - While a replacement is open, every other write (Add, Update, Delete, Replace, Resync,
+//     BeginReplace) fails with [ErrReplaceInProgress]; the reflector writes nothing else
+//     during a list. A replacement that ended refuses Add and Finish
+//     ([ErrReplacementEnded]).
+//   - The FIFO keeps only the set of added keys (keys are small, objects are not). In mode
+//     Atomic the consumer gets that set in the ReplacedEnd delta and owns it.
+//
 // # Where informerkit differs from client-go
 //
 //   - Tombstones are typed: a [Delta] with FinalStateUnknown, not a DeletedFinalStateUnknown
@@ -47,6 +75,9 @@
 //   - The slice given to process is reused after it returns, so Add+Pop allocates nothing
 //     beyond the key (see the benchmarks); a consumer that keeps it must Clone it.
 //   - [FIFO.Synced] is a channel closed on sync, for select-based waiting.
+//   - Relists can be incremental ([FIFO.BeginReplace]): client-go's Replace needs the whole
+//     new list in memory next to the whole cache, doubling the memory of an informer at every
+//     relist.
 //
 // # Choosing a mode
 //

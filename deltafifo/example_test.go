@@ -77,23 +77,73 @@ func ExampleApplyReplacedAll() {
 		if d.Type != deltafifo.ReplacedAll {
 			return nil
 		}
-		return deltafifo.ApplyReplacedAll(cache, podKey, d.All, func(c deltafifo.Delta[*Pod], old *Pod, existed bool) {
+		return deltafifo.ApplyReplacedAll(cache, podKey, d.All, func(key string, c deltafifo.Delta[*Pod], old *Pod, existed bool) {
 			switch {
 			case c.Type == deltafifo.Deleted:
-				fmt.Println("OnDelete", c.Object.Name, "final state unknown:", c.FinalStateUnknown)
+				fmt.Println("OnDelete", key, "final state unknown:", c.FinalStateUnknown)
 			case existed:
-				fmt.Println("OnUpdate", old.Name, old.Phase, "->", c.Object.Phase)
+				fmt.Println("OnUpdate", key, old.Phase, "->", c.Object.Phase)
 			default:
-				fmt.Println("OnAdd", c.Object.Name)
+				fmt.Println("OnAdd", key)
 			}
 		})
 	})
 	fmt.Println(cache.Len(), cache.LastSyncResourceVersion())
 	// Output:
-	// OnDelete old final state unknown: true
-	// OnUpdate kept Pending -> Running
-	// OnAdd new
+	// OnDelete a/old final state unknown: true
+	// OnUpdate a/kept Pending -> Running
+	// OnAdd a/new
 	// 2 7
+}
+
+func ExampleFIFO_BeginReplace() {
+	cache := indexer.New(podKey, nil)
+	_ = cache.Add(&Pod{Namespace: "a", Name: "old", Phase: "Running"})
+	_ = cache.Add(&Pod{Namespace: "a", Name: "kept", Phase: "Pending"})
+
+	// A relist handed over object by object (as a reflector decodes it): in mode Atomic the
+	// objects travel in ReplacedChunk deltas, and a ReplacedEnd delta with the set of listed
+	// keys ends the list. The FIFO never holds the whole list.
+	fifo := deltafifo.New(deltafifo.Options[*Pod]{KeyFunction: podKey, Mode: deltafifo.Atomic, ChunkSize: 2})
+	repl, _ := fifo.BeginReplace()
+	_ = repl.Add(&Pod{Namespace: "a", Name: "kept", Phase: "Running"})
+	_ = repl.Add(&Pod{Namespace: "a", Name: "new"})
+	_ = repl.Add(&Pod{Namespace: "a", Name: "newer"})
+	_ = repl.Finish("8")
+
+	notify := func(key string, c deltafifo.Delta[*Pod], old *Pod, existed bool) {
+		switch {
+		case c.Type == deltafifo.Deleted:
+			fmt.Println("  OnDelete", key, "final state unknown:", c.FinalStateUnknown)
+		case existed:
+			fmt.Println("  OnUpdate", key, old.Phase, "->", c.Object.Phase)
+		default:
+			fmt.Println("  OnAdd", key)
+		}
+	}
+	for fifo.Len() > 0 {
+		_ = fifo.Pop(context.Background(), func(deltas deltafifo.Deltas[*Pod], isInInitialList bool) error {
+			d := deltas[0]
+			fmt.Println(d.Type)
+			switch d.Type {
+			case deltafifo.ReplacedChunk:
+				return deltafifo.ApplyReplacedChunk(cache, d.Chunk, notify)
+			case deltafifo.ReplacedEnd:
+				deltafifo.ApplyReplacedEnd(cache, d.End, notify)
+			}
+			return nil
+		})
+	}
+	fmt.Println(cache.Len(), "objects")
+	// Output:
+	// ReplacedChunk
+	//   OnUpdate a/kept Pending -> Running
+	//   OnAdd a/new
+	// ReplacedChunk
+	//   OnAdd a/newer
+	// ReplacedEnd
+	//   OnDelete a/old final state unknown: true
+	// 3 objects
 }
 
 func ExampleFIFO_PopBatch() {

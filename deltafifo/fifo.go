@@ -36,7 +36,23 @@ type Options[T any] struct {
 	// function runs, so that the producer is never blocked by a slow consumer. Pops are then
 	// serialised by the FIFO itself: a second concurrent Pop waits for the first.
 	UnlockWhileProcessing bool
+	// ChunkSize (mode Atomic only) is the largest number of objects an incremental
+	// replacement (BeginReplace) puts in one ReplacedChunk delta; default DefaultChunkSize.
+	// A chunk is handed to Pop when it is full, or earlier if the consumer asks while the
+	// producer is still filling it.
+	ChunkSize int
 }
+
+// DefaultChunkSize is the default of Options.ChunkSize: large enough that the per-chunk cost
+// (one delta, one Pop) disappears next to the objects', small enough that the objects in
+// flight between the reflector and the consumer stay a tiny part of a cache.
+const DefaultChunkSize = 256
+
+// ErrReplaceInProgress is returned by BeginReplace, Add, Update, Delete, Replace and Resync
+// while an incremental replacement is open (between BeginReplace and Finish or Abort): the
+// reflector never writes anything else during a list, and a write in the middle of one
+// would be ordered against the list in no meaningful way.
+var ErrReplaceInProgress = errors.New("deltafifo: an incremental replacement is in progress")
 
 // slot is a queue position of mode Coalescing: one key and its deltas.
 type slot[T any] struct {
@@ -63,8 +79,12 @@ type FIFO[T any] struct {
 	transform func(T) (T, error)
 	mode      Mode
 	unlocked  bool
+	chunkSize int
 
 	mu sync.Mutex
+
+	// repl is the open incremental replacement, if any.
+	repl *Replacement[T]
 
 	// Mode Coalescing.
 	slots     seqRing[slot[T]]
@@ -114,6 +134,7 @@ func New[T any](opts Options[T]) *FIFO[T] {
 		transform: opts.Transformer,
 		mode:      opts.Mode,
 		unlocked:  opts.UnlockWhileProcessing,
+		chunkSize: opts.ChunkSize,
 		syncedCh:  make(chan struct{}),
 		closedCh:  make(chan struct{}),
 		wake:      make(chan struct{}, 1),
@@ -127,6 +148,9 @@ func New[T any](opts Options[T]) *FIFO[T] {
 	}
 	if f.unlocked {
 		f.popSem = make(chan struct{}, 1)
+	}
+	if f.chunkSize <= 0 {
+		f.chunkSize = DefaultChunkSize
 	}
 	return f
 }
@@ -185,7 +209,8 @@ func (f *FIFO[T]) lenLocked() int {
 	return f.items.len()
 }
 
-// Add enqueues an Added delta for obj.
+// Add enqueues an Added delta for obj. Add, Update, Delete, Replace and Resync fail with
+// ErrReplaceInProgress while an incremental replacement (BeginReplace) is open.
 func (f *FIFO[T]) Add(obj T) error { return f.enqueue(Added, obj) }
 
 // Update enqueues an Updated delta for obj.
@@ -209,6 +234,10 @@ func (f *FIFO[T]) enqueue(t DeltaType, obj T) error {
 	}
 	d := Delta[T]{Type: t, Object: obj}
 	f.mu.Lock()
+	if f.repl != nil {
+		f.mu.Unlock()
+		return ErrReplaceInProgress
+	}
 	f.markPopulatedLocked()
 	if f.mode == Coalescing {
 		if t == Deleted && !f.deletableLocked(key) {
@@ -302,6 +331,9 @@ func (f *FIFO[T]) Replace(list []T, resourceVersion string) error {
 		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
+		if f.repl != nil {
+			return ErrReplaceInProgress
+		}
 		f.pushLocked("", Delta[T]{Type: ReplacedAll, All: &ReplacedAllInfo[T]{ResourceVersion: resourceVersion, Objects: objs}})
 		f.afterReplaceLocked(f.items.len())
 		return nil
@@ -326,6 +358,9 @@ func (f *FIFO[T]) Replace(list []T, resourceVersion string) error {
 	if f.mode == Coalescing {
 		f.mu.Lock()
 		defer f.mu.Unlock()
+		if f.repl != nil {
+			return ErrReplaceInProgress
+		}
 		f.replaceCoalescingLocked(keys, objs)
 		return nil
 	}
@@ -335,6 +370,9 @@ func (f *FIFO[T]) Replace(list []T, resourceVersion string) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.repl != nil {
+		return ErrReplaceInProgress
+	}
 	f.items.reserve(len(keys))
 	f.replaceInOrderLocked(keys, objs, listed)
 	return nil
@@ -437,9 +475,12 @@ func (f *FIFO[T]) replaceInOrderLocked(keys []string, objs []T, listed map[strin
 // KnownObjects that has nothing queued; without KnownObjects it does nothing. In mode Atomic
 // it queues one SyncAll delta instead (unless the newest queued delta is already a SyncAll).
 func (f *FIFO[T]) Resync() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.repl != nil {
+		return ErrReplaceInProgress
+	}
 	if f.mode == Atomic {
-		f.mu.Lock()
-		defer f.mu.Unlock()
 		if n := f.items.len(); n == 0 || f.items.at(f.items.tail-1).d.Type != SyncAll {
 			f.pushLocked("", Delta[T]{Type: SyncAll})
 		}
@@ -449,8 +490,6 @@ func (f *FIFO[T]) Resync() error {
 	if f.known == nil {
 		return nil
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	var queued map[string]struct{}
 	if f.mode == InOrder {
 		queued = make(map[string]struct{}, f.items.len())
@@ -507,8 +546,8 @@ func (f *FIFO[T]) Pop(ctx context.Context, process func(deltas Deltas[T], isInIn
 // PopBatch is Pop for up to maxKeys queue positions at once, under one lock acquisition: process
 // gets one Deltas per key, all keys distinct, oldest first. In mode Coalescing that is the
 // first maxKeys keys of the queue; in modes InOrder and Atomic the batch ends before the first
-// delta whose key is already in it, and a ReplacedAll or SyncAll delta is always handed out
-// alone. A batch never mixes deltas of the initial list with later ones. Requeue puts the
+// delta whose key is already in it, and a ReplacedAll, SyncAll, ReplacedChunk or ReplacedEnd
+// delta is always handed out alone. A batch never mixes deltas of the initial list with later ones. Requeue puts the
 // whole batch back. maxKeys < 1 means 1. The batch slice is reused: do not keep it.
 func (f *FIFO[T]) PopBatch(ctx context.Context, maxKeys int, process func(batch []Deltas[T], isInInitialList bool) error) error {
 	return f.pop(ctx, max(maxKeys, 1), nil, process)
@@ -627,7 +666,7 @@ func (f *FIFO[T]) popInOrderLocked(limit int, isInInitialList bool, one func(Del
 	}
 	for s := f.items.head; s != f.items.tail && len(f.popBuf) < limit; s++ {
 		it := f.items.at(s)
-		if it.d.Type == ReplacedAll || it.d.Type == SyncAll {
+		if it.d.Type.keyless() {
 			if len(f.popBuf) == 0 {
 				f.popBuf = append(f.popBuf, it.d)
 			}
@@ -722,7 +761,8 @@ func (f *FIFO[T]) Len() int {
 }
 
 // ListKeys returns the keys with queued deltas, each once, in queue order (of first
-// appearance in modes InOrder and Atomic). ReplacedAll and SyncAll deltas have no key.
+// appearance in modes InOrder and Atomic). ReplacedAll, SyncAll, ReplacedChunk and
+// ReplacedEnd deltas have no key.
 func (f *FIFO[T]) ListKeys() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -745,7 +785,7 @@ func (f *FIFO[T]) eachKeyLocked(fn func(key string, seqs []uint64)) {
 	var order []string
 	for s := f.items.head; s != f.items.tail; s++ {
 		it := f.items.at(s)
-		if it.d.Type == ReplacedAll || it.d.Type == SyncAll {
+		if it.d.Type.keyless() {
 			continue
 		}
 		if _, seen := byKey[it.key]; !seen {
@@ -789,7 +829,7 @@ func (f *FIFO[T]) GetByKey(key string) (deltas Deltas[T], exists bool, err error
 		return f.slots.at(s).deltas.Clone(), true, nil
 	}
 	for s := f.items.head; s != f.items.tail; s++ {
-		if it := f.items.at(s); it.key == key && it.d.Type != ReplacedAll && it.d.Type != SyncAll {
+		if it := f.items.at(s); it.key == key && !it.d.Type.keyless() {
 			deltas = append(deltas, it.d)
 		}
 	}

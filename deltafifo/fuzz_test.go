@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"testing"
@@ -15,7 +16,8 @@ import (
 // them over plain slices and maps) with the same operation sequence, and compare after every
 // operation: the result of the operation, HasSynced, Len, ListKeys, and everything Pop and
 // PopBatch hand out. A consumer applies popped deltas to a store on both sides, which is the
-// FIFO's KnownObjects in modes Coalescing and InOrder.
+// FIFO's KnownObjects in modes Coalescing and InOrder. The operations include incremental
+// replacements (BeginReplace, Replacement.Add, Finish, Abort), interleaved with pops.
 
 var errFuzzTransform = errors.New("transformer refuses")
 
@@ -58,6 +60,15 @@ type fifoModel struct {
 
 	populated, synced, closed bool
 	initial                   int
+
+	// The open incremental replacement, if any, and the size of Atomic chunks.
+	repl      *modelRepl
+	chunkSize int
+}
+
+type modelRepl struct {
+	seen  map[string]struct{}
+	chunk *ReplacedChunkInfo[*testObj] // mode Atomic: the newest chunk
 }
 
 func (m *fifoModel) sees() bool { return m.mode != Atomic }
@@ -93,7 +104,7 @@ func (m *fifoModel) queueKeys() []string {
 	}
 	var out []string
 	for _, it := range m.items {
-		if it.d.Type != ReplacedAll && it.d.Type != SyncAll && !slices.Contains(out, it.key) {
+		if !it.d.Type.keyless() && !slices.Contains(out, it.key) {
 			out = append(out, it.key)
 		}
 	}
@@ -123,6 +134,9 @@ func (m *fifoModel) enqueue(t DeltaType, o *testObj) error {
 	}
 	if _, err := fuzzTransform(o); err != nil {
 		return err
+	}
+	if m.repl != nil {
+		return ErrReplaceInProgress
 	}
 	m.populated = true
 	m.check()
@@ -154,6 +168,9 @@ func (m *fifoModel) replace(list []*testObj, rv string) error {
 		if _, err = fuzzTransform(o); err != nil {
 			return err
 		}
+	}
+	if m.repl != nil {
+		return ErrReplaceInProgress
 	}
 	listed := map[string]bool{}
 	for _, k := range keys {
@@ -215,7 +232,10 @@ func (m *fifoModel) replace(list []*testObj, rv string) error {
 	return nil
 }
 
-func (m *fifoModel) resync() {
+func (m *fifoModel) resync() error {
+	if m.repl != nil {
+		return ErrReplaceInProgress
+	}
 	switch m.mode {
 	case Atomic:
 		if n := len(m.items); n == 0 || m.items[n-1].d.Type != SyncAll {
@@ -239,6 +259,92 @@ func (m *fifoModel) resync() {
 			}
 		}
 	}
+	return nil
+}
+
+func (m *fifoModel) beginReplace() error {
+	if m.repl != nil {
+		return ErrReplaceInProgress
+	}
+	m.repl = &modelRepl{seen: map[string]struct{}{}}
+	return nil
+}
+
+func (m *fifoModel) replAdd(o *testObj) error {
+	key, err := fuzzKey(o)
+	if err != nil {
+		return err
+	}
+	if _, err := fuzzTransform(o); err != nil {
+		return err
+	}
+	m.repl.seen[key] = struct{}{}
+	d := Delta[*testObj]{Type: Replaced, Object: o}
+	switch m.mode {
+	case Coalescing:
+		m.appendCoalescing(key, d)
+	case InOrder:
+		m.items = append(m.items, modelItem{key, d})
+	case Atomic:
+		c := m.repl.chunk
+		if c == nil || len(c.Objects) >= m.chunkSize || len(m.items) == 0 || m.items[len(m.items)-1].d.Chunk != c {
+			c = &ReplacedChunkInfo[*testObj]{}
+			m.repl.chunk = c
+			m.items = append(m.items, modelItem{"", Delta[*testObj]{Type: ReplacedChunk, Chunk: c}})
+		}
+		c.Objects = append(c.Objects, o)
+		c.Keys = append(c.Keys, key)
+	}
+	return nil
+}
+
+func (m *fifoModel) finishReplace(rv string) {
+	seen := m.repl.seen
+	m.repl = nil
+	switch m.mode {
+	case Coalescing:
+		for _, k := range slices.Clone(m.keys) {
+			if _, ok := seen[k]; !ok {
+				m.appendCoalescing(k, tomb(m.deltas[k].Newest().Object))
+			}
+		}
+		for _, k := range m.knownKeys() {
+			_, queued := m.deltas[k]
+			if _, ok := seen[k]; !ok && !queued {
+				m.appendCoalescing(k, tomb(m.known[k]))
+			}
+		}
+	case InOrder:
+		var order []string
+		last := map[string]Delta[*testObj]{}
+		for _, it := range m.items {
+			if _, ok := seen[it.key]; ok {
+				continue
+			}
+			if _, dup := last[it.key]; !dup {
+				order = append(order, it.key)
+			}
+			last[it.key] = it.d
+		}
+		for _, k := range order {
+			if last[k].Type != Deleted {
+				m.items = append(m.items, modelItem{k, tomb(last[k].Object)})
+			}
+		}
+		for _, k := range m.knownKeys() {
+			_, queued := last[k]
+			if _, ok := seen[k]; !ok && !queued {
+				m.items = append(m.items, modelItem{k, tomb(m.known[k])})
+			}
+		}
+	case Atomic:
+		m.items = append(m.items, modelItem{"", Delta[*testObj]{Type: ReplacedEnd, End: &ReplacedEndInfo{ResourceVersion: rv, Keys: seen}}})
+	}
+	if !m.populated {
+		m.populated = true
+		m.initial = m.length()
+		m.check()
+	}
 }
 
 // pop removes and returns the next batch of at most limit positions.
@@ -260,7 +366,7 @@ func (m *fifoModel) pop(limit int) (batch []Deltas[*testObj], keys []string, ini
 	n := 0
 	for n < len(m.items) && n < limit {
 		it := m.items[n]
-		if it.d.Type == ReplacedAll || it.d.Type == SyncAll {
+		if it.d.Type.keyless() {
 			if n == 0 {
 				n = 1
 			}
@@ -320,6 +426,16 @@ func (m *fifoModel) apply(ds Deltas[*testObj]) error {
 			}
 			m.known = next
 		case SyncAll:
+		case ReplacedChunk:
+			for i, o := range d.Chunk.Objects {
+				m.known[d.Chunk.Keys[i]] = o
+			}
+		case ReplacedEnd:
+			for k := range m.known {
+				if _, ok := d.End.Keys[k]; !ok {
+					delete(m.known, k)
+				}
+			}
 		case Deleted:
 			k, err := fuzzKey(d.Object)
 			if d.Object == nil || err != nil {
@@ -339,9 +455,15 @@ func implApply(store indexer.Indexer[*testObj], ds Deltas[*testObj]) error {
 	for _, d := range ds {
 		switch d.Type {
 		case ReplacedAll:
-			if err := ApplyReplacedAll(store, fuzzKey, d.All, func(Delta[*testObj], *testObj, bool) {}); err != nil {
+			if err := ApplyReplacedAll(store, fuzzKey, d.All, func(string, Delta[*testObj], *testObj, bool) {}); err != nil {
 				return err
 			}
+		case ReplacedChunk:
+			if err := ApplyReplacedChunk(store, d.Chunk, func(string, Delta[*testObj], *testObj, bool) {}); err != nil {
+				return err
+			}
+		case ReplacedEnd:
+			ApplyReplacedEnd(store, d.End, func(string, Delta[*testObj], *testObj, bool) {})
 		case SyncAll:
 		case Deleted:
 			if d.Object == nil {
@@ -360,10 +482,17 @@ func implApply(store indexer.Indexer[*testObj], ds Deltas[*testObj]) error {
 }
 
 func sameDelta(a, b Delta[*testObj]) bool {
-	if a.Type != b.Type || a.Object != b.Object || a.FinalStateUnknown != b.FinalStateUnknown || (a.All == nil) != (b.All == nil) {
+	if a.Type != b.Type || a.Object != b.Object || a.FinalStateUnknown != b.FinalStateUnknown ||
+		(a.All == nil) != (b.All == nil) || (a.Chunk == nil) != (b.Chunk == nil) || (a.End == nil) != (b.End == nil) {
 		return false
 	}
-	return a.All == nil || (a.All.ResourceVersion == b.All.ResourceVersion && slices.Equal(a.All.Objects, b.All.Objects))
+	if a.All != nil && (a.All.ResourceVersion != b.All.ResourceVersion || !slices.Equal(a.All.Objects, b.All.Objects)) {
+		return false
+	}
+	if a.Chunk != nil && (!slices.Equal(a.Chunk.Objects, b.Chunk.Objects) || !slices.Equal(a.Chunk.Keys, b.Chunk.Keys)) {
+		return false
+	}
+	return a.End == nil || (a.End.ResourceVersion == b.End.ResourceVersion && maps.Equal(a.End.Keys, b.End.Keys))
 }
 
 type fuzzReader struct {
@@ -396,14 +525,17 @@ func (r *fuzzReader) object(step int) *testObj {
 func fuzzFIFO(t *testing.T, mode Mode, data []byte) {
 	r := &fuzzReader{data: data}
 	store := indexer.New(fuzzKey, nil)
-	m := &fifoModel{mode: mode, known: map[string]*testObj{}, deltas: map[string]Deltas[*testObj]{}}
+	// Chunks of 1 to 3 objects, so that short sequences fill several; no input byte is used,
+	// so the seeds found before replacements existed keep their meaning.
+	chunkSize := 1 + len(data)%3
+	m := &fifoModel{mode: mode, known: map[string]*testObj{}, deltas: map[string]Deltas[*testObj]{}, chunkSize: chunkSize}
 	// Objects the consumer already has before the FIFO starts.
 	for i := range int(r.next() % 4) {
 		o := &testObj{ns: "ns", name: fmt.Sprint(i), rv: "init"}
 		must(t, store.Add(o))
 		m.known[fmt.Sprint("ns/", i)] = o
 	}
-	opts := Options[*testObj]{KeyFunction: fuzzKey, Mode: mode, Transformer: fuzzTransform}
+	opts := Options[*testObj]{KeyFunction: fuzzKey, Mode: mode, Transformer: fuzzTransform, ChunkSize: chunkSize}
 	if mode != Atomic {
 		opts.KnownObjects = sortedKnown{store}
 	}
@@ -412,12 +544,74 @@ func fuzzFIFO(t *testing.T, mode Mode, data []byte) {
 	}
 	f := New(opts)
 	ctx := context.Background()
+	// repl is the open replacement, stale the last one that ended (its methods must fail).
+	var repl, stale *Replacement[*testObj]
 
 	for step := 0; r.more() && step < 100; step++ {
-		op := r.next() % 9
+		// Operation bytes below 216 keep the meaning they had before replacements existed;
+		// the others are the replacement's operations. While a replacement is open, Add and
+		// Update become Replacement.Add (the reflector writes nothing else during a list).
+		b := r.next()
+		op := int(b % 9)
+		if b >= 216 {
+			op = 9 + int(b-216)%4
+		}
+		if repl != nil && op <= 1 {
+			op = 10
+		}
 		var desc string
 		var err, werr error
 		switch op {
+		case 9:
+			desc = "BeginReplace"
+			var nr *Replacement[*testObj]
+			nr, err = f.BeginReplace()
+			werr = m.beginReplace()
+			if err == nil {
+				repl = nr
+			}
+		case 10, 11, 12:
+			target := repl
+			if target == nil {
+				target = stale
+			}
+			if target == nil {
+				continue
+			}
+			switch op {
+			case 10:
+				o := r.object(step)
+				desc = fmt.Sprintf("Replacement.Add %v", o)
+				err = target.Add(o)
+				if repl == nil {
+					// The object is checked before the replacement (outside the FIFO's lock).
+					werr = ErrReplacementEnded
+					if _, kerr := fuzzKey(o); kerr != nil {
+						werr = kerr
+					} else if _, terr := fuzzTransform(o); terr != nil {
+						werr = terr
+					}
+				} else {
+					werr = m.replAdd(o)
+				}
+			case 11:
+				rv := fmt.Sprint("rv", step)
+				desc = "Replacement.Finish " + rv
+				err = target.Finish(rv)
+				if repl == nil {
+					werr = ErrReplacementEnded
+				} else {
+					m.finishReplace(rv)
+					stale, repl = repl, nil
+				}
+			case 12:
+				desc = "Replacement.Abort"
+				target.Abort()
+				if repl != nil {
+					m.repl = nil
+					stale, repl = repl, nil
+				}
+			}
 		case 0, 1, 2:
 			o := r.object(step)
 			typ := []DeltaType{Added, Updated, Deleted}[op]
@@ -437,7 +631,7 @@ func fuzzFIFO(t *testing.T, mode Mode, data []byte) {
 		case 4:
 			desc = "Resync"
 			err = f.Resync()
-			m.resync()
+			werr = m.resync()
 		case 5, 6:
 			limit := 1
 			if op == 6 {
@@ -532,7 +726,9 @@ func fuzzFIFO(t *testing.T, mode Mode, data []byte) {
 				delete(m.known, k)
 			}
 		}
-		if (err == nil) != (werr == nil) || (werr != nil && errors.Is(werr, errFuzzTransform) != errors.Is(err, errFuzzTransform)) {
+		if (err == nil) != (werr == nil) || (werr != nil && (errors.Is(werr, errFuzzTransform) != errors.Is(err, errFuzzTransform) ||
+			errors.Is(werr, ErrReplaceInProgress) != errors.Is(err, ErrReplaceInProgress) ||
+			errors.Is(werr, ErrReplacementEnded) != errors.Is(err, ErrReplacementEnded))) {
 			t.Fatalf("step %d %s: err = %v, model %v", step, desc, err, werr)
 		}
 		if got := f.HasSynced(); got != m.synced {
@@ -553,17 +749,66 @@ func fuzzFIFO(t *testing.T, mode Mode, data []byte) {
 func FuzzCoalescing(f *testing.F) {
 	f.Add([]byte{2, 0, 1, 5, 0, 2, 1, 3, 2, 1, 3, 5, 0, 0, 5, 0, 0, 5, 0, 0})
 	f.Add([]byte{3, 4, 3, 3, 1, 2, 4, 6, 3, 6, 6, 2, 2, 5, 0, 6, 5, 0, 5, 0, 0})
+	f.Add(replacementSeed(false))
+	f.Add(replacementSeed(false)[:20])
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzFIFO(t, Coalescing, data) })
 }
 
 func FuzzInOrder(f *testing.F) {
 	f.Add([]byte{2, 0, 1, 5, 0, 2, 1, 3, 2, 1, 3, 5, 0, 0, 5, 0, 0, 5, 0, 0})
 	f.Add([]byte{3, 4, 3, 3, 1, 2, 4, 6, 3, 6, 6, 2, 2, 5, 0, 6, 5, 0, 5, 0, 0})
+	f.Add(replacementSeed(false))
+	f.Add(replacementSeed(false)[:20])
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzFIFO(t, InOrder, data) })
 }
 
 func FuzzAtomic(f *testing.F) {
 	f.Add([]byte{2, 0, 0, 1, 5, 0, 3, 2, 1, 3, 5, 0, 0, 4, 5, 0, 0, 5, 0, 0})
 	f.Add([]byte{3, 1, 3, 3, 1, 2, 4, 6, 3, 6, 6, 2, 2, 5, 0, 6, 5, 0, 4, 4, 5, 0, 0})
+	f.Add(replacementSeed(true))
+	f.Add(replacementSeed(true)[:21])
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzFIFO(t, Atomic, data) })
+}
+
+// Operation bytes of the replacement operations (see fuzzFIFO).
+const (
+	opBeginReplace = 216
+	opReplAdd      = 217
+	opReplFinish   = 218
+	opReplAbort    = 219
+)
+
+// replacementSeed is a schedule with incremental replacements: objects popped before Finish,
+// writes refused during the replacement, a poisoned object, an aborted replacement and calls
+// on an ended one. atomic adds the byte mode Atomic reads for UnlockWhileProcessing.
+func replacementSeed(atomic bool) []byte {
+	seed := []byte{2} // the consumer already has ns/0 and ns/1
+	if atomic {
+		seed = append(seed, 1)
+	}
+	return append(seed,
+		0, 2, // Add ns/2 (a watch event before the relist)
+		opBeginReplace,
+		0, 3, // (redirected to) Replacement.Add ns/3
+		5, 0, // Pop
+		opReplAdd, 1, // Replacement.Add ns/1
+		2, 0, // Delete ns/0: refused
+		4,       // Resync: refused
+		3, 1, 4, // Replace [ns/4]: refused
+		opReplAdd, 5, // Replacement.Add of a poisoned key
+		opReplFinish,
+		6, 3, 0, // PopBatch(4)
+		5, 0, 5, 0, 5, 0,
+		opBeginReplace,
+		opReplAdd, 4,
+		opReplAbort,
+		opReplAdd, 2, // on the aborted replacement
+		opReplFinish, // likewise
+		5, 6,         // Pop and requeue
+		opBeginReplace,
+		1, 4, 1, 2, // Replacement.Add ns/4, ns/2
+		5, 0,
+		opReplFinish,
+		5, 0, 5, 0, 5, 0, 5, 0,
+	)
 }

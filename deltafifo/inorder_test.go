@@ -219,7 +219,7 @@ func applyDelta(t *testing.T, store ReplaceStore[*testObj], dl Delta[*testObj], 
 	})
 	switch dl.Type {
 	case ReplacedAll:
-		return ApplyReplacedAll(store, keyFunc, dl.All, func(c Delta[*testObj], old *testObj, existed bool) {
+		return ApplyReplacedAll(store, keyFunc, dl.All, func(key string, c Delta[*testObj], old *testObj, existed bool) {
 			switch {
 			case c.Type == Deleted:
 				*events = append(*events, "delete "+c.Object.String())
@@ -272,7 +272,7 @@ func TestApplyReplacedAllChangesAndNotifiesNothingOnError(t *testing.T) {
 	a0 := obj("a", "0")
 	store := newKnown(a0)
 	info := &ReplacedAllInfo[*testObj]{ResourceVersion: "3", Objects: []*testObj{obj("b", "1"), nil}}
-	err := ApplyReplacedAll(store, keyFunc, info, func(Delta[*testObj], *testObj, bool) { t.Fatal("notified") })
+	err := ApplyReplacedAll(store, keyFunc, info, func(string, Delta[*testObj], *testObj, bool) { t.Fatal("notified") })
 	if err == nil {
 		t.Fatal("no error for a nil object")
 	}
@@ -287,10 +287,10 @@ func TestApplyReplacedAllReportsEachListedObjectOfADuplicateKey(t *testing.T) {
 			first, last := obj("a", "1"), obj("a", "2")
 			var events []string
 			must(t, ApplyReplacedAll(store, keyFunc, &ReplacedAllInfo[*testObj]{Objects: []*testObj{first, last}},
-				func(c Delta[*testObj], old *testObj, existed bool) {
-					events = append(events, fmt.Sprintf("%v->%v %v", old, c.Object, existed))
+				func(key string, c Delta[*testObj], old *testObj, existed bool) {
+					events = append(events, fmt.Sprintf("%s %v->%v %v", key, old, c.Object, existed))
 				}))
-			if want := []string{"<nil>->ns/a@1 false", "ns/a@1->ns/a@2 true"}; !slices.Equal(events, want) {
+			if want := []string{"ns/a <nil>->ns/a@1 false", "ns/a ns/a@1->ns/a@2 true"}; !slices.Equal(events, want) {
 				t.Fatalf("events = %q, want %q", events, want)
 			}
 			if got, _, _ := store.GetByKey("ns/a"); got != last {
@@ -316,10 +316,10 @@ func TestApplyReplacedAllOnAStoreWithoutReplaceAndDiff(t *testing.T) {
 	a1, c1 := obj("a", "1"), obj("c", "1")
 	var events []string
 	must(t, ApplyReplacedAll(plainStore{ix}, keyFunc, &ReplacedAllInfo[*testObj]{ResourceVersion: "4", Objects: []*testObj{a1, c1}},
-		func(c Delta[*testObj], old *testObj, existed bool) {
-			events = append(events, fmt.Sprintf("%s %v->%v %v %v", c.Type, old, c.Object, existed, c.FinalStateUnknown))
+		func(key string, c Delta[*testObj], old *testObj, existed bool) {
+			events = append(events, fmt.Sprintf("%s %s %v->%v %v %v", key, c.Type, old, c.Object, existed, c.FinalStateUnknown))
 		}))
-	want := []string{"Deleted ns/b@0->ns/b@0 true true", "Replaced ns/a@0->ns/a@1 true false", "Replaced <nil>->ns/c@1 false false"}
+	want := []string{"ns/b Deleted ns/b@0->ns/b@0 true true", "ns/a Replaced ns/a@0->ns/a@1 true false", "ns/c Replaced <nil>->ns/c@1 false false"}
 	if !slices.Equal(events, want) {
 		t.Fatalf("events = %q, want %q", events, want)
 	}
@@ -328,7 +328,7 @@ func TestApplyReplacedAllOnAStoreWithoutReplaceAndDiff(t *testing.T) {
 	}
 	// A failing key function changes and notifies nothing.
 	err := ApplyReplacedAll(plainStore{ix}, keyFunc, &ReplacedAllInfo[*testObj]{Objects: []*testObj{nil}},
-		func(Delta[*testObj], *testObj, bool) { t.Fatal("notified") })
+		func(string, Delta[*testObj], *testObj, bool) { t.Fatal("notified") })
 	if err == nil || ix.Len() != 2 {
 		t.Fatalf("err = %v, Len = %d", err, ix.Len())
 	}

@@ -86,6 +86,12 @@ type Options[T apiclient.Object] struct {
 	StallTimeout    time.Duration
 	Backoff         reflector.Backoff
 
+	// DisableIncrementalRelist hands relists to the DeltaFIFO as one slice (Replace), as
+	// client-go does, instead of object by object: the whole new list then sits in memory
+	// next to the whole cache. It exists to measure the difference (BenchmarkRelistPeakHeap,
+	// package documentation "Relist memory"); leave it off.
+	DisableIncrementalRelist bool
+
 	// NotFoundLogInterval is how often, at most, the informer logs that its resource is not
 	// served (default DefaultNotFoundLogInterval).
 	NotFoundLogInterval time.Duration
@@ -161,6 +167,8 @@ type Informer[T apiclient.Object] struct {
 	stoppedCh    chan struct{}
 	notFound     atomic.Uint64
 	lastNotFound atomic.Int64 // unix nanoseconds of the last "not served" log line
+	// incrementalLists counts relists (and the first list) handed over object by object.
+	incrementalLists atomic.Uint64
 }
 
 // New returns an informer of the collection lw lists and watches. Nothing happens until Run.
@@ -321,7 +329,7 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 	})
 	refl := reflector.New(reflector.Options[T]{
 		ListerWatcher:     inf.lw,
-		Store:             fifo,
+		Store:             inf.reflectorStore(fifo),
 		Name:              inf.name,
 		PageSize:          inf.opts.PageSize,
 		WatchList:         inf.opts.WatchList,
@@ -425,6 +433,12 @@ func (inf *Informer[T]) handleDeltasLocked(deltas deltafifo.Deltas[T], isInIniti
 			if err := inf.applyReplacedAll(d.All, isInInitialList); err != nil {
 				errs = append(errs, err)
 			}
+		case deltafifo.ReplacedChunk:
+			if err := inf.applyReplacedChunk(d.Chunk, isInInitialList); err != nil {
+				errs = append(errs, err)
+			}
+		case deltafifo.ReplacedEnd:
+			inf.applyReplacedEnd(d.End)
 		case deltafifo.SyncAll, deltafifo.Sync:
 			// Resyncs are generated per handler by the informer itself (see resync); the
 			// reflector is configured without a resync period, so these do not occur.
@@ -481,11 +495,7 @@ func (inf *Informer[T]) applyReplacedAll(all *deltafifo.ReplacedAllInfo[T], isIn
 	if all == nil {
 		return nil
 	}
-	return deltafifo.ApplyReplacedAll(inf.cache, inf.keyFunc, all, func(d deltafifo.Delta[T], old T, existed bool) {
-		key, err := inf.keyFunc(d.Object)
-		if err != nil {
-			return // ApplyReplacedAll computed every key already; cannot fail here
-		}
+	return deltafifo.ApplyReplacedAll(inf.cache, inf.keyFunc, all, func(key string, d deltafifo.Delta[T], old T, existed bool) {
 		if d.Type == deltafifo.Deleted {
 			inf.distribute(key, notification[T]{kind: kindDelete, old: d.Object, unknown: true})
 			return

@@ -1,0 +1,83 @@
+package informer
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/informerkit/informerkit/deltafifo"
+	"github.com/informerkit/informerkit/reflector"
+)
+
+// incrementalFIFO is the informer's DeltaFIFO as its reflector sees it: a
+// reflector.IncrementalReplacer, so that a relist reaches the FIFO, and the cache, object by
+// object instead of as one slice next to the whole cache (see the package documentation,
+// "Relist memory"). deltafifo cannot import reflector, so the adaptation lives here.
+type incrementalFIFO[T any] struct {
+	*deltafifo.FIFO[T]
+	// finished counts the replacements that finished (the informer's figure).
+	finished *atomic.Uint64
+}
+
+var _ reflector.IncrementalReplacer[int] = incrementalFIFO[int]{}
+
+// BeginReplace implements reflector.IncrementalReplacer.
+func (f incrementalFIFO[T]) BeginReplace() (reflector.Replacement[T], error) {
+	r, err := f.FIFO.BeginReplace()
+	if err != nil {
+		return nil, err
+	}
+	return countedReplacement[T]{r, f.finished}, nil
+}
+
+// countedReplacement is a deltafifo.Replacement that counts its Finish.
+type countedReplacement[T any] struct {
+	*deltafifo.Replacement[T]
+	finished *atomic.Uint64
+}
+
+// Finish implements reflector.Replacement.
+func (r countedReplacement[T]) Finish(resourceVersion string) error {
+	if err := r.Replacement.Finish(resourceVersion); err != nil {
+		return err
+	}
+	r.finished.Add(1)
+	return nil
+}
+
+// reflectorStore is what the informer hands its reflector: the FIFO, made an
+// IncrementalReplacer unless Options.DisableIncrementalRelist.
+func (inf *Informer[T]) reflectorStore(fifo *deltafifo.FIFO[T]) reflector.Store[T] {
+	if inf.opts.DisableIncrementalRelist {
+		return fifo
+	}
+	return incrementalFIFO[T]{fifo, &inf.incrementalLists}
+}
+
+// applyReplacedChunk applies part of an incremental relist (mode Atomic): every object is
+// stored, and each handler hears OnAdd (isInInitialList during the first list) for a new
+// key and OnUpdate(old, new) for a changed one, exactly as for the objects of a ReplacedAll.
+// Nothing is deleted before the ReplacedEnd.
+func (inf *Informer[T]) applyReplacedChunk(chunk *deltafifo.ReplacedChunkInfo[T], isInInitialList bool) error {
+	if chunk == nil {
+		return nil
+	}
+	err := deltafifo.ApplyReplacedChunk(inf.cache, chunk, func(key string, d deltafifo.Delta[T], old T, existed bool) {
+		inf.notifyUpsert(key, old, d.Object, existed, isInInitialList)
+	})
+	if err != nil {
+		return fmt.Errorf("informer %s: relist: %w", inf.name, err)
+	}
+	return nil
+}
+
+// applyReplacedEnd ends an incremental relist (mode Atomic): every cached key the list did
+// not have is deleted, and each handler hears OnDelete(last known state,
+// finalStateUnknown=true), as for the deletions of a ReplacedAll.
+func (inf *Informer[T]) applyReplacedEnd(end *deltafifo.ReplacedEndInfo) {
+	if end == nil {
+		return
+	}
+	deltafifo.ApplyReplacedEnd(inf.cache, end, func(key string, d deltafifo.Delta[T], old T, _ bool) {
+		inf.distribute(key, notification[T]{kind: kindDelete, old: old, unknown: true})
+	})
+}
