@@ -63,6 +63,7 @@ type factoryOptions struct {
 	backoff       reflector.Backoff
 	bufferSize    int
 	noTransform   bool
+	noSharing     bool
 	logger        *slog.Logger
 	notFoundLog   time.Duration
 	minWatchLimit time.Duration
@@ -120,6 +121,9 @@ func WithBufferSize(n int) FactoryOption { return func(o *factoryOptions) { o.bu
 // WithoutTransform keeps managedFields (the informers get no default transform).
 func WithoutTransform() FactoryOption { return func(o *factoryOptions) { o.noTransform = true } }
 
+// WithoutSharing turns structural sharing off (see Options.DisableSharing).
+func WithoutSharing() FactoryOption { return func(o *factoryOptions) { o.noSharing = true } }
+
 // WithLogger sets the informers' logger.
 func WithLogger(l *slog.Logger) FactoryOption { return func(o *factoryOptions) { o.logger = l } }
 
@@ -170,6 +174,7 @@ func For[T apiclient.Object](f *Factory, gvr apiclient.GroupVersionResource, opt
 		BufferSize:          o.bufferSize,
 		NotFoundLogInterval: o.notFoundLog,
 		Logger:              o.logger,
+		DisableSharing:      o.noSharing,
 	}
 	inf := New(lw, iopts)
 	if o.noTransform {

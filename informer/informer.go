@@ -69,6 +69,11 @@ type Options[T apiclient.Object] struct {
 	// Transform is applied to every object before it is cached (see SetTransform). nil means
 	// DropManagedFields.
 	Transform func(T) (T, error)
+	// DisableSharing turns structural sharing off. By default, after the transform, every
+	// object's strings, pointed-to values, slices and maps that are equal by content to those
+	// of an object already seen are replaced by that one copy (see the package
+	// documentation, "Structural sharing"), and slices are trimmed to their length.
+	DisableSharing bool
 	// Mode is the DeltaFIFO's queueing discipline; the zero value is FIFOAtomic. See the
 	// package documentation for the choice.
 	Mode FIFOMode
@@ -152,6 +157,7 @@ type Informer[T apiclient.Object] struct {
 	mu                sync.Mutex
 	started, stopped  bool
 	transform         func(T) (T, error)
+	sharer            *sharer // nil with Options.DisableSharing
 	watchErrorHandler func(ctx context.Context, err error)
 	refl              *reflector.Reflector[T]
 	fifo              *deltafifo.FIFO[T]
@@ -167,8 +173,9 @@ type Informer[T apiclient.Object] struct {
 	stoppedCh    chan struct{}
 	notFound     atomic.Uint64
 	lastNotFound atomic.Int64 // unix nanoseconds of the last "not served" log line
-	// incrementalLists counts relists (and the first list) handed over object by object.
-	incrementalLists atomic.Uint64
+	// incrementalLists counts relists (and the first list) handed over object by object;
+	// incrementalAborts those that failed part-way.
+	incrementalLists, incrementalAborts atomic.Uint64
 }
 
 // New returns an informer of the collection lw lists and watches. Nothing happens until Run.
@@ -209,7 +216,12 @@ func New[T apiclient.Object](lw apiclient.ListerWatcher[T], opts Options[T]) *In
 	if transform == nil {
 		transform = DropManagedFields[T]
 	}
+	var sh *sharer
+	if !opts.DisableSharing {
+		sh = newSharer(reflect.TypeFor[T]())
+	}
 	return &Informer[T]{
+		sharer:     sh,
 		name:       name,
 		lw:         lw,
 		opts:       opts,
@@ -284,7 +296,7 @@ func (inf *Informer[T]) Name() string { return inf.name }
 // SetTransform sets the function applied to every object before it is cached and handed to
 // handlers, replacing the default (DropManagedFields). nil disables transforms. It may modify
 // the object in place (the informer owns freshly decoded objects) and should be idempotent.
-// It fails once the informer has started.
+// Structural sharing, unless disabled, runs after it. It fails once the informer has started.
 func (inf *Informer[T]) SetTransform(transform func(T) (T, error)) error {
 	inf.mu.Lock()
 	defer inf.mu.Unlock()
@@ -322,7 +334,7 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 	fifo := deltafifo.New(deltafifo.Options[T]{
 		KeyFunction:  inf.keyFunc,
 		KnownObjects: inf.knownObjects(),
-		Transformer:  inf.transform,
+		Transformer:  withSharing(inf.transform, inf.sharer),
 		Mode:         mode,
 		// In mode Atomic the FIFO never reads the cache, so HandleDeltas needs no FIFO lock.
 		UnlockWhileProcessing: mode == deltafifo.Atomic,
@@ -619,6 +631,8 @@ type Stats struct {
 	NotFound uint64
 	// Reflector holds the reflector's figures (zero before Run).
 	Reflector reflector.Stats
+	// Sharing holds the structural sharing figures.
+	Sharing SharingStats
 }
 
 // Stats returns the informer's figures.
@@ -626,7 +640,7 @@ func (inf *Informer[T]) Stats() Stats {
 	inf.mu.Lock()
 	refl, fifo := inf.refl, inf.fifo
 	inf.mu.Unlock()
-	s := Stats{Name: inf.name, Synced: inf.HasSynced(), Cached: inf.cache.Len(), NotFound: inf.notFound.Load()}
+	s := Stats{Name: inf.name, Synced: inf.HasSynced(), Cached: inf.cache.Len(), NotFound: inf.notFound.Load(), Sharing: inf.sharer.stats()}
 	if refl != nil {
 		s.Reflector = refl.Stats()
 	}
