@@ -386,4 +386,3 @@ func (s *sharer) equalAny(a, b any, depth int) bool {
 	ea, eb := (*eface)(unsafe.Pointer(&a)), (*eface)(unsafe.Pointer(&b))
 	return *ea == *eb
 }
-
