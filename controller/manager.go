@@ -294,7 +294,8 @@ func (m *Manager) setupLeaderElection(cfg *apiclient.Config) error {
 func (m *Manager) Client() *apiclient.Client { return m.client }
 
 // Factory returns the manager's shared informer factory. Informers created from it before
-// Start are started by Start; prefer For, which also registers the informer for readiness.
+// Start are started by Start and covered by /readyz and the informer metrics, whether they
+// were created with For or with informer.For on this factory.
 func (m *Manager) Factory() *informer.Factory { return m.factory }
 
 // Registry returns the registry served on /metrics; register your own metrics in it.
@@ -331,10 +332,27 @@ func (m *Manager) track(name string, inf trackedInformer) {
 	slices.SortFunc(m.informers, func(a, b namedInformer) int { return strings.Compare(a.name, b.name) })
 }
 
+// trackedInformers returns the informers readiness and metrics cover, sorted by name: every
+// informer of the manager's factory, and those of the controllers' Kind sources that come
+// from elsewhere.
 func (m *Manager) trackedInformers() []namedInformer {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.Clone(m.informers)
+	out := slices.Clone(m.informers)
+	m.mu.Unlock()
+	for _, inf := range m.factory.Informers() {
+		if !slices.ContainsFunc(out, func(t namedInformer) bool { return sameInformer(t.inf, inf) }) {
+			out = append(out, namedInformer{name: inf.Name(), inf: inf})
+		}
+	}
+	slices.SortFunc(out, func(a, b namedInformer) int { return strings.Compare(a.name, b.name) })
+	return out
+}
+
+// sameInformer reports whether a and b are the same informer (interface values holding the
+// same pointer).
+func sameInformer(a trackedInformer, b informer.AnyInformer) bool {
+	x, ok := b.(trackedInformer)
+	return ok && x == a
 }
 
 // Add registers a runnable, before Start. A *Controller gets the manager's metrics registry

@@ -230,6 +230,52 @@ func TestReadyzFailsWhileAWatchIsStalled(t *testing.T) {
 	pollUntil(t, "ready after the stall", func() bool { c, _ := ready(); return c == 200 })
 }
 
+func TestReadyzCoversInformersMadeOnTheFactory(t *testing.T) {
+	srv := newTestServer(t, apitest.WithBookmarkInterval(50*time.Millisecond), apitest.WithProgressNotify())
+	heartbeat(t, srv)
+	m := newManager(t, srv, ManagerOptions{
+		MaxStaleness:    500 * time.Millisecond,
+		InformerOptions: []informer.FactoryOption{informer.WithStallTimeout(-1)},
+	})
+	// Made with informer.For on the manager's factory, not with For: no controller and no
+	// Add registers it.
+	cms := informer.For[*ConfigMap](m.Factory(), cmGVR)
+	h := m.Handler()
+	get := func(path string) (int, string) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		return rec.Code, rec.Body.String()
+	}
+	if code, body := get("/readyz"); code != 500 || !strings.Contains(body, "caches not synced yet: configmaps.v1") {
+		t.Fatalf("/readyz before Start = %d %q, want the factory's informer named", code, body)
+	}
+	startManager(t, m)
+	waitClosed(t, m.Elected(), "elected")
+	pollUntil(t, "ready", func() bool { c, _ := get("/readyz"); return c == 200 })
+	if !cms.HasSynced() {
+		t.Fatal("ready before the factory's informer synced")
+	}
+	_, body := get("/metrics")
+	fams, err := parseProm(body)
+	if err != nil {
+		t.Fatalf("/metrics does not parse: %v\n%s", err, body)
+	}
+	if v := value(t, fams, "informerkit_informer_synced", map[string]string{"informer": "configmaps.v1"}); v != 1 {
+		t.Errorf("informer synced = %v", v)
+	}
+
+	release, n, err := srv.StallWatches("configmaps", 0)
+	if err != nil || n == 0 {
+		t.Fatalf("StallWatches: %d, %v", n, err)
+	}
+	pollUntil(t, "unready during the stall", func() bool { c, _ := get("/readyz"); return c == 500 })
+	if _, body := get("/readyz"); !strings.Contains(body, "[-]informers failed: stale informers: configmaps.v1 (") {
+		t.Fatalf("/readyz does not name the stale informer: %q", body)
+	}
+	release()
+	pollUntil(t, "ready after the stall", func() bool { c, _ := get("/readyz"); return c == 200 })
+}
+
 // heartbeat writes a Secret every 20 ms until the test ends.
 func heartbeat(t *testing.T, srv *apitest.Server) {
 	t.Helper()

@@ -39,10 +39,29 @@ type Factory struct {
 
 // runnable is what the factory needs of an Informer[T], whatever T.
 type runnable interface {
+	AnyInformer
 	Run(ctx context.Context)
-	Synced() <-chan struct{}
-	Name() string
 }
+
+// AnyInformer is the part of an *Informer[T] that does not depend on T: what a Factory
+// tells about each informer it made (Factory.Informers), for readiness checks and metrics.
+type AnyInformer interface {
+	// Name is the informer's name, as in WaitForCacheSync's errors.
+	Name() string
+	// HasStarted reports whether Run was called (by Factory.Start).
+	HasStarted() bool
+	// HasSynced reports whether the cache holds the whole first list; Synced returns a
+	// channel closed when it does.
+	HasSynced() bool
+	Synced() <-chan struct{}
+	// Staleness is how long ago the informer last had evidence that its cache is current
+	// (see Informer.Staleness).
+	Staleness() time.Duration
+	// Stats returns the informer's figures.
+	Stats() Stats
+}
+
+var _ AnyInformer = (*Informer[*apiclient.ObjectMeta])(nil)
 
 type factoryKey struct {
 	gvr       apiclient.GroupVersionResource
@@ -199,6 +218,19 @@ func (k factoryKey) name() string {
 		b.WriteString(" fields " + k.fields)
 	}
 	return b.String()
+}
+
+// Informers returns every informer the factory made (whatever its type, started or not), in
+// the order they were first asked for: for readiness checks and metrics that must cover the
+// informers other code created with For.
+func (f *Factory) Informers() []AnyInformer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]AnyInformer, 0, len(f.order))
+	for _, key := range f.order {
+		out = append(out, f.informers[key])
+	}
+	return out
 }
 
 // Start runs every informer of the factory that is not running yet, until ctx is done or

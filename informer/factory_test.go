@@ -169,3 +169,39 @@ func TestFactorySelectorsFilterOnTheServer(t *testing.T) {
 		}
 	}
 }
+
+func TestFactoryInformersListsEveryInformerItMade(t *testing.T) {
+	s := newServer(t)
+	c := newClient(t, s)
+	mkCM(t, s, "default", "a", nil)
+	f := testFactory(t, c, WithoutSharing())
+	if got := f.Informers(); len(got) != 0 {
+		t.Fatalf("a new factory lists %d informers", len(got))
+	}
+	all := For[*ConfigMap](f, cmGVR)
+	For[*ConfigMap](f, cmGVR) // the same one again
+	widgets := For[*Widget](f, cmGVR, WithNamespace("default"))
+	infs := f.Informers()
+	if len(infs) != 2 || infs[0] != AnyInformer(all) || infs[1] != AnyInformer(widgets) {
+		t.Fatalf("Informers() = %v, want the two informers in creation order", infs)
+	}
+	if infs[0].Name() != "configmaps.v1" || infs[1].Name() != "configmaps.v1 in default" {
+		t.Fatalf("names %q, %q", infs[0].Name(), infs[1].Name())
+	}
+	if infs[0].HasStarted() || infs[0].HasSynced() || infs[0].Staleness() != 0 {
+		t.Fatal("an informer reports progress before Start")
+	}
+	ctx := ctxT(t)
+	f.Start(ctx)
+	if err := f.WaitForCacheSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, inf := range f.Informers() {
+		if !inf.HasStarted() || !inf.HasSynced() {
+			t.Fatalf("%s: started %v, synced %v after WaitForCacheSync", inf.Name(), inf.HasStarted(), inf.HasSynced())
+		}
+		if st := inf.Stats(); st.Name != inf.Name() || st.Cached != 1 || st.Sharing.Enabled {
+			t.Fatalf("%s: stats %+v (WithoutSharing)", inf.Name(), st)
+		}
+	}
+}
