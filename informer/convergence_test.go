@@ -23,6 +23,12 @@ import (
 // a delete of a key it was not told exists, and every update's old object is the state the
 // handler saw last.
 //
+// Schedules vary the DeltaFIFO mode, the list protocol (WatchList or LIST, unpaged or paged
+// with tiny pages so that lists span several requests and faults hit them mid-way) and, in
+// one schedule out of four, turn the incremental relist off: the faults that force relists
+// (compaction, 410, 5xx on LIST, corrupt frames, very short watches) exercise the
+// incremental replacement, its aborts and the whole-list Replace.
+//
 // ConvergenceSchedules seeds run in `make test` (as the seed corpus of FuzzInformerConvergence);
 // `make fuzz` explores more.
 const convergenceSchedules = 200
@@ -45,12 +51,13 @@ func FuzzInformerConvergence(f *testing.F) {
 }
 
 type convergenceFigures struct {
-	schedules, ops, faults, coalesced, relists atomic.Int64
+	schedules, ops, faults, coalesced, relists, incrementalLists, incrementalAborts, listRequests atomic.Int64
 }
 
 func (c *convergenceFigures) snapshot() map[string]int64 {
 	return map[string]int64{"schedules": c.schedules.Load(), "ops": c.ops.Load(), "faults": c.faults.Load(),
-		"coalesced": c.coalesced.Load(), "relists": c.relists.Load()}
+		"coalesced": c.coalesced.Load(), "relists": c.relists.Load(), "incrementalLists": c.incrementalLists.Load(), "incrementalAborts": c.incrementalAborts.Load(),
+		"listRequests": c.listRequests.Load()}
 }
 
 // viewer rebuilds the state its notifications describe and checks every call against it.
@@ -153,11 +160,9 @@ func runConvergence(t *testing.T, seed uint64, figures *convergenceFigures) {
 	s := newServer(t,
 		apitest.WithHistorySize(8+rnd.IntN(40)),
 		apitest.WithBookmarkInterval(time.Duration(5+rnd.IntN(30))*time.Millisecond))
-	// The client does not retry by itself: failures go straight to the reflector, whose
-	// backoff is short in these tests.
-	cfg := s.Config()
-	cfg.MaxRetries = -1
-	c, err := apiclient.New(cfg)
+	// The client keeps its default retries; the reflector turns them off for its own
+	// requests, so failures go straight to it (its backoff is short in these tests).
+	c, err := apiclient.New(s.Config())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +174,18 @@ func runConvergence(t *testing.T, seed uint64, figures *convergenceFigures) {
 	opts.WatchList = []reflector.WatchListMode{reflector.WatchListAuto, reflector.WatchListOff}[rnd.IntN(2)]
 	opts.BatchSize = 1 + rnd.IntN(8)
 	opts.StallTimeout = time.Duration(50+rnd.IntN(100)) * time.Millisecond
+	opts.PageSize = []int64{0, 0, 1, 2, 3}[rnd.IntN(5)] // 0: unpaged relists at a resourceVersion
+	opts.DisableIncrementalRelist = rnd.IntN(4) == 0
 	inf := New(configMaps(c), opts)
+	if rnd.IntN(2) == 0 {
+		// Faults in the middle of lists: the transform runs on the reflector's goroutine as
+		// each object is queued, so a fault it injects lands between two objects of a list
+		// (or two watch events): the next LIST page fails, or the stream of a streaming list
+		// is cut before its end bookmark. Incremental replacements are then aborted.
+		if err := inf.SetTransform(midListFaults(t, s, seed)); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	fast := newViewer(t, "fast")
 	slow := newViewer(t, "slow")
@@ -304,8 +320,8 @@ func runConvergence(t *testing.T, seed uint64, figures *convergenceFigures) {
 		select {
 		case <-tick.C:
 		case <-deadline:
-			t.Fatalf("seed %d (mode %v, watchList %v): no convergence.\nserver %v (rv %s)\ninformer rv %s, cache %v\nfast %v\nslow %v\nlate %v\nstats %+v",
-				seed, opts.Mode, opts.WatchList, want, serverRV, inf.LastSyncResourceVersion(), cacheSnapshot(inf),
+			t.Fatalf("seed %d (mode %v, watchList %v, pageSize %d, incremental %v): no convergence.\nserver %v (rv %s)\ninformer rv %s, cache %v\nfast %v\nslow %v\nlate %v\nstats %+v",
+				seed, opts.Mode, opts.WatchList, opts.PageSize, !opts.DisableIncrementalRelist, want, serverRV, inf.LastSyncResourceVersion(), cacheSnapshot(inf),
 				fast.snapshot(), slow.snapshot(), late.snapshot(), inf.Stats())
 		}
 	}
@@ -328,6 +344,37 @@ func runConvergence(t *testing.T, seed uint64, figures *convergenceFigures) {
 	figures.faults.Add(int64(faults))
 	figures.coalesced.Add(int64(regSlow.Backlog().Coalesced))
 	figures.relists.Add(int64(inf.Stats().Reflector.Relists))
+	figures.incrementalLists.Add(int64(inf.incrementalLists.Load()))
+	figures.incrementalAborts.Add(int64(inf.incrementalAborts.Load()))
+	figures.listRequests.Add(int64(inf.Stats().Reflector.ListRequests))
+	if opts.DisableIncrementalRelist == (inf.incrementalLists.Load() != 0) {
+		t.Fatalf("seed %d: %d lists handed over incrementally with DisableIncrementalRelist %v", seed, inf.incrementalLists.Load(), opts.DisableIncrementalRelist)
+	}
+}
+
+// midListFaults returns a transform (the default one, DropManagedFields) that injects a
+// fault every few objects, at most eight times.
+func midListFaults(t *testing.T, s *apitest.Server, seed uint64) func(*ConfigMap) (*ConfigMap, error) {
+	rnd := rand.New(rand.NewPCG(seed, 0x11a)) // used on the reflector's goroutine only
+	every, calls, left := 1+rnd.IntN(4), 0, 8
+	return func(o *ConfigMap) (*ConfigMap, error) {
+		if calls++; left > 0 && calls%every == 0 {
+			left--
+			var err error
+			switch rnd.IntN(3) {
+			case 0:
+				err = s.FailRequests(apitest.VerbList, "configmaps", 1, http.StatusInternalServerError, 0)
+			case 1:
+				_, err = s.CutWatches("configmaps")
+			case 2:
+				_, err = s.AbortWatches("configmaps")
+			}
+			if err != nil {
+				t.Error(err)
+			}
+		}
+		return DropManagedFields(o)
+	}
 }
 
 func cacheEquals(inf *Informer[*ConfigMap], want map[string]string) bool {

@@ -14,8 +14,9 @@ import (
 // "Relist memory"). deltafifo cannot import reflector, so the adaptation lives here.
 type incrementalFIFO[T any] struct {
 	*deltafifo.FIFO[T]
-	// finished counts the replacements that finished (the informer's figure).
-	finished *atomic.Uint64
+	// finished and aborted count the replacements that ended either way (the informer's
+	// figures).
+	finished, aborted *atomic.Uint64
 }
 
 var _ reflector.IncrementalReplacer[int] = incrementalFIFO[int]{}
@@ -26,22 +27,35 @@ func (f incrementalFIFO[T]) BeginReplace() (reflector.Replacement[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	return countedReplacement[T]{r, f.finished}, nil
+	return &countedReplacement[T]{Replacement: r, finished: f.finished, aborted: f.aborted}, nil
 }
 
-// countedReplacement is a deltafifo.Replacement that counts its Finish.
+// countedReplacement is a deltafifo.Replacement that counts how it ended.
 type countedReplacement[T any] struct {
 	*deltafifo.Replacement[T]
-	finished *atomic.Uint64
+	finished, aborted *atomic.Uint64
+	ended             bool // touched by the reflector's goroutine only
 }
 
-// Finish implements reflector.Replacement.
-func (r countedReplacement[T]) Finish(resourceVersion string) error {
+// Finish implements reflector.Replacement. The count moves first, so that whoever sees the
+// effects of the replacement (the end of the list reaching handlers) sees it counted.
+func (r *countedReplacement[T]) Finish(resourceVersion string) error {
+	r.finished.Add(1)
 	if err := r.Replacement.Finish(resourceVersion); err != nil {
+		r.finished.Add(^uint64(0))
 		return err
 	}
-	r.finished.Add(1)
+	r.ended = true
 	return nil
+}
+
+// Abort implements reflector.Replacement.
+func (r *countedReplacement[T]) Abort() {
+	if !r.ended {
+		r.ended = true
+		r.aborted.Add(1)
+	}
+	r.Replacement.Abort()
 }
 
 // reflectorStore is what the informer hands its reflector: the FIFO, made an
@@ -50,7 +64,7 @@ func (inf *Informer[T]) reflectorStore(fifo *deltafifo.FIFO[T]) reflector.Store[
 	if inf.opts.DisableIncrementalRelist {
 		return fifo
 	}
-	return incrementalFIFO[T]{fifo, &inf.incrementalLists}
+	return incrementalFIFO[T]{fifo, &inf.incrementalLists, &inf.incrementalAborts}
 }
 
 // applyReplacedChunk applies part of an incremental relist (mode Atomic): every object is
