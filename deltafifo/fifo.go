@@ -45,8 +45,9 @@ type Options[T any] struct {
 
 // DefaultChunkSize is the default of Options.ChunkSize: large enough that the per-chunk cost
 // (one delta, one Pop) disappears next to the objects', small enough that the objects in
-// flight between the reflector and the consumer stay a tiny part of a cache.
-const DefaultChunkSize = 256
+// flight between the reflector and the consumer (about two chunks: one being applied, one
+// being filled) stay a tiny part of a cache.
+const DefaultChunkSize = 64
 
 // ErrReplaceInProgress is returned by BeginReplace, Add, Update, Delete, Replace and Resync
 // while an incremental replacement is open (between BeginReplace and Finish or Abort): the

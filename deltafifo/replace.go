@@ -102,7 +102,7 @@ func (r *Replacement[T]) appendToChunkLocked(key string, obj T) bool {
 	f := r.f
 	c := r.chunk
 	if c == nil || len(c.Objects) >= f.chunkSize || f.items.len() == 0 || f.items.at(f.items.tail-1).d.Chunk != c {
-		c = &ReplacedChunkInfo[T]{}
+		c = &ReplacedChunkInfo[T]{Objects: make([]T, 0, f.chunkSize), Keys: make([]string, 0, f.chunkSize)}
 		r.chunk = c
 		f.pushLocked("", Delta[T]{Type: ReplacedChunk, Chunk: c})
 	}
