@@ -116,8 +116,11 @@
 // mutating a shared sub-value (a pod's labels map, a container's env slice) changes it in
 // every cached object that shares it, possibly hundreds, and races with handlers reading
 // them. Objects shared later are compared by content and do not pick the change up. DeepCopy
-// (or copy the parts you change) before modifying anything the informer hands out. Turn
-// sharing off with Options.DisableSharing or the factory option WithoutSharing.
+// (or copy the parts you change) before modifying anything the informer hands out. The
+// sharer rewrites references inside the objects it is given, in place, with equal ones: a
+// value a transform puts into objects (a package-level default, say) becomes part of the
+// cache and must not be written by other code either. Turn sharing off with
+// Options.DisableSharing or the factory option WithoutSharing.
 //
 // # DeltaFIFO mode
 //

@@ -286,7 +286,11 @@ func (s *sharer) share(p *sharePlan, site int, ptr unsafe.Pointer, depth int) {
 	switch p.kind {
 	case kindString:
 		str := (*string)(ptr)
-		*str = s.intern(site, *str)
+		// Writes only what changes: a value shared twice is not written to (handlers may
+		// be reading it).
+		if c := s.intern(site, *str); unsafe.StringData(c) != unsafe.StringData(*str) {
+			*str = c
+		}
 	case kindStruct:
 		for i := range p.fields {
 			if f := &p.fields[i]; f.site != 0 {
@@ -306,7 +310,9 @@ func (s *sharer) share(p *sharePlan, site int, ptr unsafe.Pointer, depth int) {
 	case kindInterface:
 		if p.emptyIfc {
 			pv := (*any)(ptr)
-			*pv = s.shareAny(site, *pv, depth)
+			if v := s.shareAny(site, *pv, depth); *(*eface)(unsafe.Pointer(&v)) != *(*eface)(unsafe.Pointer(pv)) {
+				*pv = v
+			}
 		}
 	}
 }
@@ -421,11 +427,15 @@ func (s *sharer) shareMap(p *sharePlan, site int, ptr unsafe.Pointer, depth int)
 	switch p.fastMap {
 	case mapStringString:
 		m := (*map[string]string)(ptr)
-		*m = s.shareStringString(p, site, *m)
+		if c := s.shareStringString(p, site, *m); mapPointer(c) != mapPointer(*m) {
+			*m = c
+		}
 		return
 	case mapStringAny:
 		m := (*map[string]any)(ptr)
-		*m = s.shareStringAny(p, site, *m, depth)
+		if c := s.shareStringAny(p, site, *m, depth); mapPointer(c) != mapPointer(*m) {
+			*m = c
+		}
 		return
 	}
 	pm := (*unsafe.Pointer)(ptr) // a map value is one pointer
