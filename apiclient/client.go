@@ -311,32 +311,20 @@ func (c *Client) do(ctx context.Context, req Request) ([]byte, error) {
 	}
 }
 
-// attempt sends one request. status is the HTTP status (0 for transport errors).
+// attempt sends one request and reads a 2xx answer's body whole. status is the HTTP status
+// (0 for transport errors).
 func (c *Client) attempt(ctx context.Context, req Request) (body []byte, status int, retryAfter time.Duration, err error) {
-	if c.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.timeout)
-		defer cancel()
-	}
-	hreq, err := c.newHTTPRequest(ctx, req)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	resp, err := c.http.Do(hreq)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return nil, 0, 0, fmt.Errorf("apiclient: %s %s: reading response: %w", req.Method, req.Path, err)
+	started, status, retryAfter, err := c.attemptStream(ctx, req, func(r io.Reader) error {
+		var readErr error
+		if body, readErr = io.ReadAll(r); readErr != nil {
+			return fmt.Errorf("apiclient: %s %s: reading response: %w", req.Method, req.Path, readErr)
 		}
-		return body, resp.StatusCode, 0, nil
+		return nil
+	})
+	if started && err != nil {
+		return nil, 0, 0, err // a body cut short: judged as a transport error
 	}
-	st := statusFromResponse(resp)
-	ra, _ := st.RetryAfter()
-	return nil, resp.StatusCode, ra, st
+	return body, status, retryAfter, err
 }
 
 // retryable reports whether a failed idempotent request may be sent again.
