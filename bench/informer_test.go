@@ -5,7 +5,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -28,43 +31,51 @@ import (
 // SharedIndexInformer (from informers.NewSharedInformerFactory, client-go v0.36.3 defaults:
 // WatchList, RealFIFO) over the same in-process apitest server, in one process.
 //
-//   - BenchmarkInformerSync: time from Run to HasSynced for syncObjects pod-sized objects
-//     (the synthetic pods of decode_fixtures_test.go, ~5 KB of JSON each), and the live heap
-//     the synced informer holds per cached object (runtime.GC, HeapAlloc delta / objects).
+//   - BenchmarkInformerSync: time from Run to HasSynced for syncObjects pods (the pods of
+//     syncDeployments Deployments of fleetReplicas replicas, see fleetPod: ~6 KB of JSON
+//     each), and the live heap the synced informer holds per cached object (runtime.GC,
+//     HeapAlloc delta / objects).
 //   - BenchmarkInformerEvents: watch events delivered to a handler per second. The
 //     informer's watch is stalled on the server while eventBurst updates are written, then
 //     released: the server replays them from its history as fast as the client reads, so
 //     the figure is the client's throughput (read, decode, queue, cache, dispatch).
 //
-// Workloads: obj=pod caches whole *corev1.Pod objects on both sides, managedFields included
-// (informerkit with SetTransform(nil); client-go's default); obj=pod-stripped caches
-// *corev1.Pod without managedFields on both sides (informerkit's default transform;
-// client-go with a SetTransform doing the same); obj=partial caches, on informerkit's side,
-// partialPod (metadata and three fields; managedFields dropped by default), against
-// client-go's default full pods.
+// Workloads (informerkit shares identical sub-values of cached objects by default):
+//   - obj=pod: whole *corev1.Pod objects on both sides, managedFields included (informerkit
+//     with SetTransform(nil); client-go's default): the same fields.
+//   - obj=pod-stripped: *corev1.Pod without managedFields on both sides (informerkit's
+//     default transform; client-go with a SetTransform doing the same): the same fields.
+//   - obj=pod-default: each side's defaults (informerkit drops managedFields, client-go
+//     keeps them): what a user who sets nothing gets.
+//   - obj=pod-stripped-unshared: obj=pod-stripped with informerkit's sharing turned off
+//     (Options.DisableSharing): what sharing saves and costs.
+//   - obj=partial: on informerkit's side partialPod (metadata and three fields), against
+//     client-go's default full pods.
 
 const (
-	syncObjects = 50000
-	eventPods   = 1000
-	eventBurst  = 5000
+	syncDeployments  = 500
+	eventDeployments = 10
+	fleetReplicas    = 100
+	syncObjects      = syncDeployments * fleetReplicas  // 50,000 pods
+	eventPods        = eventDeployments * fleetReplicas // 1,000 pods
+	eventBurst       = 5000
 )
 
 var podsGVR = apiclient.GroupVersionResource{Version: "v1", Resource: "pods"}
 
-var podNamespaces = []string{"shop-checkout", "shop-payments", "shop-search", "shop-frontend", "shop-inventory"}
-
-// populate creates the namespaces and n synthetic pods.
-func populate(s *apitest.Server, n int) error {
-	for _, ns := range podNamespaces {
-		if _, err := s.Create("namespaces", map[string]any{"metadata": map[string]any{"name": ns}}); err != nil {
+// populate creates the namespaces and the pods of deployments Deployments of replicas
+// replicas each (see fleetPod).
+func populate(s *apitest.Server, deployments, replicas int) error {
+	for i := range fleetNamespaces {
+		if _, err := s.Create("namespaces", map[string]any{"metadata": map[string]any{"name": fmt.Sprintf("team-%02d", i)}}); err != nil {
 			return err
 		}
 	}
-	for i := range n {
-		p := syntheticPod(i, 0)
-		p.ResourceVersion, p.UID = "", ""
-		if _, err := s.Create("pods", p); err != nil {
-			return fmt.Errorf("pod %d: %w", i, err)
+	for d := range deployments {
+		for r := range replicas {
+			if _, err := s.Create("pods", fleetPod(d, r, replicas)); err != nil {
+				return fmt.Errorf("deployment %d pod %d: %w", d, r, err)
+			}
 		}
 	}
 	return nil
@@ -75,7 +86,7 @@ var syncServer = sync.OnceValues(func() (*apitest.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := populate(s, syncObjects); err != nil {
+	if err := populate(s, syncDeployments, fleetReplicas); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -87,7 +98,7 @@ var eventServer = sync.OnceValues(func() (*apitest.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := populate(s, eventPods); err != nil {
+	if err := populate(s, eventDeployments, fleetReplicas); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -145,15 +156,26 @@ func BenchmarkInformerSync(b *testing.B) {
 		b.Fatal(err)
 	}
 	tag := fmt.Sprintf("objects=%d/", syncObjects)
-	b.Run(tag+"obj=pod/impl=informerkit", func(b *testing.B) { syncInformerkit[*corev1.Pod](b, s, true) })
+	keep, unshared := informerkitOptions{keepManagedFields: true}, informerkitOptions{disableSharing: true}
+	b.Run(tag+"obj=pod/impl=informerkit", func(b *testing.B) { syncInformerkit[*corev1.Pod](b, s, keep) })
 	b.Run(tag+"obj=pod/impl=client-go", func(b *testing.B) { syncClientGo(b, s, false) })
-	b.Run(tag+"obj=pod-stripped/impl=informerkit", func(b *testing.B) { syncInformerkit[*corev1.Pod](b, s, false) })
+	b.Run(tag+"obj=pod-stripped/impl=informerkit", func(b *testing.B) { syncInformerkit[*corev1.Pod](b, s, informerkitOptions{}) })
 	b.Run(tag+"obj=pod-stripped/impl=client-go", func(b *testing.B) { syncClientGo(b, s, true) })
-	b.Run(tag+"obj=partial/impl=informerkit", func(b *testing.B) { syncInformerkit[*partialPod](b, s, false) })
+	b.Run(tag+"obj=pod-default/impl=informerkit", func(b *testing.B) { syncInformerkit[*corev1.Pod](b, s, informerkitOptions{}) })
+	b.Run(tag+"obj=pod-default/impl=client-go", func(b *testing.B) { syncClientGo(b, s, false) })
+	b.Run(tag+"obj=pod-stripped-unshared/impl=informerkit", func(b *testing.B) { syncInformerkit[*corev1.Pod](b, s, unshared) })
+	b.Run(tag+"obj=pod-stripped-unshared/impl=client-go", func(b *testing.B) { syncClientGo(b, s, true) })
+	b.Run(tag+"obj=partial/impl=informerkit", func(b *testing.B) { syncInformerkit[*partialPod](b, s, informerkitOptions{}) })
 	b.Run(tag+"obj=partial/impl=client-go", func(b *testing.B) { syncClientGo(b, s, false) })
 }
 
-func syncInformerkit[T apiclient.Object](b *testing.B, s *apitest.Server, keepManagedFields bool) {
+// informerkitOptions are the departures from informerkit's defaults of a workload.
+type informerkitOptions struct {
+	keepManagedFields bool // SetTransform(nil)
+	disableSharing    bool // Options.DisableSharing
+}
+
+func syncInformerkit[T apiclient.Object](b *testing.B, s *apitest.Server, o informerkitOptions) {
 	c := informerkitClient(b, s)
 	defer c.Close()
 	var heap float64
@@ -163,8 +185,8 @@ func syncInformerkit[T apiclient.Object](b *testing.B, s *apitest.Server, keepMa
 		base := liveHeap()
 		cpu0 := cpuTime()
 		b.StartTimer()
-		inf := informer.New(apiclient.NewResource[T](c, podsGVR), informer.Options[T]{})
-		if keepManagedFields {
+		inf := informer.New(apiclient.NewResource[T](c, podsGVR), informer.Options[T]{DisableSharing: o.disableSharing})
+		if o.keepManagedFields {
 			_ = inf.SetTransform(nil)
 		}
 		if _, err := inf.AddEventHandler(informer.ResourceEventHandlerFuncs[T]{}); err != nil {
@@ -396,4 +418,87 @@ func BenchmarkInformerSyncServerOnly(b *testing.B) {
 	}
 	b.ReportMetric(float64(syncObjects)*float64(b.N)/b.Elapsed().Seconds(), "objects/s")
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+}
+
+// TestInformerHeapProfile writes the in-use heap profile of each side's synced informer when
+// INFORMERKIT_HEAP_PROFILE names a directory (INFORMERKIT_HEAP_DEPLOYMENTS sets the size of
+// the fleet, default syncDeployments; INFORMERKIT_HEAP_REPLICAS the replicas of each, default
+// fleetReplicas), for `go tool pprof -sample_index=inuse_space`:
+// informerkit-default.pprof (informerkit's defaults), informerkit-keep.pprof (managedFields
+// kept), client-go-default.pprof. It logs the heap per object of each.
+func TestInformerHeapProfile(t *testing.T) {
+	dir := os.Getenv("INFORMERKIT_HEAP_PROFILE")
+	if dir == "" {
+		t.Skip("set INFORMERKIT_HEAP_PROFILE=<dir> to write heap profiles of synced informers")
+	}
+	if os.Getenv("INFORMERKIT_HEAP_EXACT") == "1" { // every allocation sampled: slow
+		defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
+		runtime.MemProfileRate = 1
+	}
+	deployments := syncDeployments
+	if n, err := strconv.Atoi(os.Getenv("INFORMERKIT_HEAP_DEPLOYMENTS")); err == nil && n > 0 {
+		deployments = n
+	}
+	replicas := fleetReplicas
+	if n, err := strconv.Atoi(os.Getenv("INFORMERKIT_HEAP_REPLICAS")); err == nil && n > 0 {
+		replicas = n
+	}
+	s, err := apitest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := populate(s, deployments, replicas); err != nil {
+		t.Fatal(err)
+	}
+	objects := deployments * replicas
+	write := func(name string, base uint64, took time.Duration) {
+		heap := liveHeap()
+		f, err := os.Create(filepath.Join(dir, name+".pprof"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %.0f B/obj, synced in %v", name, float64(heap-base)/float64(objects), took.Round(time.Millisecond))
+	}
+	ik := func(name string, keep bool) {
+		c, err := apiclient.New(s.Config())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		base := liveHeap()
+		inf := informer.New(apiclient.NewResource[*corev1.Pod](c, podsGVR), informer.Options[*corev1.Pod]{})
+		if keep {
+			_ = inf.SetTransform(nil)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		start := time.Now()
+		go inf.Run(ctx)
+		<-inf.Synced()
+		write(name, base, time.Since(start))
+		runtime.KeepAlive(inf)
+		cancel()
+		<-inf.Done()
+	}
+	ik("informerkit-default", false)
+	ik("informerkit-keep", true)
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: s.URL, QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := liveHeap()
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	inf := factory.Core().V1().Pods().Informer()
+	ctx, cancel := context.WithCancel(context.Background())
+	start := time.Now()
+	factory.Start(ctx.Done())
+	cache.WaitForCacheSync(ctx.Done(), inf.HasSynced)
+	write("client-go-default", base, time.Since(start))
+	runtime.KeepAlive(inf)
+	cancel()
+	factory.Shutdown()
 }
