@@ -522,3 +522,43 @@ func TestInformerCachesShareIdenticalParts(t *testing.T) {
 		})
 	}
 }
+
+// TestSharingNeverWritesValuesItAlreadyShared: an object entering the cache may be a cached
+// object (a transform that returns one) or hold its values by reference (a transform that
+// sets a package-level default). Sharing it must not write to them, not even the same
+// reference back, because handlers read cached objects concurrently: under -race such a
+// write is reported.
+func TestSharingNeverWritesValuesItAlreadyShared(t *testing.T) {
+	s := newSharer(reflect.TypeFor[*sPod]())
+	a := shareObject(s, decodePod(t, deploymentPodJSON(1, 1)))
+	probe, env := a.Spec.Containers[0].Probe, a.Spec.Containers[0].Env[1].ValueFrom
+
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() { // a handler reading the cached object
+		defer close(done)
+		for n := 0; ; n += len(probe.Path) + len(env.FieldPath) + len(a.Labels["app"]) + len(a.Spec.Containers[0].Image) {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+		}
+	}()
+	for r := 2; r < 50; r++ {
+		// Another deployment's pod, so its containers are not equal to a's and are walked
+		// field by field, but holding a's probe, env source and labels by reference.
+		b := decodePod(t, deploymentPodJSON(2, r))
+		b.Spec.Containers[0].Probe = probe
+		b.Spec.Containers[0].Env[1].ValueFrom = env
+		b.Labels = a.Labels
+		b = shareObject(s, b)
+		if r%2 == 0 { // and the cached object itself again, as a transform returning it would
+			shareObject(s, a)
+		}
+		if b.Spec.Containers[0].Probe.Path != "/healthz" || b.Labels["app"] != "app-1" {
+			t.Fatalf("pod %d: shared values changed: %+v %v", r, *b.Spec.Containers[0].Probe, b.Labels)
+		}
+	}
+	close(stop)
+	<-done
+}
