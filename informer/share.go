@@ -385,24 +385,9 @@ func (s *sharer) shareSlice(p *sharePlan, site int, ptr unsafe.Pointer, depth in
 	if sh.len == 0 {
 		return
 	}
-	var key shareKey
-	ok := s.enabled(site)
-	if ok {
-		var h uint64
-		var size uintptr
-		h, size, ok = s.hashOf(p, ptr, depth)
-		key = shareKey{p, h}
-		if c, n := s.lookup(key); ok && c != nil && n == sh.len {
-			if c == sh.data {
-				s.tick(site)
-				return
-			}
-			if s.equalElems(p.elem, c, sh.data, n, depth+1) {
-				sh.data, sh.cap = c, n
-				s.hit(site, size)
-				return
-			}
-		}
+	key, ok, done := s.lookupSlice(p, site, sh, depth)
+	if done {
+		return
 	}
 	if waste := uintptr(sh.cap-sh.len) * p.elem.size; waste >= shareTrimMin {
 		v := reflect.NewAt(p.typ, ptr).Elem()
@@ -418,6 +403,29 @@ func (s *sharer) shareSlice(p *sharePlan, site int, ptr unsafe.Pointer, depth in
 	if ok {
 		s.insert(site, key, sh.data, sh.len)
 	}
+}
+
+// lookupSlice looks the slice sh (of plan p) up among the shared ones. done: sh already is
+// the shared copy or has just been pointed at it. Otherwise the caller shares the elements
+// and, when ok, inserts the slice under key.
+func (s *sharer) lookupSlice(p *sharePlan, site int, sh *sliceHeader, depth int) (key shareKey, ok, done bool) {
+	if !s.enabled(site) {
+		return key, false, false
+	}
+	h, size, ok := s.hashOf(p, unsafe.Pointer(sh), depth)
+	key = shareKey{p, h}
+	if c, n := s.lookup(key); ok && c != nil && n == sh.len {
+		if c == sh.data {
+			s.tick(site)
+			return key, ok, true
+		}
+		if s.equalElems(p.elem, c, sh.data, n, depth+1) {
+			sh.data, sh.cap = c, n
+			s.hit(site, size)
+			return key, ok, true
+		}
+	}
+	return key, ok, false
 }
 
 // mapAt returns the map at ptr as a reflect.Value that can be set.
@@ -633,34 +641,22 @@ func (s *sharer) shareAnySlice(site int, sh *sliceHeader, depth int) {
 	if sh.len == 0 || depth > maxShareDepth {
 		return
 	}
-	var key shareKey
-	ok := s.enabled(site)
-	if ok {
-		var h uint64
-		var size uintptr
-		h, size, ok = s.hashOf(planAnySlice, unsafe.Pointer(sh), depth)
-		key = shareKey{planAnySlice, h}
-		if c, n := s.lookup(key); ok && c != nil && n == sh.len {
-			if c == sh.data {
-				s.tick(site)
-				return
-			}
-			if s.equalElems(planAnySlice.elem, c, sh.data, n, depth+1) {
-				sh.data, sh.cap = c, n
-				s.hit(site, size)
-				return
-			}
-		}
+	key, ok, done := s.lookupSlice(planAnySlice, site, sh, depth)
+	if done {
+		return
 	}
 	x := *(*[]any)(unsafe.Pointer(sh))
 	if cap(x) > len(x) {
 		x = append([]any(nil), x...)
+		*(*[]any)(unsafe.Pointer(sh)) = x
 	}
 	child := s.childSite(site, "[]")
 	for i := range x {
-		x[i] = s.shareAny(child, x[i], depth+1)
+		// Writes only what changes, as share does.
+		if v := s.shareAny(child, x[i], depth+1); *(*eface)(unsafe.Pointer(&v)) != *(*eface)(unsafe.Pointer(&x[i])) {
+			x[i] = v
+		}
 	}
-	*(*[]any)(unsafe.Pointer(sh)) = x
 	if ok {
 		s.insert(site, key, sh.data, sh.len)
 	}
