@@ -436,36 +436,7 @@ func (f *FIFO[T]) replaceCoalescingLocked(keys []string, objs []T) {
 }
 
 func (f *FIFO[T]) replaceInOrderLocked(keys []string, objs []T, listed map[string]struct{}) {
-	// The newest queued delta of every queued key, in order of first appearance.
-	last := map[string]uint64{}
-	var order []string
-	for s := f.items.head; s != f.items.tail; s++ {
-		it := f.items.at(s)
-		if _, seen := last[it.key]; !seen {
-			order = append(order, it.key)
-		}
-		last[it.key] = s
-	}
-	for _, k := range order {
-		if _, ok := listed[k]; ok {
-			continue
-		}
-		if d := f.items.at(last[k]).d; d.Type != Deleted {
-			f.pushLocked(k, Delta[T]{Type: Deleted, Object: d.Object, FinalStateUnknown: true})
-		}
-	}
-	if f.known != nil {
-		for _, k := range f.known.ListKeys() {
-			if _, ok := listed[k]; ok {
-				continue
-			}
-			if _, queued := last[k]; queued {
-				continue
-			}
-			obj, _, _ := f.known.GetByKey(k)
-			f.pushLocked(k, Delta[T]{Type: Deleted, Object: obj, FinalStateUnknown: true})
-		}
-	}
+	f.queueTombstonesInOrderLocked(listed)
 	for i, k := range keys {
 		f.pushLocked(k, Delta[T]{Type: Replaced, Object: objs[i]})
 	}

@@ -128,7 +128,7 @@ func (r *Replacement[T]) Finish(resourceVersion string) error {
 	case Coalescing:
 		f.finishCoalescingLocked(seen)
 	case InOrder:
-		f.finishInOrderLocked(seen)
+		f.queueTombstonesInOrderLocked(seen)
 	case Atomic:
 		f.pushLocked("", Delta[T]{Type: ReplacedEnd, End: &ReplacedEndInfo{ResourceVersion: resourceVersion, Keys: seen}})
 	}
@@ -176,10 +176,12 @@ func (f *FIFO[T]) finishCoalescingLocked(seen map[string]struct{}) {
 	}
 }
 
-// finishInOrderLocked queues the tombstones of a replacement in mode InOrder: queued keys not
-// seen whose newest delta is not a delete (with that delta's object), in order of first
-// appearance, then known keys neither queued nor seen.
-func (f *FIFO[T]) finishInOrderLocked(seen map[string]struct{}) {
+// queueTombstonesInOrderLocked queues the tombstones of a replacement in mode InOrder, listed
+// being the keys the list had: queued keys not listed whose newest delta is not a delete
+// (with that delta's object), in order of first appearance, then known keys neither queued
+// nor listed. Both the whole-list Replace and an incremental Replacement's Finish use it.
+func (f *FIFO[T]) queueTombstonesInOrderLocked(listed map[string]struct{}) {
+	// The newest queued delta of every unlisted queued key.
 	last := map[string]uint64{}
 	var order []string
 	for s := f.items.head; s != f.items.tail; s++ {
@@ -187,21 +189,13 @@ func (f *FIFO[T]) finishInOrderLocked(seen map[string]struct{}) {
 		if it.d.Type.keyless() {
 			continue
 		}
-		if _, ok := seen[it.key]; ok {
+		if _, ok := listed[it.key]; ok {
 			continue
 		}
 		if _, dup := last[it.key]; !dup {
 			order = append(order, it.key)
 		}
 		last[it.key] = s
-	}
-	var queued map[string]struct{}
-	if f.known != nil {
-		// Seen keys are never tombstoned, so only the unseen queued keys matter here.
-		queued = make(map[string]struct{}, len(order))
-		for _, k := range order {
-			queued[k] = struct{}{}
-		}
 	}
 	for _, k := range order {
 		if d := f.items.at(last[k]).d; d.Type != Deleted {
@@ -212,13 +206,13 @@ func (f *FIFO[T]) finishInOrderLocked(seen map[string]struct{}) {
 		return
 	}
 	for _, k := range f.known.ListKeys() {
-		if _, ok := seen[k]; ok {
+		if _, ok := listed[k]; ok {
 			continue
 		}
-		if _, ok := queued[k]; ok {
+		if _, queued := last[k]; queued {
 			continue
 		}
-		obj, _, _ := f.known.GetByKey(k)
+		obj, _, _ := f.known.GetByKey(k) // zero object if unknown: a tombstone without state
 		f.pushLocked(k, Delta[T]{Type: Deleted, Object: obj, FinalStateUnknown: true})
 	}
 }
