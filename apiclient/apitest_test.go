@@ -21,9 +21,14 @@ type ConfigMap struct {
 
 var configmaps = apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 
-func newServer(t *testing.T, proto apiclient.WatchProtocol, opts ...apitest.Option) (*apitest.Server, *apiclient.Client) {
+func newServer(t *testing.T, proto apiclient.WatchProtocol) (*apitest.Server, *apiclient.Client) {
 	t.Helper()
-	s := apitest.NewServer(opts...)
+	return newServerWithOptions(t, proto, apitest.Options{})
+}
+
+func newServerWithOptions(t *testing.T, proto apiclient.WatchProtocol, opts apitest.Options) (*apitest.Server, *apiclient.Client) {
+	t.Helper()
+	s := apitest.NewServerWithOptions(opts)
 	cfg := s.Config()
 	cfg.WatchProtocol = proto
 	c, err := apiclient.New(cfg)
@@ -95,7 +100,7 @@ var protocols = []struct {
 func TestWatchFromResourceVersionBothProtocols(t *testing.T) {
 	for _, p := range protocols {
 		t.Run(p.name, func(t *testing.T) {
-			s, c := newServer(t, p.proto, apitest.WithToken("tok"), apitest.WithTLS())
+			s, c := newServerWithOptions(t, p.proto, apitest.Options{Token: "tok", TLS: true})
 			ctx := testCtx(t)
 			cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default").WithKind("ConfigMap")
 			a, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: "a"}}, apiclient.CreateOptions{})
@@ -181,7 +186,7 @@ func TestWatchCompactedResourceVersionIsExpired(t *testing.T) {
 func TestWatchInitialEventsAndBookmarks(t *testing.T) {
 	for _, p := range protocols {
 		t.Run(p.name, func(t *testing.T) {
-			_, c := newServer(t, p.proto, apitest.WithBookmarkInterval(20*time.Millisecond))
+			_, c := newServerWithOptions(t, p.proto, apitest.Options{BookmarkInterval: 20 * time.Millisecond})
 			ctx := testCtx(t)
 			cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
 			for _, n := range []string{"x", "y"} {
@@ -231,7 +236,7 @@ func TestWatchInitialEventsAndBookmarks(t *testing.T) {
 }
 
 func TestWatchAutoFallsBackWhenWebSocketIsRefused(t *testing.T) {
-	s, c := newServer(t, apiclient.WatchAuto, apitest.WithoutWebSocket())
+	s, c := newServerWithOptions(t, apiclient.WatchAuto, apitest.Options{RefuseWebSocket: true})
 	ctx := testCtx(t)
 	cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
 	for i := 0; i < 2; i++ {
@@ -379,13 +384,13 @@ func TestPagingAndConflicts(t *testing.T) {
 }
 
 func TestKubeconfigAgainstTLSServer(t *testing.T) {
-	s := apitest.NewServer(apitest.WithTLS(), apitest.WithToken("sekrit"))
+	s := apitest.NewServerWithOptions(apitest.Options{TLS: true, Token: "sekrit"})
 	defer s.Close()
 	path := filepath.Join(t.TempDir(), "config")
 	if err := s.WriteKubeconfig(path); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := apiclient.LoadConfig(apiclient.WithKubeconfig(path))
+	cfg, err := apiclient.LoadConfigWithOptions(apiclient.LoadOptions{Kubeconfig: path})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -217,11 +217,14 @@ type Request struct {
 	// Body is sent as is, with ContentType ("" means application/json).
 	Body        []byte
 	ContentType string
+	// DisableRetries sends a GET once, whatever Config.MaxRetries says: the caller gets the
+	// first failure at once and applies its own policy. Other methods are never retried.
+	DisableRetries bool
 }
 
 // Do sends a raw request and returns the response body of a 2xx answer, or a *Status error.
 // GET requests are retried on 429, 5xx and connection errors, honouring Retry-After (unless
-// ctx comes from WithoutRetries); other methods are sent once. Every request waits for the
+// req.DisableRetries); other methods are sent once. Every request waits for the
 // client-side rate limiter.
 func (c *Client) Do(ctx context.Context, req Request) ([]byte, error) {
 	if req.Method == "" {
@@ -278,53 +281,6 @@ func (c *Client) waitLimiter(ctx context.Context) error {
 		return fmt.Errorf("apiclient: client rate limiter: %w", err)
 	}
 	return nil
-}
-
-// do runs a non-watch request with rate limiting, the per-request timeout and retries of
-// idempotent requests, and returns the whole body of a 2xx response.
-func (c *Client) do(ctx context.Context, req Request) ([]byte, error) {
-	idempotent := req.Method == http.MethodGet || req.Method == http.MethodHead
-	retries := c.retries(ctx)
-	for attempt := 0; ; attempt++ {
-		if err := c.waitLimiter(ctx); err != nil {
-			return nil, err
-		}
-		body, status, retryAfter, err := c.attempt(ctx, req)
-		if err == nil {
-			return body, nil
-		}
-		if ctx.Err() != nil {
-			return nil, err
-		}
-		if !idempotent || attempt >= retries || !retryable(status, err) {
-			return nil, err
-		}
-		delay := retryAfter
-		if delay <= 0 {
-			delay = backoff(attempt)
-		}
-		c.logger.Debug("apiclient: retrying request", "method", req.Method, "path", req.Path,
-			"status", status, "attempt", attempt+1, "delay", delay)
-		if err := sleepCtx(ctx, delay); err != nil {
-			return nil, err
-		}
-	}
-}
-
-// attempt sends one request and reads a 2xx answer's body whole. status is the HTTP status
-// (0 for transport errors).
-func (c *Client) attempt(ctx context.Context, req Request) (body []byte, status int, retryAfter time.Duration, err error) {
-	started, status, retryAfter, err := c.attemptStream(ctx, req, func(r io.Reader) error {
-		var readErr error
-		if body, readErr = io.ReadAll(r); readErr != nil {
-			return fmt.Errorf("apiclient: %s %s: reading response: %w", req.Method, req.Path, readErr)
-		}
-		return nil
-	})
-	if started && err != nil {
-		return nil, 0, 0, err // a body cut short: judged as a transport error
-	}
-	return body, status, retryAfter, err
 }
 
 // retryable reports whether a failed idempotent request may be sent again.

@@ -148,7 +148,7 @@ func (b *failingBody) Read(p []byte) (int, error) {
 func (b *failingBody) Close() error { return nil }
 
 // ListEach retries a request refused before the body starts, like List, but never one whose
-// body it has started to hand out; WithoutRetries turns retries off for one call.
+// body it has started to hand out; ListOptions.DisableRetries turns retries off for one call.
 func TestListEachRetries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var calls atomic.Int32
@@ -184,16 +184,16 @@ func TestListEachRetries(t *testing.T) {
 		}
 
 		calls.Store(0)
-		_, err = pods.ListEach(WithoutRetries(context.Background()), ListOptions{}, func(*testPod) error { return nil })
+		_, err = pods.ListEach(context.Background(), ListOptions{DisableRetries: true}, func(*testPod) error { return nil })
 		if !IsServiceUnavailable(err) || calls.Load() != 1 {
-			t.Fatalf("WithoutRetries: %v after %d calls, want the 503 at once", err, calls.Load())
+			t.Fatalf("DisableRetries: %v after %d calls, want the 503 at once", err, calls.Load())
 		}
 		if d, ok := RetryAfter(err); !ok || d != 3*time.Second {
 			t.Fatalf("RetryAfter = %v, %v", d, ok)
 		}
 		calls.Store(0)
-		if _, err := pods.List(WithoutRetries(context.Background()), ListOptions{}); !IsServiceUnavailable(err) || calls.Load() != 1 {
-			t.Fatalf("List WithoutRetries: %v after %d calls", err, calls.Load())
+		if _, err := pods.List(context.Background(), ListOptions{DisableRetries: true}); !IsServiceUnavailable(err) || calls.Load() != 1 {
+			t.Fatalf("List DisableRetries: %v after %d calls", err, calls.Load())
 		}
 
 		// A body cut half-way is not retried: the items before the cut were handed out.

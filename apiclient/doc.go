@@ -12,7 +12,7 @@
 //
 //	client-go / apimachinery                     apiclient
 //	clientcmd.BuildConfigFromFlags, rest.InClusterConfig
-//	                                             LoadConfig(WithKubeconfig, WithContext, ...), InClusterConfig
+//	                                             LoadConfig, LoadConfigWithOptions, InClusterConfig
 //	rest.Config                                  Config (String/LogValue redact secrets)
 //	kubernetes.NewForConfig / rest.RESTClientFor New(*Config) *Client
 //	clientset.CoreV1().Pods(ns)                  NewResource[*Pod](c, gvr).Namespace(ns)
@@ -37,8 +37,8 @@
 // retried on 429, 5xx (except 501) and connection errors up to Config.MaxRetries times,
 // waiting for the server's Retry-After when it names one (capped at a minute) and for an
 // exponential back-off from 250 ms otherwise; writes and watches are never retried. A
-// caller with its own backoff (the reflector) sends its requests with a context from
-// WithoutRetries to see the first failure at once. The *Status of a refused request carries
+// caller with its own backoff (the reflector) sets ListOptions.DisableRetries to see the
+// first failure at once. The *Status of a refused request carries
 // Retry-After in Details.RetryAfterSeconds.
 //
 // # Lists

@@ -23,7 +23,7 @@ type Pod struct {
 
 // Load the configuration the way kubectl does and list pods.
 func ExampleLoadConfig() {
-	cfg, err := apiclient.LoadConfig(apiclient.WithContext("dev"))
+	cfg, err := apiclient.LoadConfig()
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -130,4 +130,13 @@ func ExampleResourceFor() {
 	// Output:
 	// configmaps.v1 ConfigMap true
 	// dyn on
+}
+
+// Load the configuration of another kubeconfig context, as kubectl --context dev does.
+func ExampleLoadConfigWithOptions() {
+	cfg, err := apiclient.LoadConfigWithOptions(apiclient.LoadOptions{CurrentContext: "dev"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(cfg.Host)
 }

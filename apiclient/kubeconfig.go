@@ -12,59 +12,34 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// LoadOptions say where LoadConfig looks. The zero value does what kubectl does: the files
-// of $KUBECONFIG, else ~/.kube/config, else the in-cluster service account.
+// LoadOptions say where LoadConfigWithOptions and InClusterConfigWithOptions look. The zero
+// value does what kubectl does: the files of $KUBECONFIG, else ~/.kube/config, else the
+// in-cluster service account.
 type LoadOptions struct {
 	// Kubeconfig is an explicit kubeconfig path; when set, only this file is read and it
-	// must exist (kubectl --kubeconfig).
+	// must exist (kubectl --kubeconfig). Default: $KUBECONFIG, else ~/.kube/config.
 	Kubeconfig string
-	// Context overrides the current-context (kubectl --context).
-	Context string
-	// Namespace overrides the context's namespace (kubectl --namespace).
+	// CurrentContext names the kubeconfig context to use instead of the file's
+	// current-context (kubectl --context). Default: current-context.
+	CurrentContext string
+	// Namespace overrides the context's namespace (kubectl --namespace). Default: the
+	// context's, or the service account's in a cluster.
 	Namespace string
-	// ServiceAccountDir is where the in-cluster token, ca.crt and namespace live
-	// ("" means /var/run/secrets/kubernetes.io/serviceaccount).
+	// ServiceAccountDir is where the in-cluster token, ca.crt and namespace live. Default:
+	// DefaultServiceAccountDir.
 	ServiceAccountDir string
-	// Getenv reads environment variables (nil means os.Getenv). Tests set it.
+	// Getenv reads environment variables. Default: os.Getenv. Tests set it.
 	Getenv func(string) string
-	// HomeDir is the home directory holding .kube/config ("" means os.UserHomeDir).
+	// HomeDir is the home directory holding .kube/config. Default: os.UserHomeDir().
 	HomeDir string
 }
-
-// LoadOption sets a field of LoadOptions.
-type LoadOption func(*LoadOptions)
-
-// WithKubeconfig reads only the kubeconfig at path.
-func WithKubeconfig(path string) LoadOption { return func(o *LoadOptions) { o.Kubeconfig = path } }
-
-// WithContext selects a kubeconfig context other than current-context.
-func WithContext(name string) LoadOption { return func(o *LoadOptions) { o.Context = name } }
-
-// WithNamespace overrides the default namespace.
-func WithNamespace(ns string) LoadOption { return func(o *LoadOptions) { o.Namespace = ns } }
-
-// WithServiceAccountDir sets the directory of the in-cluster credentials.
-func WithServiceAccountDir(dir string) LoadOption {
-	return func(o *LoadOptions) { o.ServiceAccountDir = dir }
-}
-
-// WithGetenv sets the function that reads environment variables.
-func WithGetenv(getenv func(string) string) LoadOption {
-	return func(o *LoadOptions) { o.Getenv = getenv }
-}
-
-// WithHomeDir sets the home directory in which .kube/config is looked up.
-func WithHomeDir(dir string) LoadOption { return func(o *LoadOptions) { o.HomeDir = dir } }
-
-// WithOptions sets all options at once.
-func WithOptions(opts LoadOptions) LoadOption { return func(o *LoadOptions) { *o = opts } }
 
 // DefaultServiceAccountDir holds the token, ca.crt and namespace of a pod's service account.
 const DefaultServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 // LoadConfig finds the configuration the way kubectl does:
 //
-//  1. an explicit kubeconfig (WithKubeconfig), which must exist;
+//  1. an explicit kubeconfig (LoadOptions.Kubeconfig), which must exist;
 //  2. else the files listed in $KUBECONFIG (missing ones are skipped), merged: for
 //     clusters, users and contexts the first file that names an entry wins, whole;
 //     current-context comes from the first file that sets it;
@@ -80,11 +55,11 @@ const DefaultServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 //	kubeconfig /x/config: context "dev": user "bob": client-certificate "/missing.crt": no such file or directory
 //
 // Token files stay paths (they rotate). Errors never contain credentials.
-func LoadConfig(opts ...LoadOption) (*Config, error) {
-	var o LoadOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+func LoadConfig() (*Config, error) { return LoadConfigWithOptions(LoadOptions{}) }
+
+// LoadConfigWithOptions is LoadConfig with an explicit kubeconfig, context or namespace
+// (kubectl's --kubeconfig, --context and --namespace), or another environment.
+func LoadConfigWithOptions(o LoadOptions) (*Config, error) {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
@@ -127,11 +102,11 @@ func LoadConfig(opts ...LoadOption) (*Config, error) {
 // InClusterConfig builds the configuration of a pod: the API server at
 // KUBERNETES_SERVICE_HOST:KUBERNETES_SERVICE_PORT, the service-account token file (re-read
 // as it rotates), its CA and namespace.
-func InClusterConfig(opts ...LoadOption) (*Config, error) {
-	var o LoadOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+func InClusterConfig() (*Config, error) { return InClusterConfigWithOptions(LoadOptions{}) }
+
+// InClusterConfigWithOptions is InClusterConfig with another service-account directory,
+// namespace or environment; the kubeconfig fields of o are ignored.
+func InClusterConfigWithOptions(o LoadOptions) (*Config, error) {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
@@ -315,7 +290,7 @@ func sanitizeYAMLError(err error) error {
 }
 
 func (m *mergedKubeconfig) resolve(o LoadOptions) (*Config, error) {
-	name, where := o.Context, "the context override"
+	name, where := o.CurrentContext, "the context override"
 	if name == "" {
 		name, where = m.currentContext, "current-context in kubeconfig "+m.currentContextFile
 	}

@@ -22,8 +22,8 @@ func writeFile(t *testing.T, path, content string) string {
 	return path
 }
 
-func env(m map[string]string) LoadOption {
-	return WithGetenv(func(k string) string { return m[k] })
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
 }
 
 const testCAPEM = "-----BEGIN CERTIFICATE-----\nnot checked by LoadConfig\n-----END CERTIFICATE-----\n"
@@ -71,7 +71,7 @@ contexts:
 	missing := filepath.Join(dir, "missing", "config")
 
 	kubeconfig := strings.Join([]string{missing, first, second, third}, string(os.PathListSeparator))
-	cfg, err := LoadConfig(env(map[string]string{"KUBECONFIG": kubeconfig}))
+	cfg, err := LoadConfigWithOptions(LoadOptions{Getenv: env(map[string]string{"KUBECONFIG": kubeconfig})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ contexts:
 		t.Errorf("token file %q (want %q), token set: %v", cfg.BearerTokenFile, want, cfg.BearerToken != "")
 	}
 
-	cfg, err = LoadConfig(env(map[string]string{"KUBECONFIG": kubeconfig}), WithContext("prod"), WithNamespace("override"))
+	cfg, err = LoadConfigWithOptions(LoadOptions{Getenv: env(map[string]string{"KUBECONFIG": kubeconfig}), CurrentContext: "prod", Namespace: "override"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,14 +98,14 @@ contexts:
 	}
 
 	// An explicit path reads only that file.
-	if _, err := LoadConfig(WithKubeconfig(third), env(map[string]string{"KUBECONFIG": kubeconfig})); err == nil ||
+	if _, err := LoadConfigWithOptions(LoadOptions{Kubeconfig: third, Getenv: env(map[string]string{"KUBECONFIG": kubeconfig})}); err == nil ||
 		!strings.Contains(err.Error(), `context "prod"`) {
 		t.Errorf("explicit file: err = %v", err)
 	}
 	// ~/.kube/config when KUBECONFIG is unset.
 	home := t.TempDir()
 	writeFile(t, filepath.Join(home, ".kube", "config"), "current-context: x\nclusters:\n- name: c\n  cluster: {server: \"http://home:8080\"}\ncontexts:\n- name: x\n  context: {cluster: c}\n")
-	cfg, err = LoadConfig(env(nil), WithHomeDir(home))
+	cfg, err = LoadConfigWithOptions(LoadOptions{Getenv: env(nil), HomeDir: home})
 	if err != nil || cfg.Host != "http://home:8080" {
 		t.Fatalf("home config: %v %v", cfg, err)
 	}
@@ -142,7 +142,7 @@ contexts: [{name: dev, context: {cluster: c}}]`,
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := writeFile(t, filepath.Join(dir, "config"), c.yaml)
-			_, err := LoadConfig(WithKubeconfig(path))
+			_, err := LoadConfigWithOptions(LoadOptions{Kubeconfig: path})
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -168,7 +168,7 @@ func TestInClusterConfig(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "ca.crt"), testCAPEM)
 	writeFile(t, filepath.Join(dir, "namespace"), "kube-system\n")
 	e := env(map[string]string{"KUBERNETES_SERVICE_HOST": "fd00::1", "KUBERNETES_SERVICE_PORT": "443"})
-	cfg, err := LoadConfig(e, WithServiceAccountDir(dir), WithHomeDir(t.TempDir()))
+	cfg, err := LoadConfigWithOptions(LoadOptions{Getenv: e, ServiceAccountDir: dir, HomeDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,10 +176,10 @@ func TestInClusterConfig(t *testing.T) {
 		cfg.TLS.CAFile != filepath.Join(dir, "ca.crt") || cfg.Namespace != "kube-system" {
 		t.Fatalf("config = %v", cfg)
 	}
-	if _, err := LoadConfig(env(nil), WithHomeDir(t.TempDir())); err == nil || !strings.Contains(err.Error(), "not running in a cluster") {
+	if _, err := LoadConfigWithOptions(LoadOptions{Getenv: env(nil), HomeDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "not running in a cluster") {
 		t.Fatalf("no config at all: %v", err)
 	}
-	if _, err := InClusterConfig(e, WithServiceAccountDir(t.TempDir())); err == nil || !strings.Contains(err.Error(), "token") {
+	if _, err := InClusterConfigWithOptions(LoadOptions{Getenv: e, ServiceAccountDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "token") {
 		t.Fatalf("missing token: %v", err)
 	}
 }

@@ -58,43 +58,59 @@ func TestListEachAgreesWithList(t *testing.T) {
 
 // A LIST refused by the server reaches a caller that turned retries off at once, with one
 // request; with retries (the default) the client absorbs it.
-func TestWithoutRetriesAgainstServerFaults(t *testing.T) {
+func TestDisableRetriesAgainstServerFaults(t *testing.T) {
 	s, c := newServer(t, apiclient.WatchChunked)
 	ctx := testCtx(t)
 	cms := apiclient.NewResource[*ConfigMap](c, configmaps)
-	list := map[string]func(context.Context) error{
-		"List": func(ctx context.Context) error { _, err := cms.List(ctx, apiclient.ListOptions{}); return err },
-		"ListEach": func(ctx context.Context) error {
-			_, err := cms.ListEach(ctx, apiclient.ListOptions{}, func(*ConfigMap) error { return nil })
-			return err
-		},
+	cm, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: "a", Namespace: "default"}}, apiclient.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for name, do := range list {
+	inDefault := cms.Namespace("default")
+	list := map[string]struct {
+		verb apitest.Verb
+		do   func(noRetries bool) error
+	}{
+		"List": {apitest.VerbList, func(no bool) error {
+			_, err := cms.List(ctx, apiclient.ListOptions{DisableRetries: no})
+			return err
+		}},
+		"ListEach": {apitest.VerbList, func(no bool) error {
+			_, err := cms.ListEach(ctx, apiclient.ListOptions{DisableRetries: no}, func(*ConfigMap) error { return nil })
+			return err
+		}},
+		"Get": {apitest.VerbGet, func(no bool) error {
+			_, err := inDefault.Get(ctx, cm.Name, apiclient.GetOptions{DisableRetries: no})
+			return err
+		}},
+		"Do": {apitest.VerbGet, func(no bool) error {
+			_, err := c.Do(ctx, apiclient.Request{Path: "/api/v1/namespaces/default/configmaps/a", DisableRetries: no})
+			return err
+		}},
+	}
+	for name, tc := range list {
 		t.Run(name, func(t *testing.T) {
 			seq := s.LastRequestSeq()
-			if err := s.FailRequests(apitest.VerbList, "configmaps", 1, http.StatusInternalServerError, 0); err != nil {
+			if err := s.FailRequests(tc.verb, "configmaps", 1, http.StatusInternalServerError, 0); err != nil {
 				t.Fatal(err)
 			}
-			if err := do(apiclient.WithoutRetries(ctx)); !apiclient.IsInternalError(err) {
+			if err := tc.do(true); !apiclient.IsInternalError(err) {
 				t.Fatalf("err = %v, want the 500", err)
 			}
-			if n := len(s.RequestsMatching(apitest.RequestFilter{Verb: apitest.VerbList, After: seq})); n != 1 {
-				t.Fatalf("%d LIST requests, want 1", n)
+			if n := len(s.RequestsMatching(apitest.RequestFilter{Verb: tc.verb, After: seq})); n != 1 {
+				t.Fatalf("%d %s requests, want 1", n, tc.verb)
 			}
 			seq = s.LastRequestSeq()
-			if err := s.FailRequests(apitest.VerbList, "configmaps", 1, http.StatusInternalServerError, 0); err != nil {
+			if err := s.FailRequests(tc.verb, "configmaps", 1, http.StatusInternalServerError, 0); err != nil {
 				t.Fatal(err)
 			}
-			if err := do(ctx); err != nil {
+			if err := tc.do(false); err != nil {
 				t.Fatalf("with retries: %v", err)
 			}
-			if n := len(s.RequestsMatching(apitest.RequestFilter{Verb: apitest.VerbList, After: seq})); n != 2 {
-				t.Fatalf("%d LIST requests, want 2 (one retry)", n)
+			if n := len(s.RequestsMatching(apitest.RequestFilter{Verb: tc.verb, After: seq})); n != 2 {
+				t.Fatalf("%d %s requests, want 2 (one retry)", n, tc.verb)
 			}
 		})
-	}
-	if apiclient.RetriesDisabled(ctx) || !apiclient.RetriesDisabled(apiclient.WithoutRetries(ctx)) {
-		t.Fatal("RetriesDisabled does not follow WithoutRetries")
 	}
 }
 
@@ -102,7 +118,7 @@ func TestWithoutRetriesAgainstServerFaults(t *testing.T) {
 // and item by item (ListEach, each item dropped after the callback, as an incremental store
 // that updates in place lets it be) for 500 and 10,000 configmaps of about 1 KB.
 func BenchmarkListEach(b *testing.B) {
-	s := apitest.NewServer(apitest.WithLogger(slog.New(slog.DiscardHandler)))
+	s := apitest.NewServerWithOptions(apitest.Options{Logger: slog.New(slog.DiscardHandler)})
 	defer s.Close()
 	c, err := apiclient.New(s.Config())
 	if err != nil {

@@ -74,6 +74,9 @@ type GetOptions struct {
 	// ResourceVersion "" reads the latest state from storage; "0" lets the server answer
 	// from its watch cache.
 	ResourceVersion string
+	// DisableRetries sends the request once (see Request.DisableRetries); client-side, not
+	// sent to the server. Default: retried up to Config.MaxRetries times.
+	DisableRetries bool
 }
 
 // CreateOptions are the query parameters of POST.
@@ -177,7 +180,7 @@ func (r *Resource[T]) Get(ctx context.Context, name string, opts GetOptions) (T,
 	if opts.ResourceVersion != "" {
 		q.Set("resourceVersion", opts.ResourceVersion)
 	}
-	body, err := r.c.do(ctx, Request{Method: http.MethodGet, Path: r.path(r.namespace, name), Query: q})
+	body, err := r.c.do(ctx, Request{Method: http.MethodGet, Path: r.path(r.namespace, name), Query: q, DisableRetries: opts.DisableRetries})
 	if err != nil {
 		return zero, err
 	}
@@ -187,7 +190,7 @@ func (r *Resource[T]) Get(ctx context.Context, name string, opts GetOptions) (T,
 // List returns one page of the collection (opts.Limit and opts.Continue page it; the last
 // page has an empty Continue). An expired continue token is a 410 (IsResourceExpired).
 func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*List[T], error) {
-	body, err := r.c.do(ctx, Request{Method: http.MethodGet, Path: r.path(r.namespace, ""), Query: opts.Query(false)})
+	body, err := r.c.do(ctx, Request{Method: http.MethodGet, Path: r.path(r.namespace, ""), Query: opts.Query(false), DisableRetries: opts.DisableRetries})
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +210,7 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*List[T], err
 // an item larger than Config.MaxEventSize gives ErrListItemTooLarge; a connection that
 // breaks mid-body gives the transport's error. In every case fn has already seen the items
 // before the failure. A request refused before the body starts (429, 5xx, connection
-// refused) is retried like List's, unless ctx comes from WithoutRetries; nothing is
+// refused) is retried like List's, unless opts.DisableRetries; nothing is
 // retried once fn has been called.
 //
 // It implements the reflector's StreamingLister: with an incremental store, a relist never

@@ -9,55 +9,54 @@ import (
 	"time"
 )
 
-// noRetriesKey is the context key of WithoutRetries.
-type noRetriesKey struct{}
-
-// WithoutRetries returns a copy of ctx that makes every request sent with it go out once:
-// the client does not retry it on 429, 5xx or connection errors, whatever Config.MaxRetries
-// says. The caller gets the first failure at once, with the server's Retry-After in the
-// *Status (see RetryAfter), and can apply its own policy.
-//
-// Use it when the caller has a backoff of its own. The reflector sends its LIST and WATCH
-// requests with it: with the client's retries (up to 5 attempts, 250 ms doubling) under the
-// reflector's backoff, a failing LIST took about 7 s to reach the reflector, and a 429's
-// Retry-After was consumed by the client instead of slowing the reflector down. Watches and
-// writes are never retried by the client anyway; the context only matters for GET requests
-// (Get, List, ListEach, All, Do).
-func WithoutRetries(ctx context.Context) context.Context {
-	return context.WithValue(ctx, noRetriesKey{}, true)
-}
-
-// RetriesDisabled reports whether ctx (or a context derived from it) was made by
-// WithoutRetries.
-func RetriesDisabled(ctx context.Context) bool {
-	v, _ := ctx.Value(noRetriesKey{}).(bool)
-	return v
-}
-
-// retries returns how often a failed idempotent request sent with ctx may be retried.
-func (c *Client) retries(ctx context.Context) int {
-	if RetriesDisabled(ctx) {
-		return 0
+// do runs a non-watch request and returns the whole body of a 2xx response.
+func (c *Client) do(ctx context.Context, req Request) ([]byte, error) {
+	var body []byte
+	err := c.doStream(ctx, req, func(r io.Reader) error {
+		var readErr error
+		if body, readErr = io.ReadAll(r); readErr != nil {
+			return &bodyError{fmt.Errorf("apiclient: %s %s: reading response: %w", req.Method, req.Path, readErr)}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return c.maxRetries
+	return body, nil
 }
 
-// doStream runs a GET like do, but hands the body of the 2xx answer to consume as it
-// arrives instead of reading it whole. Failures before the body starts (429, 5xx, connection
-// errors) are retried like do's; once consume has been called nothing is retried, because
-// consume may already have acted on part of the body. The per-request timeout
-// (Config.Timeout) covers consume.
+// bodyError marks a 2xx body that could not be read whole, which do retries (for an
+// idempotent request) like a transport error: nothing has acted on the partial body.
+type bodyError struct{ err error }
+
+func (e *bodyError) Error() string { return e.err.Error() }
+func (e *bodyError) Unwrap() error { return e.err }
+
+// doStream is the one request loop of the client: it waits for the client-side rate
+// limiter, sends req with the per-request timeout (Config.Timeout, which covers consume) and
+// hands the body of a 2xx answer to consume as it arrives. Idempotent requests (GET, HEAD)
+// that fail with 429, 5xx or a connection error are sent again up to Config.MaxRetries
+// times (none with req.DisableRetries), after the server's Retry-After or an exponential
+// back-off. Once consume has been called nothing is retried, because it may already have
+// acted on part of the body, except when consume fails with a *bodyError (do's whole-body
+// read, which acted on nothing).
 func (c *Client) doStream(ctx context.Context, req Request, consume func(body io.Reader) error) error {
-	retries := c.retries(ctx)
+	retries := c.maxRetries
+	if req.DisableRetries || (req.Method != http.MethodGet && req.Method != http.MethodHead) {
+		retries = 0
+	}
 	for attempt := 0; ; attempt++ {
 		if err := c.waitLimiter(ctx); err != nil {
 			return err
 		}
 		started, status, retryAfter, err := c.attemptStream(ctx, req, consume)
-		if err == nil || started || ctx.Err() != nil {
+		if err == nil || ctx.Err() != nil {
 			return err
 		}
-		if attempt >= retries || !retryable(status, err) {
+		if be := (*bodyError)(nil); errors.As(err, &be) {
+			err, started, status = be.err, false, 0 // a body cut short: judged as a transport error
+		}
+		if started || attempt >= retries || !retryable(status, err) {
 			return err
 		}
 		delay := retryAfter
@@ -122,7 +121,7 @@ func (t tagReads) Read(p []byte) (int, error) {
 func listEach[T any](ctx context.Context, c *Client, path string, opts ListOptions, fn func(T) error) (ListMeta, error) {
 	var meta ListMeta
 	var fnErr error
-	req := Request{Method: http.MethodGet, Path: path, Query: opts.Query(false)}
+	req := Request{Method: http.MethodGet, Path: path, Query: opts.Query(false), DisableRetries: opts.DisableRetries}
 	err := c.doStream(ctx, req, func(body io.Reader) error {
 		var err error
 		meta, err = decodeListStream(tagReads{body}, c.maxEventSize, func(item T) error {

@@ -68,6 +68,11 @@ type ListOptions struct {
 	SendInitialEvents *bool
 	// TimeoutSeconds bounds the duration of the request on the server.
 	TimeoutSeconds *int64
+	// DisableRetries sends a LIST once, whatever Config.MaxRetries says, so that a caller
+	// with a backoff of its own (the reflector) sees the first failure, with the server's
+	// Retry-After in the *Status, at once. Client-side: not sent to the server. WATCH
+	// requests are never retried. Default: a LIST is retried up to Config.MaxRetries times.
+	DisableRetries bool
 }
 
 // Query returns the options as URL query parameters; watch adds watch=true.

@@ -8,8 +8,8 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 )
 
-// Version is what /version reports.
-var Version = map[string]string{
+// version is what /version reports.
+var version = map[string]string{
 	"major":        "1",
 	"minor":        "36",
 	"gitVersion":   "v1.36.3-apitest",
@@ -35,7 +35,7 @@ func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	switch {
 	case r.URL.Path == "/version" || r.URL.Path == "/version/":
-		writeJSON(w, http.StatusOK, Version)
+		writeJSON(w, http.StatusOK, version)
 	case r.URL.Path == "/healthz" || r.URL.Path == "/livez" || r.URL.Path == "/readyz":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("ok"))

@@ -4,7 +4,7 @@
 // controller tests, its demo, apiclient and kubectl all run against it. No test double in
 // informerkit fakes the API at a lower level than this.
 //
-//	s := apitest.NewServer(apitest.WithTLS(), apitest.WithToken("t"))
+//	s := apitest.NewServerWithOptions(apitest.Options{TLS: true, Token: "t"})
 //	defer s.Close()
 //	c, _ := apiclient.New(s.Config())          // host, token and CA
 //	s.WriteKubeconfig(path)                    // for kubectl and apiclient.LoadConfig

@@ -93,7 +93,7 @@ func TestExpireWatches(t *testing.T) {
 }
 
 func TestStallWatches(t *testing.T) {
-	e := newEnv(t, apitest.WithBookmarkInterval(10*time.Millisecond), apitest.WithProgressNotify())
+	e := newEnvWithOptions(t, apitest.Options{BookmarkInterval: 10 * time.Millisecond, ProgressNotify: true})
 	w, _ := openWatch(t, e, apiclient.ListOptions{AllowWatchBookmarks: true})
 	release, n, err := e.s.StallWatches("configmaps", 0)
 	if err != nil || n != 1 {
@@ -236,7 +236,7 @@ func TestWriteDelay(t *testing.T) {
 }
 
 func TestSlowWatcherIsClosed(t *testing.T) {
-	e := newEnv(t, apitest.WithHistorySize(5))
+	e := newEnvWithOptions(t, apitest.Options{HistorySize: 5})
 	w, _ := openWatch(t, e, apiclient.ListOptions{})
 	release, _, _ := e.s.StallWatches("configmaps", 0)
 	e.s.WaitFor(e.ctx, func() bool { return len(e.s.FaultsOf(apitest.FaultStall)) == 1 })

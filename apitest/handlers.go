@@ -372,7 +372,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, ri *reqInf
 		writeStatus(w, st)
 		return
 	}
-	pt := PatchType(strings.TrimSpace(strings.Split(r.Header.Get("Content-Type"), ";")[0]))
+	pt := apiclient.PatchType(strings.TrimSpace(strings.Split(r.Header.Get("Content-Type"), ";")[0]))
 	s.mu.Lock()
 	var o *storedObj
 	created := false
@@ -394,12 +394,12 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, ri *reqInf
 	s.objectResponse(w, r, ri, code, o)
 }
 
-func (s *Server) patchLocked(r *resource, ns, name string, pt PatchType, patch []byte, mode updateMode, dryRun bool) (*storedObj, *apiclient.Status) {
+func (s *Server) patchLocked(r *resource, ns, name string, pt apiclient.PatchType, patch []byte, mode updateMode, dryRun bool) (*storedObj, *apiclient.Status) {
 	switch pt {
-	case JSONPatch, MergePatch, StrategicMergePatch:
+	case apiclient.JSONPatchType, apiclient.MergePatchType, apiclient.StrategicMergePatchType:
 	default:
 		return nil, newStatus(http.StatusUnsupportedMediaType, apiclient.StatusReasonUnsupportedMediaType,
-			fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s", JSONPatch, MergePatch, StrategicMergePatch))
+			fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s", apiclient.JSONPatchType, apiclient.MergePatchType, apiclient.StrategicMergePatchType))
 	}
 	old := r.objects[objectKey(ns, name)]
 	if old == nil {
@@ -407,7 +407,7 @@ func (s *Server) patchLocked(r *resource, ns, name string, pt PatchType, patch [
 	}
 	doc, err := applyPatch(mustDecode(old.raw), pt, patch)
 	if err != nil {
-		if pt == JSONPatch && strings.Contains(err.Error(), "testing value") {
+		if pt == apiclient.JSONPatchType && strings.Contains(err.Error(), "testing value") {
 			return nil, errInvalid(r.typ.Kind, r.typ.Group, name, []fieldError{{typ: "FieldValueInvalid", msg: err.Error()}})
 		}
 		return nil, errBadRequest(err.Error())

@@ -21,7 +21,7 @@ func kubectlEnv(t *testing.T) (*apitest.Server, func(args ...string) (string, er
 	if err != nil {
 		t.Skip("kubectl is not on PATH; skipping the kubectl compatibility test")
 	}
-	s := apitest.NewServer(apitest.WithTLS(), apitest.WithToken("kubectl-token"))
+	s := apitest.NewServerWithOptions(apitest.Options{TLS: true, Token: "kubectl-token"})
 	t.Cleanup(s.Close)
 	dir := t.TempDir()
 	kc := filepath.Join(dir, "kubeconfig")

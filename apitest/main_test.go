@@ -42,9 +42,14 @@ type env struct {
 	ctx context.Context
 }
 
-func newEnv(t *testing.T, opts ...apitest.Option) *env {
+func newEnv(t *testing.T) *env {
 	t.Helper()
-	s := apitest.NewServer(opts...)
+	return newEnvWithOptions(t, apitest.Options{})
+}
+
+func newEnvWithOptions(t *testing.T, opts apitest.Options) *env {
+	t.Helper()
+	s := apitest.NewServerWithOptions(opts)
 	cfg := s.Config()
 	cfg.MaxRetries = -1
 	cfg.WatchProtocol = apiclient.WatchChunked

@@ -230,7 +230,7 @@ func (s *Server) Mutate(resource, namespace, name string, fn func(Object)) (Obje
 }
 
 // Patch applies a patch as a PATCH request would.
-func (s *Server) Patch(resource, namespace, name string, pt PatchType, patch []byte) (Object, error) {
+func (s *Server) Patch(resource, namespace, name string, pt apiclient.PatchType, patch []byte) (Object, error) {
 	r, err := s.resolve(resource)
 	if err != nil {
 		return nil, err

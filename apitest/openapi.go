@@ -56,7 +56,7 @@ func (s *Server) serveOpenAPIV3(w http.ResponseWriter, r *http.Request) bool {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"openapi":    "3.0.0",
-		"info":       map[string]string{"title": "Kubernetes (apitest)", "version": Version["gitVersion"]},
+		"info":       map[string]string{"title": "Kubernetes (apitest)", "version": version["gitVersion"]},
 		"paths":      paths,
 		"components": map[string]any{"schemas": map[string]any{}},
 	})

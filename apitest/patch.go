@@ -7,23 +7,17 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/informerkit/informerkit/apiclient"
 )
 
-// PatchType is the Content-Type of a PATCH request.
-type PatchType string
-
-// The patch types the server accepts. Strategic merge patches are applied as JSON merge
-// patches (a known difference: list merge keys are not honoured).
-const (
-	JSONPatch           PatchType = "application/json-patch+json"
-	MergePatch          PatchType = "application/merge-patch+json"
-	StrategicMergePatch PatchType = "application/strategic-merge-patch+json"
-)
-
-// applyPatch applies patch of type pt to the JSON document doc.
-func applyPatch(doc map[string]any, pt PatchType, patch []byte) (map[string]any, error) {
+// applyPatch applies patch of type pt to the JSON document doc. The server accepts
+// apiclient.JSONPatchType, MergePatchType and StrategicMergePatchType; strategic merge
+// patches are applied as JSON merge patches (a known difference: list merge keys are not
+// honoured).
+func applyPatch(doc map[string]any, pt apiclient.PatchType, patch []byte) (map[string]any, error) {
 	switch pt {
-	case MergePatch, StrategicMergePatch:
+	case apiclient.MergePatchType, apiclient.StrategicMergePatchType:
 		var p any
 		d := json.NewDecoder(bytes.NewReader(patch))
 		d.UseNumber()
@@ -34,7 +28,7 @@ func applyPatch(doc map[string]any, pt PatchType, patch []byte) (map[string]any,
 		if !ok {
 			return nil, fmt.Errorf("the patch must be a JSON object")
 		}
-		if pt == StrategicMergePatch {
+		if pt == apiclient.StrategicMergePatchType {
 			stripDirectives(pm)
 		}
 		out, _ := mergePatch(doc, pm).(map[string]any)
@@ -42,7 +36,7 @@ func applyPatch(doc map[string]any, pt PatchType, patch []byte) (map[string]any,
 			out = map[string]any{}
 		}
 		return out, nil
-	case JSONPatch:
+	case apiclient.JSONPatchType:
 		var ops []map[string]any
 		d := json.NewDecoder(bytes.NewReader(patch))
 		d.UseNumber()

@@ -174,7 +174,7 @@ func BenchmarkWatchFanout(b *testing.B) {
 			name = "rate=max"
 		}
 		b.Run(name+"/watchers=20", func(b *testing.B) {
-			s := apitest.NewServer(apitest.WithHistorySize(10_000))
+			s := apitest.NewServerWithOptions(apitest.Options{HistorySize: 10_000})
 			defer s.Close()
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -194,7 +194,7 @@ func TestWatchFanoutKeepsUp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
-	s := apitest.NewServer(apitest.WithHistorySize(10_000))
+	s := apitest.NewServerWithOptions(apitest.Options{HistorySize: 10_000})
 	defer s.Close()
 	_, lag := fanout(t, s, 20, 3000, 3000)
 	if n := len(s.FaultsOf(apitest.FaultSlowWatcherClosed)); n > 0 {

@@ -34,8 +34,9 @@ const (
 	InitialEventsIgnored
 )
 
-// Options configure a Server. The zero value is a plain-HTTP server without
-// authentication and with the defaults documented on each field.
+// Options are the optional settings of a Server (NewServerWithOptions, Start). The zero
+// value is a plain-HTTP server without authentication and with the defaults documented on
+// each field.
 type Options struct {
 	// TLS serves HTTPS (HTTP/2 and HTTP/1.1) with a certificate signed by a CA generated for
 	// this server (Server.CAPEM, Config().TLS.CAData).
@@ -82,46 +83,6 @@ type Options struct {
 	Addr string
 }
 
-// Option changes Options; NewServer applies them in order.
-type Option func(*Options)
-
-// WithOptions replaces all options at once.
-func WithOptions(o Options) Option { return func(p *Options) { *p = o } }
-
-// WithTLS serves HTTPS with a per-server CA.
-func WithTLS() Option { return func(o *Options) { o.TLS = true } }
-
-// WithToken requires the bearer token tok on every request.
-func WithToken(tok string) Option { return func(o *Options) { o.Token = tok } }
-
-// WithHistorySize sets the number of events kept per resource.
-func WithHistorySize(n int) Option { return func(o *Options) { o.HistorySize = n } }
-
-// WithBookmarkInterval sets the period of watch bookmarks.
-func WithBookmarkInterval(d time.Duration) Option {
-	return func(o *Options) { o.BookmarkInterval = d }
-}
-
-// WithProgressNotify makes periodic bookmarks carry the global resourceVersion.
-func WithProgressNotify() Option { return func(o *Options) { o.ProgressNotify = true } }
-
-// WithWatchTimeout sets the server-side limit of watches without timeoutSeconds.
-func WithWatchTimeout(d time.Duration) Option { return func(o *Options) { o.WatchTimeout = d } }
-
-// WithoutWebSocket makes the server refuse WebSocket upgrades.
-func WithoutWebSocket() Option { return func(o *Options) { o.RefuseWebSocket = true } }
-
-// WithInitialEvents selects how sendInitialEvents=true is answered.
-func WithInitialEvents(m InitialEventsMode) Option {
-	return func(o *Options) { o.InitialEvents = m }
-}
-
-// WithoutWatchCache makes lists at resourceVersion=0 honour limit (see Options.NoWatchCache).
-func WithoutWatchCache() Option { return func(o *Options) { o.NoWatchCache = true } }
-
-// WithLogger logs one debug line per request to l.
-func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l } }
-
 // Server is an in-process Kubernetes API server listening on loopback. Create it with
 // NewServer and stop it with Close. All methods are safe for concurrent use.
 type Server struct {
@@ -159,22 +120,22 @@ type Server struct {
 	watchSubs []watchSub
 }
 
-// NewServer starts a server on a free loopback port. It panics if it cannot listen (like
-// httptest.NewServer); use Start for an error instead.
-func NewServer(opts ...Option) *Server {
-	s, err := Start(opts...)
+// NewServer starts a server with the default options on a free loopback port. It panics if
+// it cannot listen (like httptest.NewServer); use Start for an error instead.
+func NewServer() *Server { return NewServerWithOptions(Options{}) }
+
+// NewServerWithOptions is NewServer with options.
+func NewServerWithOptions(o Options) *Server {
+	s, err := Start(o)
 	if err != nil {
 		panic(err)
 	}
 	return s
 }
 
-// Start is NewServer returning an error instead of panicking.
-func Start(opts ...Option) (*Server, error) {
-	var o Options
-	for _, f := range opts {
-		f(&o)
-	}
+// Start is NewServerWithOptions returning an error instead of panicking: it cannot listen
+// on Options.Addr, or cannot generate the TLS certificates.
+func Start(o Options) (*Server, error) {
 	if o.HistorySize <= 0 {
 		o.HistorySize = 10000
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 func TestTLSTokenAndHTTP2(t *testing.T) {
-	s := apitest.NewServer(apitest.WithTLS(), apitest.WithToken("secret"))
+	s := apitest.NewServerWithOptions(apitest.Options{TLS: true, Token: "secret"})
 	defer s.Close()
 	if !strings.HasPrefix(s.URL, "https://") || len(s.CAPEM()) == 0 {
 		t.Fatalf("URL %s CA %d bytes", s.URL, len(s.CAPEM()))
@@ -74,7 +74,7 @@ func TestTLSTokenAndHTTP2(t *testing.T) {
 }
 
 func TestKubeconfigLoads(t *testing.T) {
-	s := apitest.NewServer(apitest.WithTLS(), apitest.WithToken("tok"))
+	s := apitest.NewServerWithOptions(apitest.Options{TLS: true, Token: "tok"})
 	defer s.Close()
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := s.WriteKubeconfig(path); err != nil {
@@ -87,7 +87,7 @@ func TestKubeconfigLoads(t *testing.T) {
 		}
 	}
 	// apiclient.LoadConfig reads it and the client works with its CA and token.
-	cfg, err := apiclient.LoadConfig(apiclient.WithKubeconfig(path))
+	cfg, err := apiclient.LoadConfigWithOptions(apiclient.LoadOptions{Kubeconfig: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,13 +107,11 @@ func TestKubeconfigLoads(t *testing.T) {
 func TestWebSocketWatch(t *testing.T) {
 	for _, tlsOn := range []bool{false, true} {
 		name := "http"
-		opts := []apitest.Option{apitest.WithToken("ws-token")}
 		if tlsOn {
 			name = "https"
-			opts = append(opts, apitest.WithTLS())
 		}
 		t.Run(name, func(t *testing.T) {
-			e := newEnvProto(t, apiclient.WatchWebSocket, opts...)
+			e := newEnvProtoWithOptions(t, apiclient.WatchWebSocket, apitest.Options{Token: "ws-token", TLS: tlsOn})
 			e.s.Create("configmaps", cm("a", nil, nil))
 			w, err := e.cms.Watch(e.ctx, apiclient.ListOptions{ResourceVersion: "0"})
 			if err != nil {
@@ -140,7 +138,7 @@ func TestWebSocketWatch(t *testing.T) {
 // TestWebSocketBearerSubprotocol speaks WebSocket directly: the token travels as the
 // base64url bearer subprotocol and every event is one text message.
 func TestWebSocketBearerSubprotocol(t *testing.T) {
-	s := apitest.NewServer(apitest.WithToken("sub-token"))
+	s := apitest.NewServerWithOptions(apitest.Options{Token: "sub-token"})
 	defer s.Close()
 	s.Create("configmaps", cm("a", nil, nil))
 	u := "ws" + strings.TrimPrefix(s.URL, "http") + "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=0"
@@ -192,7 +190,7 @@ func TestWebSocketBearerSubprotocol(t *testing.T) {
 }
 
 func TestWebSocketRefusedFallsBack(t *testing.T) {
-	e := newEnvProto(t, apiclient.WatchAuto, apitest.WithoutWebSocket())
+	e := newEnvProtoWithOptions(t, apiclient.WatchAuto, apitest.Options{RefuseWebSocket: true})
 	e.s.Create("configmaps", cm("a", nil, nil))
 	w, err := e.cms.Watch(e.ctx, apiclient.ListOptions{ResourceVersion: "0"})
 	if err != nil {
@@ -276,9 +274,14 @@ func TestDiscovery(t *testing.T) {
 	}
 }
 
-func newEnvProto(t *testing.T, proto apiclient.WatchProtocol, opts ...apitest.Option) *env {
+func newEnvProto(t *testing.T, proto apiclient.WatchProtocol) *env {
 	t.Helper()
-	s := apitest.NewServer(opts...)
+	return newEnvProtoWithOptions(t, proto, apitest.Options{})
+}
+
+func newEnvProtoWithOptions(t *testing.T, proto apiclient.WatchProtocol, opts apitest.Options) *env {
+	t.Helper()
+	s := apitest.NewServerWithOptions(opts)
 	cfg := s.Config()
 	cfg.MaxRetries = -1
 	cfg.WatchProtocol = proto
@@ -315,7 +318,7 @@ func TestCloseEndsOpenWatches(t *testing.T) {
 }
 
 func TestHTTP2CutAndAbort(t *testing.T) {
-	e := newEnvProto(t, apiclient.WatchChunked, apitest.WithTLS())
+	e := newEnvProtoWithOptions(t, apiclient.WatchChunked, apitest.Options{TLS: true})
 	w, info := openWatch(t, e, apiclient.ListOptions{})
 	if info.Protocol != "HTTP/2.0" {
 		t.Fatalf("protocol %s", info.Protocol)

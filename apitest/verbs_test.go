@@ -315,7 +315,7 @@ func TestListExactSnapshot(t *testing.T) {
 		t.Fatalf("exact list at %s: %+v", a.ResourceVersion(), l)
 	}
 	// A resourceVersion from the future: 504 with the ResourceVersionTooLarge cause.
-	s := apitest.NewServer(apitest.WithOptions(apitest.Options{TooLargeResourceVersionWait: -1}))
+	s := apitest.NewServerWithOptions(apitest.Options{TooLargeResourceVersionWait: -1})
 	defer s.Close()
 	c, _ := apiclient.New(&apiclient.Config{Host: s.URL, MaxRetries: -1})
 	defer c.Close()

@@ -11,7 +11,7 @@ import (
 // Without a watch cache, a list at resourceVersion=0 goes to storage and honours limit: it
 // pages like a list at "", from a snapshot at the newest resourceVersion.
 func TestWithoutWatchCacheListsAtZeroArePaged(t *testing.T) {
-	e := newEnv(t, apitest.WithoutWatchCache())
+	e := newEnvWithOptions(t, apitest.Options{NoWatchCache: true})
 	for i := range 5 {
 		e.s.Create("configmaps", cm("c"+strconv.Itoa(i), nil, nil))
 	}

@@ -12,7 +12,7 @@ import (
 func ptr[T any](v T) *T { return &v }
 
 func TestWatchTooOldResourceVersion(t *testing.T) {
-	e := newEnv(t, apitest.WithHistorySize(3))
+	e := newEnvWithOptions(t, apitest.Options{HistorySize: 3})
 	first, _ := e.s.Create("configmaps", cm("a", nil, nil))
 	for i := range 5 {
 		e.s.Create("configmaps", cm("b"+strconv.Itoa(i), nil, nil))
@@ -56,7 +56,7 @@ func TestWatchTooOldResourceVersion(t *testing.T) {
 }
 
 func TestWatchTooLargeResourceVersion(t *testing.T) {
-	e := newEnv(t, apitest.WithOptions(apitest.Options{TooLargeResourceVersionWait: -1}))
+	e := newEnvWithOptions(t, apitest.Options{TooLargeResourceVersionWait: -1})
 	w, err := e.cms.Watch(e.ctx, apiclient.ListOptions{ResourceVersion: "100000"})
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +69,7 @@ func TestWatchTooLargeResourceVersion(t *testing.T) {
 }
 
 func TestWatchBookmarks(t *testing.T) {
-	e := newEnv(t, apitest.WithBookmarkInterval(20*time.Millisecond))
+	e := newEnvWithOptions(t, apitest.Options{BookmarkInterval: 20 * time.Millisecond})
 	e.s.Create("namespaces", map[string]any{"metadata": map[string]any{"name": "other"}})
 	// A watch of namespace default; a change in namespace other moves the resource's RV
 	// past what the watch delivered, and the next bookmark carries it.
@@ -102,7 +102,7 @@ func TestWatchBookmarks(t *testing.T) {
 }
 
 func TestWatchBookmarksProgressNotify(t *testing.T) {
-	e := newEnv(t, apitest.WithBookmarkInterval(20*time.Millisecond), apitest.WithProgressNotify())
+	e := newEnvWithOptions(t, apitest.Options{BookmarkInterval: 20 * time.Millisecond, ProgressNotify: true})
 	w, _ := openWatch(t, e, apiclient.ListOptions{AllowWatchBookmarks: true})
 	sec, _ := e.s.Create("secrets", map[string]any{"metadata": map[string]any{"name": "s", "namespace": "default"}})
 	ev := next(t, w)
@@ -152,7 +152,7 @@ func TestSendInitialEvents(t *testing.T) {
 func TestSendInitialEventsRefusedOrIgnored(t *testing.T) {
 	opts := apiclient.ListOptions{SendInitialEvents: ptr(true), ResourceVersionMatch: apiclient.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true}
 	t.Run("refused", func(t *testing.T) {
-		e := newEnv(t, apitest.WithInitialEvents(apitest.InitialEventsRefused))
+		e := newEnvWithOptions(t, apitest.Options{InitialEvents: apitest.InitialEventsRefused})
 		_, err := e.cms.Watch(e.ctx, opts)
 		st := mustStatus(t, err, 422, apiclient.StatusReasonInvalid)
 		if st.Details == nil || len(st.Details.Causes) == 0 || st.Details.Causes[0].Field != "sendInitialEvents" {
@@ -160,7 +160,7 @@ func TestSendInitialEventsRefusedOrIgnored(t *testing.T) {
 		}
 	})
 	t.Run("ignored", func(t *testing.T) {
-		e := newEnv(t, apitest.WithInitialEvents(apitest.InitialEventsIgnored), apitest.WithBookmarkInterval(time.Hour))
+		e := newEnvWithOptions(t, apitest.Options{InitialEvents: apitest.InitialEventsIgnored, BookmarkInterval: time.Hour})
 		e.s.Create("configmaps", cm("a", nil, nil))
 		w, err := e.cms.Watch(e.ctx, opts)
 		if err != nil {

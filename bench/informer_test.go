@@ -82,7 +82,7 @@ func populate(s *apitest.Server, deployments, replicas int) error {
 }
 
 var syncServer = sync.OnceValues(func() (*apitest.Server, error) {
-	s, err := apitest.Start()
+	s, err := apitest.Start(apitest.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ var syncServer = sync.OnceValues(func() (*apitest.Server, error) {
 })
 
 var eventServer = sync.OnceValues(func() (*apitest.Server, error) {
-	s, err := apitest.Start(apitest.WithHistorySize(4 * eventBurst))
+	s, err := apitest.Start(apitest.Options{HistorySize: 4 * eventBurst})
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +265,7 @@ func writeBurst(b *testing.B, s *apitest.Server, round int) (uint64, func()) {
 	for i := range eventBurst {
 		o := objs[i%len(objs)]
 		patch := fmt.Appendf(nil, `{"metadata":{"labels":{"bench-round":"r%d-%d"}}}`, round, i)
-		if last, err = s.Patch("pods", o.Namespace(), o.Name(), apitest.MergePatch, patch); err != nil {
+		if last, err = s.Patch("pods", o.Namespace(), o.Name(), apiclient.MergePatchType, patch); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -443,7 +443,7 @@ func TestInformerHeapProfile(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("INFORMERKIT_HEAP_REPLICAS")); err == nil && n > 0 {
 		replicas = n
 	}
-	s, err := apitest.Start()
+	s, err := apitest.Start(apitest.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

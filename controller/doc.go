@@ -27,7 +27,7 @@
 //	source.Channel                              Channel
 //	handler.EnqueueRequestForObject             EnqueueRequestForObject
 //	handler.EnqueueRequestForOwner(..., OnlyControllerOwner())
-//	                                            EnqueueRequestForOwner(group, kind, OnlyControllerOwner())
+//	                                            EnqueueRequestForOwner(group, kind, OwnerOptions{OnlyController: true})
 //	handler.EnqueueRequestsFromMapFunc          EnqueueRequestsFromMapFunc
 //	handler.Funcs                               EventHandlerFuncs
 //	predicate.GenerationChangedPredicate, ...   GenerationChanged, ResourceVersionChanged,

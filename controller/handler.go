@@ -148,25 +148,19 @@ type OwnedObject interface {
 	GetOwnerReferences() []apiclient.OwnerReference
 }
 
-// OwnerOption configures EnqueueRequestForOwner.
-type OwnerOption func(*ownerConfig)
-
-type ownerConfig struct {
-	onlyController bool
-	clusterScoped  bool
+// OwnerOptions are the optional settings of EnqueueRequestForOwner.
+type OwnerOptions struct {
+	// OnlyController follows only the ownerReference marked controller: true (the one
+	// managing controller an object can have), as controllers that create children do.
+	// Default false: every matching ownerReference is followed.
+	OnlyController bool
+	// ClusterScoped says the owner kind is cluster-scoped: the enqueued Request has an empty
+	// namespace. Default false: the owner is taken to live in the owned object's namespace,
+	// which is the only place a namespaced owner can be (the API forbids owner references
+	// across namespaces: the garbage collector treats such an owner as missing and deletes
+	// the dependent).
+	ClusterScoped bool
 }
-
-// OnlyControllerOwner makes EnqueueRequestForOwner follow only the ownerReference marked
-// controller: true (the one managing controller an object can have), as controllers that
-// create children do. Without it every matching ownerReference is followed.
-func OnlyControllerOwner() OwnerOption { return func(c *ownerConfig) { c.onlyController = true } }
-
-// ClusterScopedOwner says the owner kind is cluster-scoped: the enqueued Request has an
-// empty namespace. Without it the owner is taken to live in the owned object's namespace,
-// which is the only place a namespaced owner can be (the API forbids owner references
-// across namespaces: the garbage collector treats such an owner as missing and deletes the
-// dependent).
-func ClusterScopedOwner() OwnerOption { return func(c *ownerConfig) { c.clusterScoped = true } }
 
 // EnqueueRequestForOwner returns a handler for a controller's children: every event enqueues
 // the Request of the object's owners whose ownerReference has the API group ownerGroup (""
@@ -174,15 +168,11 @@ func ClusterScopedOwner() OwnerOption { return func(c *ownerConfig) { c.clusterS
 // recorded as v1beta1 still matches after an API upgrade) and kind ownerKind
 // (controller-runtime's handler.EnqueueRequestForOwner). An update enqueues the owners of
 // both the old and the new object, so a change of owner reaches both.
-func EnqueueRequestForOwner[T OwnedObject](ownerGroup, ownerKind string, opts ...OwnerOption) EventHandler[T] {
-	var cfg ownerConfig
-	for _, o := range opts {
-		o(&cfg)
-	}
+func EnqueueRequestForOwner[T OwnedObject](ownerGroup, ownerKind string, opts OwnerOptions) EventHandler[T] {
 	return EnqueueRequestsFromMapFunc(func(_ context.Context, obj T) []Request {
 		var out []Request
 		for _, ref := range obj.GetOwnerReferences() {
-			if ref.Kind != ownerKind || (cfg.onlyController && !ref.IsController()) {
+			if ref.Kind != ownerKind || (opts.OnlyController && !ref.IsController()) {
 				continue
 			}
 			gv, err := apiclient.ParseGroupVersion(ref.APIVersion)
@@ -190,7 +180,7 @@ func EnqueueRequestForOwner[T OwnedObject](ownerGroup, ownerKind string, opts ..
 				continue
 			}
 			req := Request{Name: ref.Name}
-			if !cfg.clusterScoped {
+			if !opts.ClusterScoped {
 				req.Namespace = obj.GetNamespace()
 			}
 			out = append(out, req)

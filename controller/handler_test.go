@@ -72,10 +72,10 @@ func TestEnqueueRequestForOwner(t *testing.T) {
 		h    EventHandler[*Obj]
 		want []Request
 	}{
-		{"every matching owner", EnqueueRequestForOwner[*Obj]("example.com", "Widget"), []Request{{"ns", "w1"}, {"ns", "w2"}}},
-		{"controller only", EnqueueRequestForOwner[*Obj]("example.com", "Widget", OnlyControllerOwner()), []Request{{"ns", "w1"}}},
-		{"cluster-scoped owner", EnqueueRequestForOwner[*Obj]("example.com", "Widget", OnlyControllerOwner(), ClusterScopedOwner()), []Request{{"", "w1"}}},
-		{"core group", EnqueueRequestForOwner[*Obj]("", "ConfigMap"), nil},
+		{"every matching owner", EnqueueRequestForOwner[*Obj]("example.com", "Widget", OwnerOptions{}), []Request{{"ns", "w1"}, {"ns", "w2"}}},
+		{"controller only", EnqueueRequestForOwner[*Obj]("example.com", "Widget", OwnerOptions{OnlyController: true}), []Request{{"ns", "w1"}}},
+		{"cluster-scoped owner", EnqueueRequestForOwner[*Obj]("example.com", "Widget", OwnerOptions{OnlyController: true, ClusterScoped: true}), []Request{{"", "w1"}}},
+		{"core group", EnqueueRequestForOwner[*Obj]("", "ConfigMap", OwnerOptions{}), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, ev := range []string{"create", "delete", "generic"} {
@@ -97,7 +97,7 @@ func TestEnqueueRequestForOwner(t *testing.T) {
 	}
 
 	// An update reaches the old and the new owner, once each.
-	h := EnqueueRequestForOwner[*Obj]("", "ConfigMap", OnlyControllerOwner())
+	h := EnqueueRequestForOwner[*Obj]("", "ConfigMap", OwnerOptions{OnlyController: true})
 	q := newQueue()
 	defer q.ShutDown()
 	before := obj("ns", "c", owner("v1", "ConfigMap", "a", true))

@@ -8,6 +8,7 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/labels"
 )
 
 // ConfigMap and Widget are the typed objects of the tests against apitest.
@@ -107,7 +108,7 @@ func TestKindSourcesOwnersAndPredicatesAgainstAPIServer(t *testing.T) {
 	rec := ReconcilerFunc(func(_ context.Context, req Request) (Result, error) {
 		if req.Name == "pre" {
 			n := 0
-			for _, cm := range cms.Lister().Namespace("default").List(informer.Everything()) {
+			for _, cm := range cms.Lister().Namespace("default").List(labels.Everything()) {
 				if len(cm.OwnerReferences) > 0 && cm.OwnerReferences[0].Name == "pre" {
 					n++
 				}
@@ -127,7 +128,7 @@ func TestKindSourcesOwnersAndPredicatesAgainstAPIServer(t *testing.T) {
 	if err := c.Watch(Kind[*Widget](widgets, EnqueueRequestForObject[*Widget](), GenerationChanged[*Widget]())); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Watch(Kind[*ConfigMap](cms, EnqueueRequestForOwner[*ConfigMap]("example.com", "Widget", OnlyControllerOwner()))); err != nil {
+	if err := c.Watch(Kind[*ConfigMap](cms, EnqueueRequestForOwner[*ConfigMap]("example.com", "Widget", OwnerOptions{OnlyController: true}))); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

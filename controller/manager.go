@@ -74,8 +74,9 @@ type ManagerOptions struct {
 	GracefulShutdownTimeout time.Duration
 
 	// InformerOptions are the shared informer factory's options (namespace, selectors,
-	// stall timeout, ...). The manager adds its Logger unless one is given.
-	InformerOptions []informer.FactoryOption
+	// stall timeout, ...). Default: informer.FactoryOptions' defaults, with the manager's
+	// Logger as the informers' Logger.
+	InformerOptions informer.FactoryOptions
 	// Registry receives every metric (default a new Registry; see Manager.Registry).
 	Registry *Registry
 }
@@ -201,8 +202,11 @@ func NewManager(config *apiclient.Config, opts ManagerOptions) (*Manager, error)
 		elected:  make(chan struct{}),
 		synced:   make(chan struct{}),
 	}
-	fopts := append([]informer.FactoryOption{informer.WithLogger(opts.Logger)}, opts.InformerOptions...)
-	m.factory = informer.NewFactory(client, fopts...)
+	fopts := opts.InformerOptions
+	if fopts.Logger == nil {
+		fopts.Logger = opts.Logger
+	}
+	m.factory = informer.NewFactoryWithOptions(client, fopts)
 	if opts.LeaderElection {
 		if err := m.setupLeaderElection(&cfg); err != nil {
 			client.Close()
@@ -314,8 +318,14 @@ func (m *Manager) Identity() string {
 
 // For returns the manager's shared informer of T for gvr (see informer.For) and registers it
 // for the readiness check and the informer metrics. Call it before Start.
-func For[T apiclient.Object](m *Manager, gvr apiclient.GroupVersionResource, opts ...informer.FactoryOption) *informer.Informer[T] {
-	inf := informer.For[T](m.factory, gvr, opts...)
+func For[T apiclient.Object](m *Manager, gvr apiclient.GroupVersionResource) *informer.Informer[T] {
+	return ForWithOptions[T](m, gvr, informer.ForOptions{})
+}
+
+// ForWithOptions is For with another namespace or other selectors than the manager's
+// factory's for this informer (see informer.ForWithOptions).
+func ForWithOptions[T apiclient.Object](m *Manager, gvr apiclient.GroupVersionResource, opts informer.ForOptions) *informer.Informer[T] {
+	inf := informer.ForWithOptions[T](m.factory, gvr, opts)
 	m.track(inf.Name(), inf)
 	return inf
 }

@@ -19,24 +19,27 @@ import (
 	"github.com/informerkit/informerkit/reflector"
 )
 
-func newTestServer(t *testing.T, opts ...apitest.Option) *apitest.Server {
+func newTestServer(t *testing.T) *apitest.Server {
 	t.Helper()
-	srv := apitest.NewServer(opts...)
+	return newTestServerWithOptions(t, apitest.Options{})
+}
+
+func newTestServerWithOptions(t *testing.T, opts apitest.Options) *apitest.Server {
+	t.Helper()
+	srv := apitest.NewServerWithOptions(opts)
 	t.Cleanup(srv.Close)
 	return srv
 }
 
-// fastInformers make reflectors retry quickly in tests.
-var fastInformers = []informer.FactoryOption{
-	informer.WithBackoff(reflector.Backoff{Initial: 10 * time.Millisecond, Max: 100 * time.Millisecond, Jitter: -1}),
-}
+// fastBackoff makes reflectors retry quickly in tests.
+var fastBackoff = reflector.Backoff{Initial: 10 * time.Millisecond, Max: 100 * time.Millisecond, Jitter: -1}
 
 func newManager(t *testing.T, srv *apitest.Server, opts ManagerOptions) *Manager {
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = quiet
 	}
-	opts.InformerOptions = append(append([]informer.FactoryOption(nil), fastInformers...), opts.InformerOptions...)
+	opts.InformerOptions.Backoff = fastBackoff
 	m, err := NewManager(srv.Config(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -197,12 +200,12 @@ func TestReadyzFailsWhileAWatchIsStalled(t *testing.T) {
 	// Bookmarks every 50 ms that carry the global resourceVersion, which a heartbeat on
 	// another resource keeps moving (apitest, like the watch cache, sends a bookmark only when
 	// there is progress to confirm).
-	srv := newTestServer(t, apitest.WithBookmarkInterval(50*time.Millisecond), apitest.WithProgressNotify())
+	srv := newTestServerWithOptions(t, apitest.Options{BookmarkInterval: 50 * time.Millisecond, ProgressNotify: true})
 	heartbeat(t, srv)
 	m := newManager(t, srv, ManagerOptions{
 		MaxStaleness: 500 * time.Millisecond,
 		// Stall detection off: the stall must show in readiness, not be repaired.
-		InformerOptions: []informer.FactoryOption{informer.WithStallTimeout(-1)},
+		InformerOptions: informer.FactoryOptions{StallTimeout: -1},
 	})
 	configMapController(t, m, "cm", forward(make(chan Request, 10)))
 	h := m.Handler()
@@ -231,11 +234,11 @@ func TestReadyzFailsWhileAWatchIsStalled(t *testing.T) {
 }
 
 func TestReadyzCoversInformersMadeOnTheFactory(t *testing.T) {
-	srv := newTestServer(t, apitest.WithBookmarkInterval(50*time.Millisecond), apitest.WithProgressNotify())
+	srv := newTestServerWithOptions(t, apitest.Options{BookmarkInterval: 50 * time.Millisecond, ProgressNotify: true})
 	heartbeat(t, srv)
 	m := newManager(t, srv, ManagerOptions{
 		MaxStaleness:    500 * time.Millisecond,
-		InformerOptions: []informer.FactoryOption{informer.WithStallTimeout(-1)},
+		InformerOptions: informer.FactoryOptions{StallTimeout: -1},
 	})
 	// Made with informer.For on the manager's factory, not with For: no controller and no
 	// Add registers it.

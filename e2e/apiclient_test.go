@@ -36,7 +36,7 @@ var (
 // acClient loads the harness's kubeconfig (CA + token, verification on) with LoadConfig.
 func acClient(t *testing.T, c *cluster.Cluster, edit func(*apiclient.Config)) *apiclient.Client {
 	t.Helper()
-	cfg, err := apiclient.LoadConfig(apiclient.WithKubeconfig(c.KubeconfigPath))
+	cfg, err := apiclient.LoadConfigWithOptions(apiclient.LoadOptions{Kubeconfig: c.KubeconfigPath})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -584,7 +584,7 @@ contexts:
 	if err := os.WriteFile(kcPath, []byte(kc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := apiclient.LoadConfig(apiclient.WithKubeconfig(kcPath))
+	cfg, err := apiclient.LoadConfigWithOptions(apiclient.LoadOptions{Kubeconfig: kcPath})
 	if err != nil {
 		t.Fatal(err)
 	}

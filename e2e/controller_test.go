@@ -99,7 +99,7 @@ func TestControllerDemoConvergesOnKubeAPIServer(t *testing.T) {
 
 func mustConfig(t *testing.T, c *cluster.Cluster) *apiclient.Config {
 	t.Helper()
-	cfg, err := apiclient.LoadConfig(apiclient.WithKubeconfig(c.KubeconfigPath))
+	cfg, err := apiclient.LoadConfigWithOptions(apiclient.LoadOptions{Kubeconfig: c.KubeconfigPath})
 	if err != nil {
 		t.Fatal(err)
 	}

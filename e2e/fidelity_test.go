@@ -32,7 +32,7 @@ import (
 // package doc) are logged, not failed.
 func TestFidelity(t *testing.T) {
 	c := cluster.ForTest(t)
-	s := apitest.NewServer(apitest.WithTLS(), apitest.WithToken("fidelity"))
+	s := apitest.NewServerWithOptions(apitest.Options{TLS: true, Token: "fidelity"})
 	defer s.Close()
 	sc := s.Client()
 	defer sc.CloseIdleConnections()
@@ -480,7 +480,7 @@ func (st *runState) eventLine(raw []byte) string {
 // the first event.
 func TestFidelityWebSocket(t *testing.T) {
 	c := cluster.ForTest(t)
-	s := apitest.NewServer(apitest.WithTLS(), apitest.WithToken("fidelity"))
+	s := apitest.NewServerWithOptions(apitest.Options{TLS: true, Token: "fidelity"})
 	defer s.Close()
 	sc := s.Client()
 	defer sc.CloseIdleConnections()

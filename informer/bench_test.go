@@ -14,7 +14,7 @@ import (
 const benchObjects = 20000
 
 var benchServer = sync.OnceValues(func() (*apitest.Server, error) {
-	s, err := apitest.Start()
+	s, err := apitest.Start(apitest.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -44,10 +44,10 @@ func BenchmarkSync(b *testing.B) {
 	}
 	defer c.Close()
 	for _, wl := range []reflector.WatchListMode{reflector.WatchListOff, reflector.WatchListOn} {
-		for _, mode := range []FIFOMode{FIFOCoalescing, FIFOInOrder, FIFOAtomic} {
+		for _, mode := range []fifoMode{fifoCoalescing, fifoInOrder, fifoAtomic} {
 			b.Run(fmt.Sprintf("watchList=%v/mode=%v", wl, mode), func(b *testing.B) {
 				for range b.N {
-					inf := New(configMaps(c), Options[*ConfigMap]{Mode: mode, WatchList: wl, Logger: discardLogger()})
+					inf := New(configMaps(c), Options[*ConfigMap]{mode: mode, WatchList: wl, Logger: discardLogger()})
 					reg, _ := inf.AddEventHandler(ResourceEventHandlerFuncs[*ConfigMap]{})
 					ctx, cancel := context.WithCancel(context.Background())
 					go inf.Run(ctx)

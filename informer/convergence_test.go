@@ -157,9 +157,7 @@ func (v *viewer) snapshot() map[string]string {
 
 func runConvergence(t *testing.T, seed uint64, figures *convergenceFigures) {
 	rnd := rand.New(rand.NewPCG(seed, 0x1f0))
-	s := newServer(t,
-		apitest.WithHistorySize(8+rnd.IntN(40)),
-		apitest.WithBookmarkInterval(time.Duration(5+rnd.IntN(30))*time.Millisecond))
+	s := newServerWithOptions(t, apitest.Options{HistorySize: 8 + rnd.IntN(40), BookmarkInterval: time.Duration(5+rnd.IntN(30)) * time.Millisecond})
 	// The client keeps its default retries; the reflector turns them off for its own
 	// requests, so failures go straight to it (its backoff is short in these tests).
 	c, err := apiclient.New(s.Config())
@@ -170,12 +168,12 @@ func runConvergence(t *testing.T, seed uint64, figures *convergenceFigures) {
 
 	opts := fastOptions(t)
 	opts.Logger = discardLogger()
-	opts.Mode = []FIFOMode{FIFOCoalescing, FIFOInOrder, FIFOAtomic}[rnd.IntN(3)]
+	opts.mode = []fifoMode{fifoCoalescing, fifoInOrder, fifoAtomic}[rnd.IntN(3)]
 	opts.WatchList = []reflector.WatchListMode{reflector.WatchListAuto, reflector.WatchListOff}[rnd.IntN(2)]
 	opts.BatchSize = 1 + rnd.IntN(8)
 	opts.StallTimeout = time.Duration(50+rnd.IntN(100)) * time.Millisecond
 	opts.PageSize = []int64{0, 0, 1, 2, 3}[rnd.IntN(5)] // 0: unpaged relists at a resourceVersion
-	opts.DisableIncrementalRelist = rnd.IntN(4) == 0
+	opts.disableIncrementalRelist = rnd.IntN(4) == 0
 	inf := New(configMaps(c), opts)
 	if rnd.IntN(2) == 0 {
 		// Faults in the middle of lists: the transform runs on the reflector's goroutine as
@@ -321,7 +319,7 @@ func runConvergence(t *testing.T, seed uint64, figures *convergenceFigures) {
 		case <-tick.C:
 		case <-deadline:
 			t.Fatalf("seed %d (mode %v, watchList %v, pageSize %d, incremental %v): no convergence.\nserver %v (rv %s)\ninformer rv %s, cache %v\nfast %v\nslow %v\nlate %v\nstats %+v",
-				seed, opts.Mode, opts.WatchList, opts.PageSize, !opts.DisableIncrementalRelist, want, serverRV, inf.LastSyncResourceVersion(), cacheSnapshot(inf),
+				seed, opts.mode, opts.WatchList, opts.PageSize, !opts.disableIncrementalRelist, want, serverRV, inf.LastSyncResourceVersion(), cacheSnapshot(inf),
 				fast.snapshot(), slow.snapshot(), late.snapshot(), inf.Stats())
 		}
 	}
@@ -347,8 +345,8 @@ func runConvergence(t *testing.T, seed uint64, figures *convergenceFigures) {
 	figures.incrementalLists.Add(int64(inf.incrementalLists.Load()))
 	figures.incrementalAborts.Add(int64(inf.incrementalAborts.Load()))
 	figures.listRequests.Add(int64(inf.Stats().Reflector.ListRequests))
-	if opts.DisableIncrementalRelist == (inf.incrementalLists.Load() != 0) {
-		t.Fatalf("seed %d: %d lists handed over incrementally with DisableIncrementalRelist %v", seed, inf.incrementalLists.Load(), opts.DisableIncrementalRelist)
+	if opts.disableIncrementalRelist == (inf.incrementalLists.Load() != 0) {
+		t.Fatalf("seed %d: %d lists handed over incrementally with DisableIncrementalRelist %v", seed, inf.incrementalLists.Load(), opts.disableIncrementalRelist)
 	}
 }
 

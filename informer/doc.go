@@ -25,7 +25,7 @@
 //	tools/cache/listers.go, generated listers       Lister[T], NamespaceLister[T]
 //	informers/factory.go (SharedInformerFactory)    Factory, NewFactory, For[T], Start,
 //	                                                Shutdown, WaitForCacheSync
-//	apimachinery/pkg/labels                         Selector, ParseSelector, Requirement
+//	apimachinery/pkg/labels                         package labels
 //
 // # Behaviour (as client-go)
 //
@@ -120,18 +120,15 @@
 // sharer rewrites references inside the objects it is given, in place, with equal ones: a
 // value a transform puts into objects (a package-level default, say) becomes part of the
 // cache and must not be written by other code either. Turn sharing off with
-// Options.DisableSharing or the factory option WithoutSharing.
+// Options.DisableSharing or FactoryOptions.DisableSharing.
 //
-// # DeltaFIFO mode
+// # DeltaFIFO
 //
-// HandleDeltas consumes all three deltafifo modes (Options.Mode). The default, FIFOAtomic, is
-// deltafifo.Atomic with UnlockWhileProcessing, as client-go v0.36 defaults to (RealFIFO with
-// atomic events and unlocked processing): deltas in arrival order, a relist as one
-// ReplacedAll delta that HandleDeltas diffs against the cache (deltafifo.ApplyReplacedAll),
-// and a reflector that keeps reading the watch while handlers are being fed, because the
-// FIFO never reads the cache. FIFOCoalescing (client-go's classic DeltaFIFO) and FIFOInOrder
-// are available; on this project's shared 2-core machines their times to sync 20,000
-// configmaps or 50,000 pods were within the run-to-run noise of FIFOAtomic's (see
-// BenchmarkSync and bench/README.md). Deltas are popped in batches (Options.BatchSize) under
-// one lock acquisition.
+// HandleDeltas consumes deltafifo.Atomic with UnlockWhileProcessing, as client-go v0.36
+// defaults to (RealFIFO with atomic events and unlocked processing): deltas in arrival order,
+// a relist as one ReplacedAll delta that HandleDeltas diffs against the cache
+// (deltafifo.ApplyReplacedAll), and a reflector that keeps reading the watch while handlers
+// are being fed, because the FIFO never reads the cache. Deltas are popped in batches
+// (Options.BatchSize) under one lock acquisition. The package's tests and benchmarks also
+// run the other deltafifo layouts.
 package informer

@@ -8,6 +8,7 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/labels"
 )
 
 // ConfigMap declares only what the example reads: metadata and data.
@@ -59,7 +60,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	fmt.Println("color:", cm.Data["color"])
-	fmt.Println("app=shop:", len(lister.List(informer.MustParseSelector("app=shop"))))
+	fmt.Println("app=shop:", len(lister.List(labels.MustParse("app=shop"))))
 
 	cancel()
 	factory.Shutdown()
@@ -129,22 +130,4 @@ func ExampleRegistration_Backlog() {
 	// Output:
 	// coalesced: 100
 	// [add a=0 add b=100]
-}
-
-// Label selectors as Kubernetes writes them.
-func ExampleParseSelector() {
-	sel, err := informer.ParseSelector("app in (web,api), tier!=cache, !canary")
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(sel)
-	fmt.Println(sel.Matches(map[string]string{"app": "web", "tier": "front"}))
-	fmt.Println(sel.Matches(map[string]string{"app": "web", "canary": "true"}))
-	_, err = informer.ParseSelector("app in web")
-	fmt.Println(err)
-	// Output:
-	// app in (api,web),!canary,tier!=cache
-	// true
-	// false
-	// informer: label selector "app in web": expected "(" at offset 7, found "web"
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/labels"
 	"github.com/informerkit/informerkit/reflector"
 )
 
@@ -18,7 +19,7 @@ import (
 // however many times it is asked. It is client-go's SharedInformerFactory without generated
 // code: For[T] plays the role of factory.Core().V1().Pods().Informer().
 //
-//	f := informer.NewFactory(client, informer.WithNamespace("default"))
+//	f := informer.NewFactoryWithOptions(client, informer.FactoryOptions{Namespace: "default"})
 //	pods := informer.For[*Pod](f, podsGVR)
 //	pods.AddEventHandler(handler)
 //	f.Start(ctx)
@@ -26,7 +27,7 @@ import (
 //	defer f.Shutdown()
 type Factory struct {
 	client *apiclient.Client
-	opts   factoryOptions
+	opts   FactoryOptions
 
 	mu        sync.Mutex
 	informers map[factoryKey]runnable
@@ -71,132 +72,113 @@ type factoryKey struct {
 	fields    string
 }
 
-type factoryOptions struct {
-	namespace     string
-	labels        Selector
-	fields        string
-	resync        time.Duration
-	mode          FIFOMode
-	watchList     reflector.WatchListMode
-	stallTimeout  time.Duration
-	backoff       reflector.Backoff
-	bufferSize    int
-	noTransform   bool
-	noSharing     bool
-	logger        *slog.Logger
-	notFoundLog   time.Duration
-	minWatchLimit time.Duration
+// FactoryOptions are the optional settings of a Factory (NewFactoryWithOptions): what every
+// informer of the factory selects, and the settings each of them gets. The zero value of each
+// field is the default of the informer.Options or reflector.Options field of the same name.
+type FactoryOptions struct {
+	// Namespace restricts the informers to one namespace. Default "": all namespaces.
+	Namespace string
+	// LabelSelector lists and watches only the objects whose labels match (the server
+	// filters; an object whose labels stop matching is deleted from the cache). Default:
+	// everything.
+	LabelSelector labels.Selector
+	// FieldSelector lists and watches only the objects matching a field selector such as
+	// "spec.nodeName=node-1" (the server validates it). Default "": everything.
+	FieldSelector string
+
+	// DefaultResyncPeriod is the resync period of handlers added with AddEventHandler
+	// (Options.DefaultResyncPeriod). Default 0: no resync.
+	DefaultResyncPeriod time.Duration
+	// KeepManagedFields gives the informers no default transform, so cached objects keep
+	// metadata.managedFields. Default false: DropManagedFields.
+	KeepManagedFields bool
+	// DisableSharing turns structural sharing off (Options.DisableSharing).
+	DisableSharing bool
+	// BufferSize is the default per-handler buffer before coalescing (Options.BufferSize).
+	BufferSize int
+	// WatchList, MinWatchTimeout, StallTimeout and Backoff are passed to the reflectors (see
+	// reflector.Options).
+	WatchList       reflector.WatchListMode
+	MinWatchTimeout time.Duration
+	StallTimeout    time.Duration
+	Backoff         reflector.Backoff
+	// NotFoundLogInterval is how often, at most, an informer of a resource that is not served
+	// logs it (Options.NotFoundLogInterval).
+	NotFoundLogInterval time.Duration
+	// Logger receives the informers' log lines. Default slog.Default().
+	Logger *slog.Logger
 }
 
-// FactoryOption configures a Factory (NewFactory) or one informer of it (For).
-type FactoryOption func(*factoryOptions)
-
-// WithNamespace restricts informers to one namespace ("" means all namespaces).
-func WithNamespace(ns string) FactoryOption { return func(o *factoryOptions) { o.namespace = ns } }
-
-// WithLabelSelector lists and watches only the objects whose labels match sel (the server
-// filters; an object whose labels stop matching is deleted from the cache).
-func WithLabelSelector(sel Selector) FactoryOption {
-	return func(o *factoryOptions) { o.labels = sel }
+// ForOptions select the objects of one informer of a factory (ForWithOptions). A zero field
+// takes the factory's value; informers that differ in namespace or selectors are distinct.
+type ForOptions struct {
+	// Namespace restricts the informer to one namespace. Default: FactoryOptions.Namespace.
+	Namespace string
+	// LabelSelector filters by labels. Default: FactoryOptions.LabelSelector.
+	LabelSelector labels.Selector
+	// FieldSelector filters by fields. Default: FactoryOptions.FieldSelector.
+	FieldSelector string
 }
 
-// WithFieldSelector lists and watches only the objects matching a field selector such as
-// "spec.nodeName=node-1" (the server validates it; see the resource's supported fields).
-func WithFieldSelector(sel string) FactoryOption {
-	return func(o *factoryOptions) { o.fields = sel }
+// NewFactory returns a factory of informers that list and watch through client, with the
+// default options.
+func NewFactory(client *apiclient.Client) *Factory {
+	return NewFactoryWithOptions(client, FactoryOptions{})
 }
 
-// WithDefaultResync sets the resync period of handlers added with AddEventHandler.
-func WithDefaultResync(d time.Duration) FactoryOption {
-	return func(o *factoryOptions) { o.resync = d }
+// NewFactoryWithOptions returns a factory of informers that list and watch through client.
+// Every option has a default and none can be invalid (a bad field selector is the server's
+// to refuse).
+func NewFactoryWithOptions(client *apiclient.Client, opts FactoryOptions) *Factory {
+	return &Factory{client: client, opts: opts, informers: map[factoryKey]runnable{}, running: map[factoryKey]bool{}}
 }
 
-// WithFIFOMode selects the DeltaFIFO mode of the informers (see Options.Mode).
-func WithFIFOMode(m FIFOMode) FactoryOption { return func(o *factoryOptions) { o.mode = m } }
-
-// WithWatchList selects how the informers' reflectors list (see reflector.WatchListMode).
-func WithWatchList(m reflector.WatchListMode) FactoryOption {
-	return func(o *factoryOptions) { o.watchList = m }
-}
-
-// WithStallTimeout sets the reflectors' stall timeout (see reflector.Options.StallTimeout).
-func WithStallTimeout(d time.Duration) FactoryOption {
-	return func(o *factoryOptions) { o.stallTimeout = d }
-}
-
-// WithBackoff sets the reflectors' backoff between failed attempts.
-func WithBackoff(b reflector.Backoff) FactoryOption {
-	return func(o *factoryOptions) { o.backoff = b }
-}
-
-// WithMinWatchTimeout sets the reflectors' minimum watch timeout.
-func WithMinWatchTimeout(d time.Duration) FactoryOption {
-	return func(o *factoryOptions) { o.minWatchLimit = d }
-}
-
-// WithBufferSize sets the default per-handler buffer before coalescing.
-func WithBufferSize(n int) FactoryOption { return func(o *factoryOptions) { o.bufferSize = n } }
-
-// WithoutTransform keeps managedFields (the informers get no default transform).
-func WithoutTransform() FactoryOption { return func(o *factoryOptions) { o.noTransform = true } }
-
-// WithoutSharing turns structural sharing off (see Options.DisableSharing).
-func WithoutSharing() FactoryOption { return func(o *factoryOptions) { o.noSharing = true } }
-
-// WithLogger sets the informers' logger.
-func WithLogger(l *slog.Logger) FactoryOption { return func(o *factoryOptions) { o.logger = l } }
-
-// WithNotFoundLogInterval sets how often an informer of a resource that is not served logs it.
-func WithNotFoundLogInterval(d time.Duration) FactoryOption {
-	return func(o *factoryOptions) { o.notFoundLog = d }
-}
-
-// NewFactory returns a factory of informers that list and watch through client.
-func NewFactory(client *apiclient.Client, opts ...FactoryOption) *Factory {
-	f := &Factory{client: client, informers: map[factoryKey]runnable{}, running: map[factoryKey]bool{}}
-	for _, o := range opts {
-		o(&f.opts)
-	}
-	return f
-}
-
-// For returns the factory's informer of T for gvr, creating it on first use. opts override
-// the factory's options for this informer (typically WithNamespace or WithLabelSelector);
-// informers that differ in namespace or selectors are distinct. An informer created after
-// Start runs at the next Start.
+// For returns the factory's informer of T for gvr, creating it on first use. An informer
+// created after Start runs at the next Start.
 //
 // T is the Go type objects are decoded into: the same gvr with two types gives two informers
 // (and two watches), so pick one type per resource in a program.
-func For[T apiclient.Object](f *Factory, gvr apiclient.GroupVersionResource, opts ...FactoryOption) *Informer[T] {
+func For[T apiclient.Object](f *Factory, gvr apiclient.GroupVersionResource) *Informer[T] {
+	return ForWithOptions[T](f, gvr, ForOptions{})
+}
+
+// ForWithOptions is For with another namespace or other selectors than the factory's for
+// this informer.
+func ForWithOptions[T apiclient.Object](f *Factory, gvr apiclient.GroupVersionResource, opts ForOptions) *Informer[T] {
 	o := f.opts
-	for _, fn := range opts {
-		fn(&o)
+	if opts.Namespace != "" {
+		o.Namespace = opts.Namespace
 	}
-	key := factoryKey{gvr: gvr, typ: reflect.TypeFor[T](), namespace: o.namespace, labels: o.labels.String(), fields: o.fields}
+	if !opts.LabelSelector.Empty() {
+		o.LabelSelector = opts.LabelSelector
+	}
+	if opts.FieldSelector != "" {
+		o.FieldSelector = opts.FieldSelector
+	}
+	key := factoryKey{gvr: gvr, typ: reflect.TypeFor[T](), namespace: o.Namespace, labels: o.LabelSelector.String(), fields: o.FieldSelector}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if existing, ok := f.informers[key]; ok {
 		return existing.(*Informer[T])
 	}
-	var lw apiclient.ListerWatcher[T] = apiclient.NewResource[T](f.client, gvr).Namespace(o.namespace)
+	var lw apiclient.ListerWatcher[T] = apiclient.NewResource[T](f.client, gvr).Namespace(o.Namespace)
 	if key.labels != "" || key.fields != "" {
 		lw = &selectingLW[T]{lw: lw, labels: key.labels, fields: key.fields}
 	}
 	iopts := Options[T]{
 		Name:                key.name(),
-		DefaultResyncPeriod: o.resync,
-		Mode:                o.mode,
-		WatchList:           o.watchList,
-		StallTimeout:        o.stallTimeout,
-		Backoff:             o.backoff,
-		MinWatchTimeout:     o.minWatchLimit,
-		BufferSize:          o.bufferSize,
-		NotFoundLogInterval: o.notFoundLog,
-		Logger:              o.logger,
-		DisableSharing:      o.noSharing,
+		DefaultResyncPeriod: o.DefaultResyncPeriod,
+		WatchList:           o.WatchList,
+		StallTimeout:        o.StallTimeout,
+		Backoff:             o.Backoff,
+		MinWatchTimeout:     o.MinWatchTimeout,
+		BufferSize:          o.BufferSize,
+		NotFoundLogInterval: o.NotFoundLogInterval,
+		Logger:              o.Logger,
+		DisableSharing:      o.DisableSharing,
 	}
 	inf := New(lw, iopts)
-	if o.noTransform {
+	if o.KeepManagedFields {
 		_ = inf.SetTransform(nil)
 	}
 	f.informers[key] = inf

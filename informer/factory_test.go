@@ -9,15 +9,15 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/labels"
 	"github.com/informerkit/informerkit/reflector"
 )
 
-func testFactory(t *testing.T, c *apiclient.Client, opts ...FactoryOption) *Factory {
-	base := []FactoryOption{
-		WithLogger(testLogger(t)),
-		WithBackoff(reflector.Backoff{Initial: time.Millisecond, Max: 10 * time.Millisecond, Jitter: -1}),
-	}
-	f := NewFactory(c, append(base, opts...)...)
+// testFactory returns a factory with opts, the test's logger and a fast backoff.
+func testFactory(t *testing.T, c *apiclient.Client, opts FactoryOptions) *Factory {
+	opts.Logger = testLogger(t)
+	opts.Backoff = reflector.Backoff{Initial: time.Millisecond, Max: 10 * time.Millisecond, Jitter: -1}
+	f := NewFactoryWithOptions(c, opts)
 	t.Cleanup(f.Shutdown)
 	return f
 }
@@ -31,21 +31,21 @@ type Widget struct {
 func TestFactorySharesOneInformerPerKey(t *testing.T) {
 	s := newServer(t)
 	c := newClient(t, s)
-	f := testFactory(t, c)
+	f := testFactory(t, c, FactoryOptions{})
 	a := For[*ConfigMap](f, cmGVR)
 	if For[*ConfigMap](f, cmGVR) != a {
 		t.Fatal("same resource and type: different informers")
 	}
-	if For[*ConfigMap](f, cmGVR, WithNamespace("default")) == a {
+	if ForWithOptions[*ConfigMap](f, cmGVR, ForOptions{Namespace: "default"}) == a {
 		t.Fatal("a namespaced informer is the cluster-wide one")
 	}
-	if For[*ConfigMap](f, cmGVR, WithLabelSelector(MustParseSelector("app=x"))) == a {
+	if ForWithOptions[*ConfigMap](f, cmGVR, ForOptions{LabelSelector: labels.MustParse("app=x")}) == a {
 		t.Fatal("a selected informer is the unselected one")
 	}
 	if any(For[*Widget](f, cmGVR)) == any(a) {
 		t.Fatal("another Go type shares the informer")
 	}
-	if got := For[*ConfigMap](f, cmGVR, WithNamespace("default"), WithLabelSelector(MustParseSelector("app=x"))).Name(); got != "configmaps.v1 in default labels app=x" {
+	if got := ForWithOptions[*ConfigMap](f, cmGVR, ForOptions{Namespace: "default", LabelSelector: labels.MustParse("app=x")}).Name(); got != "configmaps.v1 in default labels app=x" {
 		t.Fatalf("Name() = %q", got)
 	}
 }
@@ -54,7 +54,7 @@ func TestFactoryStartIsIncrementalAndShutdownWaits(t *testing.T) {
 	s := newServer(t)
 	c := newClient(t, s)
 	mkCM(t, s, "default", "a", nil)
-	f := testFactory(t, c, WithWatchList(reflector.WatchListOff))
+	f := testFactory(t, c, FactoryOptions{WatchList: reflector.WatchListOff})
 	all := For[*ConfigMap](f, cmGVR)
 	reg, _ := all.AddEventHandler(newCalls())
 	ctx := ctxT(t)
@@ -64,7 +64,7 @@ func TestFactoryStartIsIncrementalAndShutdownWaits(t *testing.T) {
 	}
 	lists := s.CountRequests(apitest.VerbList, "configmaps")
 
-	ns := For[*ConfigMap](f, cmGVR, WithNamespace("default"))
+	ns := ForWithOptions[*ConfigMap](f, cmGVR, ForOptions{Namespace: "default"})
 	f.Start(ctx)
 	if err := f.WaitForCacheSync(ctx); err != nil {
 		t.Fatal(err)
@@ -98,7 +98,7 @@ func TestFactoryStartIsIncrementalAndShutdownWaits(t *testing.T) {
 func TestFactoryWaitForCacheSyncNamesTheLaggards(t *testing.T) {
 	s := newServer(t)
 	c := newClient(t, s)
-	f := testFactory(t, c, WithNotFoundLogInterval(time.Hour))
+	f := testFactory(t, c, FactoryOptions{NotFoundLogInterval: time.Hour})
 	For[*ConfigMap](f, cmGVR)
 	widgets := For[*Widget](f, apiclient.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"})
 	refused := make(chan struct{}, 100)
@@ -139,8 +139,8 @@ func TestFactorySelectorsFilterOnTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	mkCM(t, s, "default", "other", nil)
-	f := testFactory(t, c)
-	inf := For[*ConfigMap](f, cmGVR, WithLabelSelector(MustParseSelector("app=web")))
+	f := testFactory(t, c, FactoryOptions{})
+	inf := ForWithOptions[*ConfigMap](f, cmGVR, ForOptions{LabelSelector: labels.MustParse("app=web")})
 	h := newCalls()
 	reg, _ := inf.AddEventHandler(h)
 	f.Start(ctxT(t))
@@ -174,13 +174,13 @@ func TestFactoryInformersListsEveryInformerItMade(t *testing.T) {
 	s := newServer(t)
 	c := newClient(t, s)
 	mkCM(t, s, "default", "a", nil)
-	f := testFactory(t, c, WithoutSharing())
+	f := testFactory(t, c, FactoryOptions{DisableSharing: true})
 	if got := f.Informers(); len(got) != 0 {
 		t.Fatalf("a new factory lists %d informers", len(got))
 	}
 	all := For[*ConfigMap](f, cmGVR)
 	For[*ConfigMap](f, cmGVR) // the same one again
-	widgets := For[*Widget](f, cmGVR, WithNamespace("default"))
+	widgets := ForWithOptions[*Widget](f, cmGVR, ForOptions{Namespace: "default"})
 	infs := f.Informers()
 	if len(infs) != 2 || infs[0] != AnyInformer(all) || infs[1] != AnyInformer(widgets) {
 		t.Fatalf("Informers() = %v, want the two informers in creation order", infs)
@@ -201,7 +201,7 @@ func TestFactoryInformersListsEveryInformerItMade(t *testing.T) {
 			t.Fatalf("%s: started %v, synced %v after WaitForCacheSync", inf.Name(), inf.HasStarted(), inf.HasSynced())
 		}
 		if st := inf.Stats(); st.Name != inf.Name() || st.Cached != 1 || st.Sharing.Enabled {
-			t.Fatalf("%s: stats %+v (WithoutSharing)", inf.Name(), st)
+			t.Fatalf("%s: stats %+v (DisableSharing)", inf.Name(), st)
 		}
 	}
 }

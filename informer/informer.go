@@ -74,9 +74,6 @@ type Options[T apiclient.Object] struct {
 	// of an object already seen are replaced by that one copy (see the package
 	// documentation, "Structural sharing"), and slices are trimmed to their length.
 	DisableSharing bool
-	// Mode is the DeltaFIFO's queueing discipline; the zero value is FIFOAtomic. See the
-	// package documentation for the choice.
-	Mode FIFOMode
 	// BatchSize is how many queue positions are taken from the DeltaFIFO at a time (default
 	// DefaultBatchSize).
 	BatchSize int
@@ -91,51 +88,52 @@ type Options[T apiclient.Object] struct {
 	StallTimeout    time.Duration
 	Backoff         reflector.Backoff
 
-	// DisableIncrementalRelist hands relists to the DeltaFIFO as one slice (Replace), as
-	// client-go does, instead of object by object: the whole new list then sits in memory
-	// next to the whole cache. It exists to measure the difference (BenchmarkRelistPeakHeap,
-	// package documentation "Relist memory"); leave it off.
-	DisableIncrementalRelist bool
-
 	// NotFoundLogInterval is how often, at most, the informer logs that its resource is not
 	// served (default DefaultNotFoundLogInterval).
 	NotFoundLogInterval time.Duration
 	// Logger receives the informer's and its reflector's log lines (default slog.Default()).
 	Logger *slog.Logger
+
+	// Knobs that exist only to measure and test the alternatives (the package's tests set
+	// them): the DeltaFIFO layout, and relists handed to the DeltaFIFO as one slice
+	// (Replace) as client-go does, instead of object by object, so that the whole new list
+	// sits in memory next to the whole cache (BenchmarkRelistPeakHeap).
+	mode                     fifoMode
+	disableIncrementalRelist bool
 }
 
-// FIFOMode selects the DeltaFIFO discipline of an informer (see deltafifo.Mode).
-type FIFOMode int
+// fifoMode selects the DeltaFIFO discipline of an informer (see deltafifo.Mode).
+type fifoMode int
 
 const (
-	// FIFOAtomic (the default) is deltafifo.Atomic with UnlockWhileProcessing: deltas in
+	// fifoAtomic (the default) is deltafifo.Atomic with UnlockWhileProcessing: deltas in
 	// arrival order, a relist as one ReplacedAll delta that HandleDeltas diffs against the
 	// cache, and a reflector that is never blocked while handlers are being fed.
-	FIFOAtomic FIFOMode = iota
-	// FIFOCoalescing is deltafifo.Coalescing, client-go's classic DeltaFIFO.
-	FIFOCoalescing
-	// FIFOInOrder is deltafifo.InOrder, client-go's RealFIFO without atomic events.
-	FIFOInOrder
+	fifoAtomic fifoMode = iota
+	// fifoCoalescing is deltafifo.Coalescing, client-go's classic DeltaFIFO.
+	fifoCoalescing
+	// fifoInOrder is deltafifo.InOrder, client-go's RealFIFO without atomic events.
+	fifoInOrder
 )
 
 // String returns the mode's name.
-func (m FIFOMode) String() string {
+func (m fifoMode) String() string {
 	switch m {
-	case FIFOAtomic:
+	case fifoAtomic:
 		return "Atomic"
-	case FIFOCoalescing:
+	case fifoCoalescing:
 		return "Coalescing"
-	case FIFOInOrder:
+	case fifoInOrder:
 		return "InOrder"
 	}
-	return fmt.Sprintf("FIFOMode(%d)", int(m))
+	return fmt.Sprintf("fifoMode(%d)", int(m))
 }
 
-func (m FIFOMode) deltafifo() deltafifo.Mode {
+func (m fifoMode) deltafifo() deltafifo.Mode {
 	switch m {
-	case FIFOCoalescing:
+	case fifoCoalescing:
 		return deltafifo.Coalescing
-	case FIFOInOrder:
+	case fifoInOrder:
 		return deltafifo.InOrder
 	}
 	return deltafifo.Atomic
@@ -330,7 +328,7 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 		return
 	}
 	inf.started = true
-	mode := inf.opts.Mode.deltafifo()
+	mode := inf.opts.mode.deltafifo()
 	fifo := deltafifo.New(deltafifo.Options[T]{
 		KeyFunction:  inf.keyFunc,
 		KnownObjects: inf.knownObjects(),
@@ -339,9 +337,7 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 		// In mode Atomic the FIFO never reads the cache, so HandleDeltas needs no FIFO lock.
 		UnlockWhileProcessing: mode == deltafifo.Atomic,
 	})
-	refl := reflector.New(reflector.Options[T]{
-		ListerWatcher:     inf.lw,
-		Store:             inf.reflectorStore(fifo),
+	refl := reflector.New(inf.lw, inf.reflectorStore(fifo), reflector.Options[T]{
 		Name:              inf.name,
 		PageSize:          inf.opts.PageSize,
 		WatchList:         inf.opts.WatchList,
@@ -393,7 +389,7 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 // knownObjects is the FIFO's view of the cache: the cache itself, except in mode Atomic
 // where the FIFO must not read it.
 func (inf *Informer[T]) knownObjects() deltafifo.KnownObjects[T] {
-	if inf.opts.Mode.deltafifo() == deltafifo.Atomic {
+	if inf.opts.mode.deltafifo() == deltafifo.Atomic {
 		return nil
 	}
 	return inf.cache

@@ -13,6 +13,7 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/indexer"
+	"github.com/informerkit/informerkit/labels"
 	"github.com/informerkit/informerkit/reflector"
 )
 
@@ -29,9 +30,14 @@ var cmGVR = apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"
 // synchronise (every wait ends on a channel or a server condition).
 const testTimeout = 30 * time.Second
 
-func newServer(t testing.TB, opts ...apitest.Option) *apitest.Server {
+func newServer(t testing.TB) *apitest.Server {
 	t.Helper()
-	s := apitest.NewServer(opts...)
+	return newServerWithOptions(t, apitest.Options{})
+}
+
+func newServerWithOptions(t testing.TB, opts apitest.Options) *apitest.Server {
+	t.Helper()
+	s := apitest.NewServerWithOptions(opts)
 	t.Cleanup(s.Close)
 	return s
 }
@@ -156,7 +162,7 @@ func (c *calls) none(t testing.TB) {
 	}
 }
 
-var modes = []FIFOMode{FIFOCoalescing, FIFOInOrder, FIFOAtomic}
+var modes = []fifoMode{fifoCoalescing, fifoInOrder, fifoAtomic}
 
 func TestInformerListsThenFollowsEveryChange(t *testing.T) {
 	for _, mode := range modes {
@@ -167,7 +173,7 @@ func TestInformerListsThenFollowsEveryChange(t *testing.T) {
 			b := mkCM(t, s, "default", "b", nil)
 
 			opts := fastOptions(t)
-			opts.Mode = mode
+			opts.mode = mode
 			inf := New(configMaps(c), opts)
 			h := newCalls()
 			reg, err := inf.AddEventHandler(h)
@@ -210,10 +216,10 @@ func TestInformerListsThenFollowsEveryChange(t *testing.T) {
 			if _, err := l.Get("default", "b"); !apiclient.IsNotFound(err) {
 				t.Fatalf("Get of a deleted object: err = %v, want NotFound", err)
 			}
-			if n := len(l.List(Everything())); n != 2 {
+			if n := len(l.List(labels.Everything())); n != 2 {
 				t.Fatalf("List = %d objects, want 2", n)
 			}
-			if objs := l.Namespace("kube-system").List(Everything()); len(objs) != 1 || objs[0].Name != "c" {
+			if objs := l.Namespace("kube-system").List(labels.Everything()); len(objs) != 1 || objs[0].Name != "c" {
 				t.Fatalf("Namespace(kube-system).List = %v", objs)
 			}
 			if _, err := l.Namespace("kube-system").Get("a"); !apiclient.IsNotFound(err) {
@@ -441,11 +447,11 @@ func TestHandlerPanicIsRecoveredAndCounted(t *testing.T) {
 func TestRelistTurnsMissedDeletesIntoTombstones(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(mode.String(), func(t *testing.T) {
-			s := newServer(t, apitest.WithHistorySize(4))
+			s := newServerWithOptions(t, apitest.Options{HistorySize: 4})
 			c := newClient(t, s)
 			a := mkCM(t, s, "default", "a", nil)
 			opts := fastOptions(t)
-			opts.Mode = mode
+			opts.mode = mode
 			opts.WatchList = reflector.WatchListOff
 			inf := New(configMaps(c), opts)
 			h := newCalls()
@@ -599,7 +605,7 @@ func TestLabelSelectorListing(t *testing.T) {
 		{"kube-system", "", []string{"kube-system/o1", "kube-system/o3"}},
 		{"default", "tier", []string{"default/o0"}},
 	} {
-		sel := MustParseSelector(tc.sel)
+		sel := labels.MustParse(tc.sel)
 		var got []string
 		if tc.ns == "" {
 			got = names(l.List(sel))

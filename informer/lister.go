@@ -7,6 +7,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/indexer"
+	"github.com/informerkit/informerkit/labels"
 )
 
 // Lister reads an informer's cache: Get by namespace and name, List by label selector, and
@@ -27,7 +28,7 @@ func NewLister[T apiclient.Object](idx indexer.Indexer[T], resource string) List
 }
 
 // List returns the cached objects whose labels match sel, in no particular order.
-func (l Lister[T]) List(sel Selector) []T {
+func (l Lister[T]) List(sel labels.Selector) []T {
 	var out []T
 	l.idx.Range(func(_ string, obj T) bool {
 		if sel.Empty() || sel.Matches(obj.GetLabels()) {
@@ -79,7 +80,7 @@ type NamespaceLister[T apiclient.Object] struct {
 
 // List returns the cached objects of the namespace whose labels match sel. It uses the
 // cache's namespace index (indexer.NamespaceIndex) when there is one.
-func (n NamespaceLister[T]) List(sel Selector) []T {
+func (n NamespaceLister[T]) List(sel labels.Selector) []T {
 	var out []T
 	fn := func(_ string, obj T) bool {
 		if sel.Empty() || sel.Matches(obj.GetLabels()) {

@@ -101,7 +101,7 @@ func benchPodJSON(i int) map[string]any {
 
 // relistServer starts an apitest server holding the relistObjects pods.
 func relistServer(b *testing.B) *apitest.Server {
-	s, err := apitest.Start(apitest.WithLogger(slog.New(slog.DiscardHandler)))
+	s, err := apitest.Start(apitest.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func benchRelistPeakHeap(b *testing.B, s *apitest.Server, watchList reflector.Wa
 	inf := New(apiclient.NewResource[*benchPod](c, apiclient.GroupVersionResource{Version: "v1", Resource: "pods"}), Options[*benchPod]{
 		WatchList:                watchList,
 		PageSize:                 pageSize,
-		DisableIncrementalRelist: !incremental,
+		disableIncrementalRelist: !incremental,
 		DisableSharing:           !sharing,
 		MinWatchTimeout:          time.Hour,
 		StallTimeout:             -1,

@@ -59,9 +59,9 @@ func (r *countedReplacement[T]) Abort() {
 }
 
 // reflectorStore is what the informer hands its reflector: the FIFO, made an
-// IncrementalReplacer unless Options.DisableIncrementalRelist.
+// IncrementalReplacer unless Options.disableIncrementalRelist.
 func (inf *Informer[T]) reflectorStore(fifo *deltafifo.FIFO[T]) reflector.Store[T] {
-	if inf.opts.DisableIncrementalRelist {
+	if inf.opts.disableIncrementalRelist {
 		return fifo
 	}
 	return incrementalFIFO[T]{fifo, &inf.incrementalLists, &inf.incrementalAborts}

@@ -14,7 +14,7 @@ import (
 // hear exactly what a whole-list Replace would have told them: OnUpdate(old, new) for a
 // changed object, OnAdd(obj, false) for a new one, OnDelete(last known state,
 // finalStateUnknown=true) for one the watch missed the deletion of, nothing for unchanged
-// ones. With DisableIncrementalRelist the notifications are the same.
+// ones. With disableIncrementalRelist the notifications are the same.
 func TestRelistIsIncrementalAndNotifiesLikeReplace(t *testing.T) {
 	protocols := []struct {
 		name      string
@@ -35,8 +35,8 @@ func TestRelistIsIncrementalAndNotifiesLikeReplace(t *testing.T) {
 					b := mkCM(t, s, "default", "b", nil)
 					kept := mkCM(t, s, "default", "kept", nil)
 					opts := fastOptions(t)
-					opts.Mode, opts.WatchList, opts.PageSize = mode, p.watchList, p.pageSize
-					opts.DisableIncrementalRelist = disabled
+					opts.mode, opts.WatchList, opts.PageSize = mode, p.watchList, p.pageSize
+					opts.disableIncrementalRelist = disabled
 					inf := New(configMaps(c), opts)
 					h := newCalls()
 					reg, _ := inf.AddEventHandler(h)

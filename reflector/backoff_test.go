@@ -60,7 +60,7 @@ func TestSleepCtx(t *testing.T) {
 }
 
 func TestWatchTimeoutRange(t *testing.T) {
-	r := New(Options[*testObj]{ListerWatcher: unusedLW(t), Store: newRecStore()})
+	r := New(unusedLW(t), newRecStore(), Options[*testObj]{})
 	seen := map[int64]bool{}
 	for range 2000 {
 		s := *r.watchTimeout()
@@ -72,7 +72,7 @@ func TestWatchTimeoutRange(t *testing.T) {
 	if len(seen) < 100 {
 		t.Fatalf("only %d distinct timeouts in 2000 draws: not spread", len(seen))
 	}
-	small := New(Options[*testObj]{ListerWatcher: unusedLW(t), Store: newRecStore(), MinWatchTimeout: time.Millisecond})
+	small := New(unusedLW(t), newRecStore(), Options[*testObj]{MinWatchTimeout: time.Millisecond})
 	if s := *small.watchTimeout(); s != 1 {
 		t.Fatalf("tiny MinWatchTimeout gave timeoutSeconds %d, want the minimum of 1", s)
 	}
@@ -81,7 +81,7 @@ func TestWatchTimeoutRange(t *testing.T) {
 func TestStalenessBeforeFirstSync(t *testing.T) {
 	lw := unusedLW(t)
 	synctest.Test(t, func(t *testing.T) {
-		r := New(Options[*testObj]{ListerWatcher: lw, Store: newRecStore()})
+		r := New(lw, newRecStore(), Options[*testObj]{})
 		time.Sleep(5 * time.Second)
 		if s := r.Staleness(); s != 5*time.Second {
 			t.Fatalf("Staleness before any sync = %v, want the 5s since New", s)
@@ -95,10 +95,10 @@ func TestStalenessBeforeFirstSync(t *testing.T) {
 }
 
 func TestDefaultName(t *testing.T) {
-	if n := New(Options[*testObj]{ListerWatcher: unusedLW(t), Store: newRecStore()}).Name(); n != "configmaps.v1" {
+	if n := New(unusedLW(t), newRecStore(), Options[*testObj]{}).Name(); n != "configmaps.v1" {
 		t.Fatalf("default name %q, want the resource's configmaps.v1", n)
 	}
-	if n := New(Options[*testObj]{ListerWatcher: unusedLW(t), Store: newRecStore(), Name: "mine"}).Name(); n != "mine" {
+	if n := New(unusedLW(t), newRecStore(), Options[*testObj]{Name: "mine"}).Name(); n != "mine" {
 		t.Fatalf("name %q, want mine", n)
 	}
 }
@@ -109,7 +109,7 @@ func TestNewPanicsWithoutListerWatcherOrStore(t *testing.T) {
 			t.Fatal("New without a ListerWatcher did not panic")
 		}
 	}()
-	New(Options[*testObj]{Store: newRecStore()})
+	New(nil, newRecStore(), Options[*testObj]{})
 }
 
 // unusedLW is an apiclient.Resource that is never asked anything (no server runs).

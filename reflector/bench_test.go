@@ -127,7 +127,7 @@ func (r replaceOnly) Resync() error                         { return nil }
 // response at once unless the ListerWatcher implements StreamingLister.
 func BenchmarkRelistPeakHeap(b *testing.B) {
 	const n = 10000
-	srv := apitest.NewServer(apitest.WithLogger(slog.New(slog.DiscardHandler)))
+	srv := apitest.NewServerWithOptions(apitest.Options{Logger: slog.New(slog.DiscardHandler)})
 	defer srv.Close()
 	data := strings.Repeat("x", 1024) // ~1.3 KB objects, a small pod's size
 	for i := range n {
@@ -173,7 +173,7 @@ func BenchmarkRelistPeakHeap(b *testing.B) {
 			if v.watchList {
 				mode = WatchListOn
 			}
-			r := New(Options[*testObj]{ListerWatcher: res, Store: store, WatchList: mode, PageSize: v.pageSize,
+			r := New(res, store, Options[*testObj]{WatchList: mode, PageSize: v.pageSize,
 				Logger: slog.New(slog.DiscardHandler)})
 			ctx := context.Background()
 			sync := func() {

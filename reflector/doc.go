@@ -9,12 +9,9 @@
 // A reflector writes into anything that implements Store; in an informer that is a
 // deltafifo.FIFO, whose consumer (informer.HandleDeltas) updates an indexer:
 //
-//	fifo := deltafifo.New(deltafifo.Options[*Pod]{KnownObjects: idx, ...})
-//	r := reflector.New(reflector.Options[*Pod]{
-//		ListerWatcher: client.Resource(...), // an apiclient.ListerWatcher[*Pod]
-//		Store:         fifo,
-//		ResyncPeriod:  10 * time.Minute,
-//	})
+//	fifo := deltafifo.New(keyFunc, deltafifo.Options[*Pod]{KnownObjects: idx})
+//	pods := apiclient.NewResource[*Pod](client, podsGVR) // an apiclient.ListerWatcher[*Pod]
+//	r := reflector.New(pods, fifo, reflector.Options[*Pod]{ResyncPeriod: 10 * time.Minute})
 //	go r.Run(ctx) // until ctx is done
 //	// elsewhere: fifo.Pop(ctx, process) in a loop
 //
@@ -23,7 +20,7 @@
 // # Correspondence with client-go
 //
 //	client-go (tools/cache)                  informerkit (reflector)
-//	Reflector, NewReflectorWithOptions       Reflector[T], New(Options[T])
+//	Reflector, NewReflectorWithOptions       Reflector[T], New(lw, store, Options[T])
 //	ReflectorStore                           Store[T]
 //	ResourceVersionUpdater                   ResourceVersionUpdater
 //	RunWithContext / ListAndWatchWithContext Run / ListAndWatch
@@ -94,7 +91,7 @@
 //     Its Lists and Relists counters move after the store already has the new list (after
 //     Replace or Replacement.Finish returned), so a consumer may see a relist's effects
 //     before the counters do.
-//   - The reflector's LIST and WATCH requests go out with apiclient.WithoutRetries: the
+//   - The reflector's LISTs go out with apiclient.ListOptions.DisableRetries: the
 //     client's own retries (5 attempts from 250 ms) would sit under the reflector's backoff,
 //     hide 429 and Retry-After from it and delay a failing LIST by seconds.
 //

@@ -29,13 +29,18 @@ type env struct {
 
 const cms = "configmaps"
 
-func newEnv(t *testing.T, opts ...apitest.Option) *env {
+func newEnv(t *testing.T) *env {
 	t.Helper()
-	srv := apitest.NewServer(opts...)
+	return newEnvWithOptions(t, apitest.Options{})
+}
+
+func newEnvWithOptions(t *testing.T, opts apitest.Options) *env {
+	t.Helper()
+	srv := apitest.NewServerWithOptions(opts)
 	t.Cleanup(srv.Close)
 	cfg := srv.Config()
 	// The client keeps its default retries: the reflector turns them off for its own
-	// requests (apiclient.WithoutRetries), so that it sees 429, 5xx and 410 itself.
+	// requests (apiclient.ListOptions.DisableRetries), so that it sees 429, 5xx and 410 itself.
 	// Chunked watches keep the request log simple (one GET per watch).
 	cfg.WatchProtocol = apiclient.WatchChunked
 	c, err := apiclient.New(cfg)
@@ -47,17 +52,25 @@ func newEnv(t *testing.T, opts ...apitest.Option) *env {
 	return &env{t: t, srv: srv, res: res, log: &logRecorder{}, errsCh: make(chan struct{})}
 }
 
+// testOptions are New's arguments: the ListerWatcher, the store and the options.
+type testOptions struct {
+	lw    apiclient.ListerWatcher[*testObj]
+	store Store[*testObj]
+	Options[*testObj]
+}
+
+// new calls New with o's arguments.
+func (o testOptions) new() *Reflector[*testObj] { return New(o.lw, o.store, o.Options) }
+
 // options returns the options most tests start from: LIST+WATCH (tests of WatchList set
 // WatchList), fast backoff, the recorded logger and error handler.
-func (e *env) options(store Store[*testObj]) Options[*testObj] {
-	return Options[*testObj]{
-		ListerWatcher:     e.res,
-		Store:             store,
+func (e *env) options(store Store[*testObj]) testOptions {
+	return testOptions{lw: e.res, store: store, Options: Options[*testObj]{
 		WatchList:         WatchListOff,
 		Backoff:           Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond},
 		Logger:            slog.New(e.log.handler()),
 		WatchErrorHandler: e.handleError,
-	}
+	}}
 }
 
 func (e *env) handleError(_ context.Context, err error) {
@@ -92,8 +105,8 @@ func (e *env) waitError(what string, match func(error) bool) error {
 }
 
 // run starts r.Run in a goroutine; the test's cleanup stops it and waits for it.
-func (e *env) run(opts Options[*testObj]) *Reflector[*testObj] {
-	r := New(opts)
+func (e *env) run(opts testOptions) *Reflector[*testObj] {
+	r := opts.new()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

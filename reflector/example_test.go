@@ -53,10 +53,8 @@ func Example() {
 		Indexer: indexer.New(indexer.MetaNamespaceKeyFunc[*ConfigMap], nil),
 		synced:  make(chan struct{}),
 	}
-	r := reflector.New(reflector.Options[*ConfigMap]{
-		ListerWatcher: configMaps,
-		Store:         store,
-		Logger:        slog.New(slog.DiscardHandler),
+	r := reflector.New(configMaps, store, reflector.Options[*ConfigMap]{
+		Logger: slog.New(slog.DiscardHandler),
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -168,11 +166,10 @@ func ExampleIncrementalReplacer() {
 	defer client.Close()
 
 	store := &mapStore{objs: map[string]*ConfigMap{}, done: make(chan string, 1)}
-	r := reflector.New(reflector.Options[*ConfigMap]{
-		ListerWatcher: apiclient.NewResource[*ConfigMap](client, apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}),
-		Store:         store,
-		WatchList:     reflector.WatchListOff, // LIST pages (or streaming-list events) reach the store one by one either way
-		Logger:        slog.New(slog.DiscardHandler),
+	configMaps := apiclient.NewResource[*ConfigMap](client, apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+	r := reflector.New(configMaps, store, reflector.Options[*ConfigMap]{
+		WatchList: reflector.WatchListOff, // LIST pages (or streaming-list events) reach the store one by one either way
+		Logger:    slog.New(slog.DiscardHandler),
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

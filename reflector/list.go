@@ -105,10 +105,10 @@ func (r *Reflector[T]) finishList(s *sink[T], rv string) error {
 }
 
 // listPage requests one page and hands its items to s. The client's own retries are off
-// (apiclient.WithoutRetries): a failure reaches the reflector, its backoff and its
+// (ListOptions.DisableRetries): a failure reaches the reflector, its backoff and its
 // WatchErrorHandler at once, with the server's Retry-After.
 func (r *Reflector[T]) listPage(ctx context.Context, opts apiclient.ListOptions, s *sink[T]) (apiclient.ListMeta, error) {
-	ctx = apiclient.WithoutRetries(ctx)
+	opts.DisableRetries = true
 	r.st.listRequests.Add(1)
 	if r.streamLW != nil && s.incremental() {
 		n := uint64(0)

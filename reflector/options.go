@@ -82,12 +82,6 @@ type Backoff struct {
 // Options configure a Reflector. ListerWatcher and Store are required; every other field has
 // a documented default.
 type Options[T apiclient.Object] struct {
-	// ListerWatcher lists and watches the collection (apiclient provides one per resource,
-	// namespace and selectors).
-	ListerWatcher apiclient.ListerWatcher[T]
-	// Store receives the objects. If it implements IncrementalReplacer, relists are streamed
-	// into it; if it implements ResourceVersionUpdater, it is told every new resourceVersion.
-	Store Store[T]
 	// Name identifies the reflector in logs, errors and Stats. Default: the ListerWatcher's
 	// String() if it has one, else its GroupVersionResource() ("configmaps.v1" for an
 	// apiclient.Resource), else the Go type of T.

@@ -56,16 +56,20 @@ type counters struct {
 	lastSync, lastEvent, lastBookmark, lastContact, lastError atomic.Int64
 }
 
-// New returns a Reflector for opts. It panics if opts.ListerWatcher or opts.Store is nil:
-// that is a programming error, not a runtime condition.
-func New[T apiclient.Object](opts Options[T]) *Reflector[T] {
-	if opts.ListerWatcher == nil || opts.Store == nil {
-		panic("reflector.New: Options.ListerWatcher and Options.Store are required")
+// New returns a Reflector that lists and watches the collection of lw (apiclient provides
+// one per resource, namespace and selectors) into store. If store implements
+// IncrementalReplacer, relists are streamed into it; if it implements
+// ResourceVersionUpdater, it is told every new resourceVersion. Every option has a default
+// and none can be invalid. New panics if lw or store is nil: a programming error, not a
+// runtime condition.
+func New[T apiclient.Object](lw apiclient.ListerWatcher[T], store Store[T], opts Options[T]) *Reflector[T] {
+	if lw == nil || store == nil {
+		panic("reflector.New: nil ListerWatcher or Store")
 	}
 	cfg := opts.withDefaults()
 	name := cfg.Name
 	if name == "" {
-		switch lw := cfg.ListerWatcher.(type) {
+		switch lw := lw.(type) {
 		case fmt.Stringer:
 			name = lw.String()
 		case interface {
@@ -79,15 +83,15 @@ func New[T apiclient.Object](opts Options[T]) *Reflector[T] {
 	r := &Reflector[T]{
 		cfg:     cfg,
 		name:    name,
-		lw:      cfg.ListerWatcher,
-		store:   cfg.Store,
+		lw:      lw,
+		store:   store,
 		log:     cfg.Logger.With("reflector", name),
 		backoff: backoffState{cfg: cfg.backoff},
 		created: time.Now(),
 	}
-	r.incr, _ = cfg.Store.(IncrementalReplacer[T])
-	r.rvUpdater, _ = cfg.Store.(ResourceVersionUpdater)
-	r.streamLW, _ = cfg.ListerWatcher.(StreamingLister[T])
+	r.incr, _ = store.(IncrementalReplacer[T])
+	r.rvUpdater, _ = store.(ResourceVersionUpdater)
+	r.streamLW, _ = lw.(StreamingLister[T])
 	if cfg.WatchList == WatchListOff {
 		r.watchListOffUntil = farFuture
 	}

@@ -81,7 +81,7 @@ func TestWatchEventsAdvanceLastSyncRV(t *testing.T) {
 
 // BOOKMARK events advance the last synced resourceVersion (and tell the store).
 func TestBookmarksAdvanceLastSyncRV(t *testing.T) {
-	e := newEnv(t, apitest.WithBookmarkInterval(20*time.Millisecond), apitest.WithProgressNotify())
+	e := newEnvWithOptions(t, apitest.Options{BookmarkInterval: 20 * time.Millisecond, ProgressNotify: true})
 	e.create("a")
 	rec := newRecStore()
 	r := e.run(e.options(rec))
@@ -271,7 +271,7 @@ func TestVeryShortWatchRelists(t *testing.T) {
 // A watch with no event and no bookmark for StallTimeout is re-opened from the last synced
 // resourceVersion, without a relist; the stall is counted and logged once.
 func TestStallRewatchesWithoutRelist(t *testing.T) {
-	e := newEnv(t, apitest.WithBookmarkInterval(20*time.Millisecond), apitest.WithProgressNotify())
+	e := newEnvWithOptions(t, apitest.Options{BookmarkInterval: 20 * time.Millisecond, ProgressNotify: true})
 	e.create("a")
 	rec := newRecStore()
 	opts := e.options(rec)
@@ -475,7 +475,7 @@ func TestResyncErrorRelists(t *testing.T) {
 // Errors name the resource; the bearer token never reaches the log.
 func TestErrorsNameResourceAndLogsHideToken(t *testing.T) {
 	const token = "tok-0123456789-very-secret"
-	e := newEnv(t, apitest.WithToken(token))
+	e := newEnvWithOptions(t, apitest.Options{Token: token})
 	if err := e.srv.FailRequests(apitest.VerbList, cms, 2, http.StatusInternalServerError, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -522,7 +522,7 @@ func TestStaleness(t *testing.T) {
 func TestListAndWatchCancel(t *testing.T) {
 	e := newEnv(t)
 	rec := newRecStore()
-	r := New(e.options(rec))
+	r := e.options(rec).new()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.ListAndWatch(ctx) }()
@@ -609,7 +609,7 @@ func TestConnectionRefusedRewatchesThenTooLargeRelists(t *testing.T) {
 
 	a.Close()
 	e.waitError("connection refused", isErr(syscall.ECONNREFUSED))
-	b, err := apitest.Start(apitest.WithOptions(apitest.Options{Addr: addr, TooLargeResourceVersionWait: -1}))
+	b, err := apitest.Start(apitest.Options{Addr: addr, TooLargeResourceVersionWait: -1})
 	if err != nil {
 		t.Fatalf("restart on %s: %v", addr, err)
 	}
@@ -680,11 +680,7 @@ func TestPagedFirstListKeepsLaterListsPaged(t *testing.T) {
 	for _, watchCache := range []bool{false, true} {
 		t.Run(fmt.Sprintf("watchCache=%v", watchCache), func(t *testing.T) {
 			storeKinds(t, func(t *testing.T, rec *recStore, store Store[*testObj]) {
-				var opts []apitest.Option
-				if !watchCache {
-					opts = append(opts, apitest.WithoutWatchCache())
-				}
-				e := newEnv(t, opts...)
+				e := newEnvWithOptions(t, apitest.Options{NoWatchCache: !watchCache})
 				const n = DefaultPageSize + 1
 				for i := range n {
 					e.create(fmt.Sprintf("cm-%04d", i))

@@ -91,7 +91,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w apiclient.Watcher[T], resync
 			start = time.Now()
 			r.st.watches.Add(1)
 			var err error
-			w, err = r.lw.Watch(apiclient.WithoutRetries(ctx), opts)
+			w, err = r.lw.Watch(ctx, opts)
 			if err == nil && w == nil {
 				err = errors.New("watch returned no watcher")
 			}

@@ -66,7 +66,7 @@ func (r *Reflector[T]) watchList(ctx context.Context) (apiclient.Watcher[T], err
 		}
 		start := time.Now()
 		r.st.watches.Add(1)
-		w, err := r.lw.Watch(apiclient.WithoutRetries(ctx), opts)
+		w, err := r.lw.Watch(ctx, opts)
 		if err == nil && w == nil {
 			err = errors.New("watch returned no watcher")
 		}

@@ -84,7 +84,7 @@ func TestWatchListRelistAtLastRV(t *testing.T) {
 func TestWatchListRefusedFallsBackToList(t *testing.T) {
 	for _, mode := range []WatchListMode{WatchListAuto, WatchListOn} {
 		t.Run(mode.String(), func(t *testing.T) {
-			e := newEnv(t, apitest.WithInitialEvents(apitest.InitialEventsRefused))
+			e := newEnvWithOptions(t, apitest.Options{InitialEvents: apitest.InitialEventsRefused})
 			e.create("a")
 			rec := newRecStore()
 			opts := e.options(rec)
@@ -122,7 +122,7 @@ func TestWatchListRefusedFallsBackToList(t *testing.T) {
 
 // WatchListReprobe: after it, WatchListAuto tries a streaming list again.
 func TestWatchListReprobe(t *testing.T) {
-	e := newEnv(t, apitest.WithInitialEvents(apitest.InitialEventsRefused))
+	e := newEnvWithOptions(t, apitest.Options{InitialEvents: apitest.InitialEventsRefused})
 	rec := newRecStore()
 	opts := e.options(rec)
 	opts.WatchList = WatchListAuto
@@ -143,7 +143,7 @@ func TestWatchListReprobe(t *testing.T) {
 // stream is aborted, then replaced by the LIST.
 func TestWatchListIgnoredFallsBackAfterTimeout(t *testing.T) {
 	storeKinds(t, func(t *testing.T, rec *recStore, store Store[*testObj]) {
-		e := newEnv(t, apitest.WithInitialEvents(apitest.InitialEventsIgnored))
+		e := newEnvWithOptions(t, apitest.Options{InitialEvents: apitest.InitialEventsIgnored})
 		e.create("a")
 		e.create("b")
 		opts := e.options(store)

@@ -21,7 +21,7 @@
 //	DefaultTypedControllerRateLimiter[T]()        DefaultControllerRateLimiter[T]()
 //	DefaultTypedItemBasedRateLimiter[T]()         DefaultItemBasedRateLimiter[T]()
 //	MetricsProvider, GaugeMetric, ...             MetricsProvider, GaugeMetric, ... (+ MetricsDeleter)
-//	ParallelizeUntil, WithChunkSize               ParallelizeUntil, WithChunkSize
+//	ParallelizeUntil, Options (WithChunkSize)     ParallelizeUntil[WithOptions], ParallelizeOptions
 //
 // There is no global metrics provider (client-go's SetProvider): a queue reports metrics
 // only when its Config names it and carries a MetricsProvider.

@@ -129,14 +129,14 @@ func ExampleDelayingInterface() {
 	// Output: default/a true
 }
 
-// ParallelizeUntil spreads pieces of work over a few goroutines.
-func ExampleParallelizeUntil() {
+// ParallelizeUntilWithOptions spreads pieces of work over a few goroutines, ten at a time.
+func ExampleParallelizeUntilWithOptions() {
 	squares := make([]int, 100)
 	var calls atomic.Int32
-	workqueue.ParallelizeUntil(context.Background(), 4, len(squares), func(i int) {
+	workqueue.ParallelizeUntilWithOptions(context.Background(), 4, len(squares), func(i int) {
 		calls.Add(1)
 		squares[i] = i * i
-	}, workqueue.WithChunkSize(10))
+	}, workqueue.ParallelizeOptions{ChunkSize: 10})
 	fmt.Println(calls.Load(), squares[9], squares[99])
 	// Output: 100 81 9801
 }

@@ -9,40 +9,36 @@ import (
 // DoWorkPieceFunc processes piece number piece (0 <= piece < pieces) for ParallelizeUntil.
 type DoWorkPieceFunc func(piece int)
 
-type parallelizeOptions struct {
-	chunkSize int
-}
-
-// Options configures ParallelizeUntil (client-go's name for the option type).
-type Options func(*parallelizeOptions)
-
-// WithChunkSize makes each worker take c consecutive pieces at a time instead of one, which
-// lowers the coordination cost when pieces are very cheap. Values below 1 mean 1.
-func WithChunkSize(c int) Options {
-	return func(o *parallelizeOptions) { o.chunkSize = c }
+// ParallelizeOptions are the optional settings of ParallelizeUntilWithOptions (client-go's
+// workqueue.Options).
+type ParallelizeOptions struct {
+	// ChunkSize makes each worker take ChunkSize consecutive pieces at a time instead of one,
+	// which lowers the coordination cost when pieces are very cheap. Default (0 or less): 1.
+	ChunkSize int
 }
 
 // ParallelizeUntil calls doWorkPiece for every piece in [0, pieces) from up to workers
 // goroutines and returns when all of them have finished. Workers take chunks of pieces in
-// increasing order (see WithChunkSize). Once ctx is done no further piece is started, so some
+// increasing order (see ParallelizeOptions.ChunkSize). Once ctx is done no further piece is started, so some
 // pieces may never run; ParallelizeUntil still waits for the pieces already running. A nil ctx
 // means context.Background(); workers below 1 mean 1.
 //
 // If doWorkPiece panics, the other workers stop starting pieces and, once they have returned,
 // ParallelizeUntil panics with the same value in the caller's goroutine (client-go crashes the
 // process from the worker goroutine instead).
-func ParallelizeUntil(ctx context.Context, workers, pieces int, doWorkPiece DoWorkPieceFunc, opts ...Options) {
+func ParallelizeUntil(ctx context.Context, workers, pieces int, doWorkPiece DoWorkPieceFunc) {
+	ParallelizeUntilWithOptions(ctx, workers, pieces, doWorkPiece, ParallelizeOptions{})
+}
+
+// ParallelizeUntilWithOptions is ParallelizeUntil with a chunk size.
+func ParallelizeUntilWithOptions(ctx context.Context, workers, pieces int, doWorkPiece DoWorkPieceFunc, opts ParallelizeOptions) {
 	if pieces <= 0 {
 		return
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	o := parallelizeOptions{chunkSize: 1}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	chunk := max(o.chunkSize, 1)
+	chunk := max(opts.ChunkSize, 1)
 	chunks := (pieces-1)/chunk + 1
 	workers = min(max(workers, 1), chunks)
 

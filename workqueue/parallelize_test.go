@@ -15,9 +15,9 @@ func TestParallelizeUntilRunsEveryPieceOnce(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("workers=%d/pieces=%d/chunk=%d", tc.workers, tc.pieces, tc.chunk), func(t *testing.T) {
 			counts := make([]atomic.Int32, tc.pieces)
-			ParallelizeUntil(context.Background(), tc.workers, tc.pieces, func(p int) {
+			ParallelizeUntilWithOptions(context.Background(), tc.workers, tc.pieces, func(p int) {
 				counts[p].Add(1)
-			}, WithChunkSize(tc.chunk))
+			}, ParallelizeOptions{ChunkSize: tc.chunk})
 			for p := range counts {
 				if n := counts[p].Load(); n != 1 {
 					t.Fatalf("piece %d ran %d times", p, n)
@@ -70,10 +70,10 @@ func TestParallelizeUntilStopsStartingPiecesWhenContextDone(t *testing.T) {
 		gate := make(chan struct{})
 		done := make(chan struct{})
 		go func() {
-			ParallelizeUntil(ctx, 2, 100, func(int) {
+			ParallelizeUntilWithOptions(ctx, 2, 100, func(int) {
 				ran.Add(1)
 				<-gate
-			}, WithChunkSize(10))
+			}, ParallelizeOptions{ChunkSize: 10})
 			close(done)
 		}()
 		synctest.Wait()

@@ -117,7 +117,7 @@ func (d *demo) run(ctx context.Context, kubeconfig string) (err error) {
 	var cfg *apiclient.Config
 	var crdCreated bool
 	if kubeconfig == "" {
-		srv, err := apitest.Start()
+		srv, err := apitest.Start(apitest.Options{})
 		if err != nil {
 			return fmt.Errorf("starting the embedded API server: %w", err)
 		}
@@ -133,7 +133,7 @@ func (d *demo) run(ctx context.Context, kubeconfig string) (err error) {
 		cfg = srv.Config()
 		d.p.say("informerkit demo: the configmap-replicator example against an embedded API server (apitest) at %s", srv.URL)
 	} else {
-		cfg, err = apiclient.LoadConfig(apiclient.WithKubeconfig(kubeconfig))
+		cfg, err = apiclient.LoadConfigWithOptions(apiclient.LoadOptions{Kubeconfig: kubeconfig})
 		if err != nil {
 			return err
 		}

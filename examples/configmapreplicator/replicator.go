@@ -13,6 +13,7 @@ import (
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/indexer"
 	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/labels"
 )
 
 // Index names of the informers' caches.
@@ -125,7 +126,7 @@ func Setup(mgr *controller.Manager, opts Options) (*controller.Controller, error
 			tracePredicate(tr, "ConfigMapReplication", "GenerationChanged", controller.GenerationChanged[*ConfigMapReplication]())),
 		controller.Kind(r.cmInf,
 			traceHandler(tr, "ConfigMap", "copy → owner", controller.EnqueueRequestForOwner[*ConfigMap](Group, Kind,
-				controller.OnlyControllerOwner(), controller.ClusterScopedOwner())),
+				controller.OwnerOptions{OnlyController: true, ClusterScoped: true})),
 			controller.ResourceVersionChanged[*ConfigMap]()),
 		controller.Kind(r.cmInf,
 			traceHandler(tr, "ConfigMap", "source → its replications", controller.EnqueueRequestsFromMapFunc(r.replicationsOfSource)),
@@ -159,7 +160,7 @@ func (r *Replicator) replicationsOfSource(_ context.Context, cm *ConfigMap) []co
 // may have selected it before.
 func (r *Replicator) allReplications(context.Context, *Namespace) []controller.Request {
 	var out []controller.Request
-	for _, repl := range r.replInf.Lister().List(informer.Everything()) {
+	for _, repl := range r.replInf.Lister().List(labels.Everything()) {
 		out = append(out, controller.Request{Name: repl.Name})
 	}
 	return out
@@ -198,7 +199,7 @@ func (r *Replicator) Reconcile(ctx context.Context, req controller.Request) (con
 	}
 	want := map[string]bool{}
 	if !sourceMissing {
-		sel := informer.SelectorFromSet(repl.Spec.NamespaceSelector.MatchLabels)
+		sel := labels.SelectorFromSet(repl.Spec.NamespaceSelector.MatchLabels)
 		for _, ns := range r.nsInf.Lister().List(sel) {
 			if ns.Name == src.Namespace || ns.DeletionTimestamp != nil || ns.Status.Phase == "Terminating" {
 				continue

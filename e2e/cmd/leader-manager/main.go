@@ -65,7 +65,7 @@ func main() {
 }
 
 func run(ctx context.Context, kubeconfig, id, ns, lease string, release bool, ld, rd, rp time.Duration) error {
-	cfg, err := apiclient.LoadConfig(apiclient.WithKubeconfig(kubeconfig))
+	cfg, err := apiclient.LoadConfigWithOptions(apiclient.LoadOptions{Kubeconfig: kubeconfig})
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func run(ctx context.Context, kubeconfig, id, ns, lease string, release bool, ld
 	})); err != nil {
 		return err
 	}
-	cms := controller.For[*configMap](mgr, apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}, informer.WithNamespace(ns))
+	cms := controller.ForWithOptions[*configMap](mgr, apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}, informer.ForOptions{Namespace: ns})
 	c, err := controller.New("leader-manager", controller.ReconcilerFunc(func(_ context.Context, req controller.Request) (controller.Result, error) {
 		emit("RECONCILE %s %s %d", id, req.Name, time.Now().UnixNano())
 		return controller.Result{}, nil

@@ -1,11 +1,11 @@
-package informer
+package labels
 
 import (
 	"strings"
 	"testing"
 )
 
-func TestParseSelectorMatches(t *testing.T) {
+func TestParseMatches(t *testing.T) {
 	labels := map[string]string{"app": "web", "tier": "front", "example.com/team": "a", "empty": ""}
 	for _, tc := range []struct {
 		sel  string
@@ -39,23 +39,23 @@ func TestParseSelectorMatches(t *testing.T) {
 		{"app in (web),!missing,tier", true},
 		{"x in (a,)", false},
 	} {
-		s, err := ParseSelector(tc.sel)
+		s, err := Parse(tc.sel)
 		if err != nil {
-			t.Errorf("ParseSelector(%q): %v", tc.sel, err)
+			t.Errorf("Parse(%q): %v", tc.sel, err)
 			continue
 		}
 		if got := s.Matches(labels); got != tc.want {
 			t.Errorf("%q.Matches = %v, want %v", tc.sel, got, tc.want)
 		}
 		// The canonical form parses to the same selector.
-		again, err := ParseSelector(s.String())
+		again, err := Parse(s.String())
 		if err != nil || again.String() != s.String() {
 			t.Errorf("%q: String() = %q does not round-trip (%v)", tc.sel, s.String(), err)
 		}
 	}
 }
 
-func TestParseSelectorErrors(t *testing.T) {
+func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct{ sel, msg string }{
 		{"app=web,", "expected a label key"},
 		{",app", "expected a label key"},
@@ -72,9 +72,9 @@ func TestParseSelectorErrors(t *testing.T) {
 		{"!", "expected a label key"},
 		{"app (x)", "expected an operator"},
 	} {
-		_, err := ParseSelector(tc.sel)
+		_, err := Parse(tc.sel)
 		if err == nil || !strings.Contains(err.Error(), tc.msg) {
-			t.Errorf("ParseSelector(%q) error = %v, want one containing %q", tc.sel, err, tc.msg)
+			t.Errorf("Parse(%q) error = %v, want one containing %q", tc.sel, err, tc.msg)
 		}
 	}
 }
@@ -92,16 +92,16 @@ func TestSelectorFromSet(t *testing.T) {
 	}
 }
 
-func FuzzParseSelector(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	for _, s := range []string{"", "a=b", "a in (x,y),!c", "a!=b,c notin (d)", "x.io/y==z"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		s, err := ParseSelector(in)
+		s, err := Parse(in)
 		if err != nil {
 			return
 		}
-		again, err := ParseSelector(s.String())
+		again, err := Parse(s.String())
 		if err != nil {
 			t.Fatalf("canonical form %q of %q does not parse: %v", s.String(), in, err)
 		}

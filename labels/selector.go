@@ -1,4 +1,4 @@
-package informer
+package labels
 
 import (
 	"fmt"
@@ -98,7 +98,7 @@ func (s Selector) Matches(labels map[string]string) bool {
 	return true
 }
 
-// String returns the selector in the syntax ParseSelector reads ("" for Everything), with
+// String returns the selector in the syntax Parse reads ("" for Everything), with
 // requirements sorted by key.
 func (s Selector) String() string {
 	parts := make([]string, len(s.reqs))
@@ -112,16 +112,16 @@ func (s *Selector) sort() {
 	slices.SortStableFunc(s.reqs, func(a, b Requirement) int { return strings.Compare(a.Key, b.Key) })
 }
 
-// MustParseSelector is ParseSelector that panics on error, for selectors written in code.
-func MustParseSelector(selector string) Selector {
-	s, err := ParseSelector(selector)
+// MustParse is Parse that panics on error, for selectors written in code.
+func MustParse(selector string) Selector {
+	s, err := Parse(selector)
 	if err != nil {
 		panic(err)
 	}
 	return s
 }
 
-// ParseSelector parses a Kubernetes label selector: comma-separated requirements, each one of
+// Parse parses a Kubernetes label selector: comma-separated requirements, each one of
 //
 //	key          the label exists
 //	!key         the label does not exist
@@ -133,7 +133,7 @@ func MustParseSelector(selector string) Selector {
 // Keys are label keys (an optional DNS subdomain prefix and "/", then a name of at most 63
 // characters); values are empty or names of at most 63 characters. The empty string selects
 // everything. Set-based operators < and > (numeric comparison) are not supported.
-func ParseSelector(selector string) (Selector, error) {
+func Parse(selector string) (Selector, error) {
 	p := selectorParser{src: selector}
 	var s Selector
 	if strings.TrimSpace(selector) == "" {
@@ -142,7 +142,7 @@ func ParseSelector(selector string) (Selector, error) {
 	for {
 		r, err := p.requirement()
 		if err != nil {
-			return Selector{}, fmt.Errorf("informer: label selector %q: %w", selector, err)
+			return Selector{}, fmt.Errorf("labels: selector %q: %w", selector, err)
 		}
 		s.reqs = append(s.reqs, r)
 		t := p.next()
@@ -150,7 +150,7 @@ func ParseSelector(selector string) (Selector, error) {
 			break
 		}
 		if t.kind != tokComma {
-			return Selector{}, fmt.Errorf("informer: label selector %q: expected \",\" at offset %d, found %q", selector, t.pos, t.text)
+			return Selector{}, fmt.Errorf("labels: selector %q: expected \",\" at offset %d, found %q", selector, t.pos, t.text)
 		}
 	}
 	s.sort()
