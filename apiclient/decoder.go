@@ -65,15 +65,11 @@ func (e *DecodeError) Unwrap() []error {
 // only so that the benchmarks document which decoder is measured.
 var unmarshal = json.Unmarshal
 
-// DecodeEvent decodes one watch event, {"type":...,"object":{...}}, into an Event[T]. It is
-// the function the watch stream applies to every frame; it is exported for tools that
-// replay recorded streams. kind, if not "", is the kind the object must have. An ERROR event
+// decodeEvent decodes one watch event, {"type":...,"object":{...}}, into an Event[T]: the
+// function the watch stream applies to every frame (offset is the frame's position in the
+// stream, for errors). kind, if not "", is the kind the object must have. An ERROR event
 // decodes to Event{Type: Error, Err: *Status}; a frame that cannot be decoded returns a
 // *DecodeError.
-func DecodeEvent[T any](frame []byte, kind string) (Event[T], error) {
-	return decodeEvent[T](frame, kind, 0)
-}
-
 func decodeEvent[T any](frame []byte, kind string, offset int64) (Event[T], error) {
 	typ, obj, err := parseEnvelope(frame)
 	if err != nil {

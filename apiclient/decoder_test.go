@@ -182,7 +182,7 @@ func TestDecodeErrorEventStatus(t *testing.T) {
 }
 
 func TestDecodeEventExported(t *testing.T) {
-	ev, err := DecodeEvent[*Unstructured]([]byte(`{"type":"ADDED","object":{"kind":"Widget","apiVersion":"x.io/v1","metadata":{"name":"w"},"spec":{"n":3}}}`), "Widget")
+	ev, err := decodeEvent[*Unstructured]([]byte(`{"type":"ADDED","object":{"kind":"Widget","apiVersion":"x.io/v1","metadata":{"name":"w"},"spec":{"n":3}}}`), "Widget", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func FuzzFrameReader(f *testing.F) {
 			if a[i] != b[i] {
 				t.Fatalf("frame %d differs", i)
 			}
-			_, _ = DecodeEvent[*testPod]([]byte(a[i]), "Pod")
+			_, _ = decodeEvent[*testPod]([]byte(a[i]), "Pod", 0)
 		}
 	})
 }

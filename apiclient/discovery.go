@@ -146,7 +146,7 @@ func (c *Client) fetchResources(ctx context.Context) ([]APIResource, error) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			var doc apiResourceListDoc
-			if err := c.getJSON(ctx, GroupVersionPath(j.gv), &doc); err != nil {
+			if err := c.getJSON(ctx, groupVersionPath(j.gv), &doc); err != nil {
 				errs[i] = fmt.Errorf("%s: %w", j.gv, err)
 				return
 			}

@@ -5,26 +5,26 @@ import (
 	"strings"
 )
 
-// GroupVersionPath returns the API root of a group version: "/api/v1" for the core group,
+// groupVersionPath returns the API root of a group version: "/api/v1" for the core group,
 // "/apis/<group>/<version>" otherwise.
-func GroupVersionPath(gv GroupVersion) string {
+func groupVersionPath(gv GroupVersion) string {
 	if gv.Group == "" {
 		return "/api/" + gv.Version
 	}
 	return "/apis/" + gv.Group + "/" + gv.Version
 }
 
-// ResourcePath returns the API path of a collection, an object or an object's subresource:
+// resourcePath returns the API path of a collection, an object or an object's subresource:
 //
-//	ResourcePath(gvr, "", "")                 /apis/apps/v1/deployments (all namespaces)
-//	ResourcePath(gvr, "ns", "")               /apis/apps/v1/namespaces/ns/deployments
-//	ResourcePath(gvr, "ns", "web", "status")  /apis/apps/v1/namespaces/ns/deployments/web/status
+//	resourcePath(gvr, "", "")                 /apis/apps/v1/deployments (all namespaces)
+//	resourcePath(gvr, "ns", "")               /apis/apps/v1/namespaces/ns/deployments
+//	resourcePath(gvr, "ns", "web", "status")  /apis/apps/v1/namespaces/ns/deployments/web/status
 //
 // Segments are path-escaped. A cluster-scoped resource is addressed with namespace "".
-func ResourcePath(gvr GroupVersionResource, namespace, name string, subresources ...string) string {
+func resourcePath(gvr GroupVersionResource, namespace, name string, subresources ...string) string {
 	var b strings.Builder
 	b.Grow(64)
-	b.WriteString(GroupVersionPath(gvr.GroupVersion()))
+	b.WriteString(groupVersionPath(gvr.GroupVersion()))
 	if namespace != "" {
 		b.WriteString("/namespaces/")
 		b.WriteString(url.PathEscape(namespace))

@@ -55,7 +55,7 @@ func (r *Resource[T]) GroupVersionResource() GroupVersionResource { return r.gvr
 func (r *Resource[T]) Client() *Client { return r.c }
 
 func (r *Resource[T]) path(namespace, name string, sub ...string) string {
-	return ResourcePath(r.gvr, namespace, name, sub...)
+	return resourcePath(r.gvr, namespace, name, sub...)
 }
 
 // objectNamespace is r's namespace, or obj's when r is not bound to one.

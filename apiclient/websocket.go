@@ -18,10 +18,10 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// BearerProtocolPrefix is the WebSocket subprotocol prefix that carries a bearer token for
+// bearerProtocolPrefix is the WebSocket subprotocol prefix that carries a bearer token for
 // clients that cannot set an Authorization header (browsers); the API server authenticates
 // "base64url.bearer.authorization.k8s.io.<base64url(token), no padding>" and strips it.
-const BearerProtocolPrefix = "base64url.bearer.authorization.k8s.io."
+const bearerProtocolPrefix = "base64url.bearer.authorization.k8s.io."
 
 // errUpgradeRefused means the server answered a WebSocket watch with an ordinary HTTP
 // response (it does not speak WebSocket there); WatchAuto then falls back to chunked.
@@ -121,7 +121,7 @@ func (c *Client) dialWebSocket(ctx context.Context, wsURL, path string, retryAut
 	}
 	d := *c.wsDial.d
 	if bearer != "" {
-		d.Subprotocols = []string{BearerProtocolPrefix + base64.RawURLEncoding.EncodeToString([]byte(bearer))}
+		d.Subprotocols = []string{bearerProtocolPrefix + base64.RawURLEncoding.EncodeToString([]byte(bearer))}
 	}
 	conn, resp, err := d.DialContext(ctx, wsURL, h)
 	if err == nil {

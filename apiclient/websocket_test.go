@@ -64,7 +64,7 @@ func TestWatchWebSocket(t *testing.T) {
 		t.Fatalf("normal close: Err() = %v", err)
 	}
 	h := <-headers
-	wantProto := BearerProtocolPrefix + base64.RawURLEncoding.EncodeToString([]byte("s3cret-token"))
+	wantProto := bearerProtocolPrefix + base64.RawURLEncoding.EncodeToString([]byte("s3cret-token"))
 	if h.Get("Sec-Websocket-Protocol") != wantProto || h.Get("Authorization") != "Bearer s3cret-token" || h.Get("Upgrade") != "websocket" {
 		t.Errorf("handshake headers %v", h)
 	}

@@ -32,39 +32,27 @@ type dispatcher[T any] struct {
 }
 
 func (d *dispatcher[T]) create(ctx context.Context, e CreateEvent[T], q Queue) {
-	for _, p := range d.predicates {
-		if !p.Create(e) {
-			return
-		}
+	if all(d.predicates, func(p Predicate[T]) bool { return p.Create(e) }) {
+		d.handler.Create(ctx, e, q)
 	}
-	d.handler.Create(ctx, e, q)
 }
 
 func (d *dispatcher[T]) update(ctx context.Context, e UpdateEvent[T], q Queue) {
-	for _, p := range d.predicates {
-		if !p.Update(e) {
-			return
-		}
+	if all(d.predicates, func(p Predicate[T]) bool { return p.Update(e) }) {
+		d.handler.Update(ctx, e, q)
 	}
-	d.handler.Update(ctx, e, q)
 }
 
 func (d *dispatcher[T]) delete(ctx context.Context, e DeleteEvent[T], q Queue) {
-	for _, p := range d.predicates {
-		if !p.Delete(e) {
-			return
-		}
+	if all(d.predicates, func(p Predicate[T]) bool { return p.Delete(e) }) {
+		d.handler.Delete(ctx, e, q)
 	}
-	d.handler.Delete(ctx, e, q)
 }
 
 func (d *dispatcher[T]) generic(ctx context.Context, e GenericEvent[T], q Queue) {
-	for _, p := range d.predicates {
-		if !p.Generic(e) {
-			return
-		}
+	if all(d.predicates, func(p Predicate[T]) bool { return p.Generic(e) }) {
+		d.handler.Generic(ctx, e, q)
 	}
-	d.handler.Generic(ctx, e, q)
 }
 
 // channelSource is the Source returned by Channel.

@@ -1,5 +1,5 @@
 // Package informer is informerkit's shared informer: a reflector lists and watches one
-// collection into a DeltaFIFO; HandleDeltas pops the deltas, updates an indexed cache and hands
+// collection into a DeltaFIFO; handleDeltas pops the deltas, updates an indexed cache and hands
 // a notification per change to every registered handler, each through its own listener. The
 // package also holds the informer factory, listers and label selectors.
 //
@@ -18,7 +18,7 @@
 //	  RemoveEventHandler                            RemoveEventHandler, RemoveEventHandlerAndWait
 //	  sharedProcessor, processorListener            the informer's listener list, listener[T]
 //	tools/cache/controller.go
-//	  processDeltas (HandleDeltas)                  (*Informer[T]).HandleDeltas
+//	  processDeltas (HandleDeltas)                  the informer's handleDeltas
 //	  ResourceEventHandler[Funcs]                   ResourceEventHandler[T], ...Funcs[T]
 //	  FilteringResourceEventHandler                 FilteringResourceEventHandler[T]
 //	  DeletedFinalStateUnknown                      OnDelete(obj, finalStateUnknown bool)
@@ -52,7 +52,7 @@
 //     stopped) handler has returned from its last call, so removal can be awaited
 //     (RemoveEventHandlerAndWait); a handler may remove itself.
 //   - Resyncs are generated per handler from the cache, on each handler's own schedule, under
-//     the same lock as HandleDeltas, instead of Sync deltas through the DeltaFIFO at the
+//     the same lock as handleDeltas, instead of Sync deltas through the DeltaFIFO at the
 //     smallest period of all handlers.
 //   - The default transform (DropManagedFields) removes metadata.managedFields before an
 //     object is cached: for structs embedding apiclient.ObjectMeta, for
@@ -124,9 +124,9 @@
 //
 // # DeltaFIFO
 //
-// HandleDeltas consumes deltafifo.Atomic with UnlockWhileProcessing, as client-go v0.36
+// handleDeltas consumes deltafifo.Atomic with UnlockWhileProcessing, as client-go v0.36
 // defaults to (RealFIFO with atomic events and unlocked processing): deltas in arrival order,
-// a relist as one ReplacedAll delta that HandleDeltas diffs against the cache
+// a relist as one ReplacedAll delta that handleDeltas diffs against the cache
 // (deltafifo.ApplyReplacedAll), and a reflector that keeps reading the watch while handlers
 // are being fed, because the FIFO never reads the cache. Deltas are popped in batches
 // (Options.BatchSize) under one lock acquisition. The package's tests and benchmarks also

@@ -24,7 +24,7 @@ const (
 	// DefaultNotFoundLogInterval is how often, at most, an informer logs that its resource
 	// is not served (404), while it keeps retrying.
 	DefaultNotFoundLogInterval = 5 * time.Minute
-	// DefaultBatchSize is the number of queue positions HandleDeltas takes from the DeltaFIFO
+	// DefaultBatchSize is the number of queue positions handleDeltas takes from the DeltaFIFO
 	// under one lock acquisition.
 	DefaultBatchSize = 256
 )
@@ -107,7 +107,7 @@ type fifoMode int
 
 const (
 	// fifoAtomic (the default) is deltafifo.Atomic with UnlockWhileProcessing: deltas in
-	// arrival order, a relist as one ReplacedAll delta that HandleDeltas diffs against the
+	// arrival order, a relist as one ReplacedAll delta that handleDeltas diffs against the
 	// cache, and a reflector that is never blocked while handlers are being fed.
 	fifoAtomic fifoMode = iota
 	// fifoCoalescing is deltafifo.Coalescing, client-go's classic DeltaFIFO.
@@ -140,7 +140,7 @@ func (m fifoMode) deltafifo() deltafifo.Mode {
 }
 
 // Informer is a shared index informer: a reflector lists and watches one collection into a
-// DeltaFIFO; HandleDeltas pops the deltas, updates the indexed cache and hands notifications
+// DeltaFIFO; handleDeltas pops the deltas, updates the indexed cache and hands notifications
 // to every registered handler through that handler's listener. Create it with New, register
 // handlers, then Run it.
 type Informer[T apiclient.Object] struct {
@@ -161,7 +161,7 @@ type Informer[T apiclient.Object] struct {
 	fifo              *deltafifo.FIFO[T]
 
 	// deliverMu serialises everything that must be seen in one order by the cache and every
-	// listener: HandleDeltas, handler registration and removal, resyncs and the sync point.
+	// listener: handleDeltas, handler registration and removal, resyncs and the sync point.
 	// Lock order: mu, then the DeltaFIFO's lock, then deliverMu.
 	deliverMu    sync.Mutex
 	listeners    []*listener[T]
@@ -334,7 +334,7 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 		KnownObjects: inf.knownObjects(),
 		Transformer:  withSharing(inf.transform, inf.sharer),
 		Mode:         mode,
-		// In mode Atomic the FIFO never reads the cache, so HandleDeltas needs no FIFO lock.
+		// In mode Atomic the FIFO never reads the cache, so handleDeltas needs no FIFO lock.
 		UnlockWhileProcessing: mode == deltafifo.Atomic,
 	})
 	refl := reflector.New(inf.lw, inf.reflectorStore(fifo), reflector.Options[T]{
@@ -403,7 +403,7 @@ func (inf *Informer[T]) processLoop(ctx context.Context, fifo *deltafifo.FIFO[T]
 			return
 		}
 		if err != nil {
-			// HandleDeltas reports errors it could not apply (a key or index function failing);
+			// handleDeltas reports errors it could not apply (a key or index function failing);
 			// the deltas are dropped, as client-go does, and the informer goes on.
 			inf.logger.Error("informer: could not apply deltas", "err", err)
 		}
@@ -422,11 +422,11 @@ func (inf *Informer[T]) handleBatch(batch []deltafifo.Deltas[T], isInInitialList
 	return errors.Join(errs...)
 }
 
-// HandleDeltas applies the deltas of one key to the cache and notifies every handler. It is
+// handleDeltas applies the deltas of one key to the cache and notifies every handler. It is
 // what the informer's process loop calls for every key it pops from the DeltaFIFO; it is
 // exported for readers comparing with client-go, and for tests driving an informer's cache
 // by hand before Run.
-func (inf *Informer[T]) HandleDeltas(deltas deltafifo.Deltas[T], isInInitialList bool) error {
+func (inf *Informer[T]) handleDeltas(deltas deltafifo.Deltas[T], isInInitialList bool) error {
 	inf.deliverMu.Lock()
 	defer inf.deliverMu.Unlock()
 	return inf.handleDeltasLocked(deltas, isInInitialList)

@@ -167,7 +167,7 @@ func (inf *Informer[T]) RemoveEventHandlerAndWait(ctx context.Context, reg *Regi
 // client-go drives resyncs through the DeltaFIFO (Sync deltas, every resyncCheckPeriod, the
 // smallest handler period) and then filters them per handler. Here the informer enqueues them
 // from its cache straight into the due handlers' listeners, under the same lock as
-// HandleDeltas, so each handler is resynced on its own schedule and the resync is consistent
+// handleDeltas, so each handler is resynced on its own schedule and the resync is consistent
 // with everything the handler was told before.
 func (inf *Informer[T]) resyncLoop(ctx context.Context) {
 	for {

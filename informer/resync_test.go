@@ -48,7 +48,7 @@ func cm(name, rv string) *ConfigMap {
 	return &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Namespace: "default", Name: name, ResourceVersion: rv}}
 }
 
-// TestResyncIsPerHandler drives an informer's cache by hand (HandleDeltas; it is never Run,
+// TestResyncIsPerHandler drives an informer's cache by hand (handleDeltas; it is never Run,
 // so no network is involved) and checks with synctest's clock that each handler is resynced
 // on its own period, that periods below a second are raised to one, that handlers without a
 // period get nothing, and that an unchanged object from a relist reaches no handler.
@@ -73,7 +73,7 @@ func TestResyncIsPerHandler(t *testing.T) {
 			t.Fatalf("periods: %v %v %v", regFast.ResyncPeriod(), regNone.ResyncPeriod(), regDflt.ResyncPeriod())
 		}
 		for _, o := range []*ConfigMap{cm("a", "1"), cm("b", "2")} {
-			if err := inf.HandleDeltas(deltafifo.Deltas[*ConfigMap]{{Type: deltafifo.Replaced, Object: o}}, true); err != nil {
+			if err := inf.handleDeltas(deltafifo.Deltas[*ConfigMap]{{Type: deltafifo.Replaced, Object: o}}, true); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -97,11 +97,11 @@ func TestResyncIsPerHandler(t *testing.T) {
 		check("default (2s)", dflt, 1)
 
 		// A relist that returns an unchanged object is not an update for anyone.
-		if err := inf.HandleDeltas(deltafifo.Deltas[*ConfigMap]{{Type: deltafifo.Replaced, Object: cm("a", "1")}}, false); err != nil {
+		if err := inf.handleDeltas(deltafifo.Deltas[*ConfigMap]{{Type: deltafifo.Replaced, Object: cm("a", "1")}}, false); err != nil {
 			t.Fatal(err)
 		}
 		// A changed one is, for everyone.
-		if err := inf.HandleDeltas(deltafifo.Deltas[*ConfigMap]{{Type: deltafifo.Updated, Object: cm("b", "3")}}, false); err != nil {
+		if err := inf.handleDeltas(deltafifo.Deltas[*ConfigMap]{{Type: deltafifo.Updated, Object: cm("b", "3")}}, false); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()

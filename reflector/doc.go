@@ -7,7 +7,7 @@
 // # Wiring
 //
 // A reflector writes into anything that implements Store; in an informer that is a
-// deltafifo.FIFO, whose consumer (informer.HandleDeltas) updates an indexer:
+// deltafifo.FIFO, whose consumer (the informer's handleDeltas) updates an indexer:
 //
 //	fifo := deltafifo.New(keyFunc, deltafifo.Options[*Pod]{KnownObjects: idx})
 //	pods := apiclient.NewResource[*Pod](client, podsGVR) // an apiclient.ListerWatcher[*Pod]
