@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/labels"
 )
 
 // reqInfo is a parsed resource request.
@@ -498,7 +499,7 @@ func parseFilter(r *http.Request, ri *reqInfo) (*filter, *apiclient.Status) {
 	q := r.URL.Query()
 	f := &filter{namespace: ri.namespace}
 	var err error
-	if f.labels, err = parseLabelSelector(q.Get("labelSelector")); err != nil {
+	if f.labels, err = labels.Parse(q.Get("labelSelector")); err != nil {
 		return nil, errBadRequest(err.Error())
 	}
 	if f.fields, err = parseFieldSelector(q.Get("fieldSelector"), &ri.res.typ); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/labels"
 )
 
 // This file holds the write path shared by HTTP requests and the Go helpers: every change
@@ -126,9 +127,9 @@ func validateMeta(t *ResourceType, meta map[string]any) []fieldError {
 	if l, ok := meta["labels"].(map[string]any); ok {
 		for k, v := range l {
 			s, isStr := v.(string)
-			if err := validLabelKey(k); err != nil {
+			if err := labels.ValidateKey(k); err != nil {
 				errs = append(errs, invalidValue("metadata.labels", k, "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"))
-			} else if !isStr || validLabelValue(s) != nil {
+			} else if !isStr || labels.ValidateValue(s) != nil {
 				errs = append(errs, invalidValue("metadata.labels", v, "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"))
 			}
 		}

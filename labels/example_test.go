@@ -22,5 +22,5 @@ func ExampleParse() {
 	// app in (api,web),!canary,tier!=cache
 	// true
 	// false
-	// labels: selector "app in web": expected "(" at offset 7, found "web"
+	// unable to parse requirement: found 'web' expected: '('
 }

@@ -3,6 +3,7 @@ package labels
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -17,19 +18,23 @@ const (
 	NotIn        Operator = "notin"
 	Exists       Operator = "exists"
 	DoesNotExist Operator = "!"
+	// GreaterThan and LessThan compare the label's value as an integer.
+	GreaterThan Operator = "gt"
+	LessThan    Operator = "lt"
 )
 
 // Requirement is one comma-separated term of a label selector.
 type Requirement struct {
 	Key      string
 	Operator Operator
-	// Values holds one value for Equals and NotEquals, a sorted set for In and NotIn, and
-	// nothing for Exists and DoesNotExist.
+	// Values holds one value for Equals, NotEquals, GreaterThan and LessThan (an integer for
+	// the last two), a sorted set for In and NotIn, and nothing for Exists and DoesNotExist.
 	Values []string
 }
 
 // Matches reports whether labels satisfy the requirement. As in Kubernetes, NotEquals and
-// NotIn match objects that do not have the label at all.
+// NotIn match objects that do not have the label at all, and GreaterThan and LessThan match
+// only labels whose value is an integer.
 func (r Requirement) Matches(labels map[string]string) bool {
 	v, ok := labels[r.Key]
 	switch r.Operator {
@@ -45,6 +50,16 @@ func (r Requirement) Matches(labels map[string]string) bool {
 		return ok && slices.Contains(r.Values, v)
 	case NotIn:
 		return !ok || !slices.Contains(r.Values, v)
+	case GreaterThan, LessThan:
+		if !ok {
+			return false
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return false
+		}
+		limit, _ := strconv.ParseInt(r.Values[0], 10, 64) // validated by Parse
+		return (r.Operator == GreaterThan && n > limit) || (r.Operator == LessThan && n < limit)
 	}
 	return false
 }
@@ -58,6 +73,10 @@ func (r Requirement) String() string {
 		return "!" + r.Key
 	case Equals, NotEquals:
 		return r.Key + string(r.Operator) + r.Values[0]
+	case GreaterThan:
+		return r.Key + ">" + r.Values[0]
+	case LessThan:
+		return r.Key + "<" + r.Values[0]
 	default:
 		return r.Key + " " + string(r.Operator) + " (" + strings.Join(r.Values, ",") + ")"
 	}
@@ -112,11 +131,21 @@ func (s *Selector) sort() {
 	slices.SortStableFunc(s.reqs, func(a, b Requirement) int { return strings.Compare(a.Key, b.Key) })
 }
 
+// SyntaxError is the error of Parse: the selector and what is wrong with it, in the words of
+// the Kubernetes API server (its message is the one a kube-apiserver puts in its 400 answer).
+type SyntaxError struct {
+	Selector string
+	Msg      string
+}
+
+// Error returns the message.
+func (e *SyntaxError) Error() string { return e.Msg }
+
 // MustParse is Parse that panics on error, for selectors written in code.
 func MustParse(selector string) Selector {
 	s, err := Parse(selector)
 	if err != nil {
-		panic(err)
+		panic(fmt.Sprintf("labels: selector %q: %v", selector, err))
 	}
 	return s
 }
@@ -129,32 +158,41 @@ func MustParse(selector string) Selector {
 //	key!=value   the label is missing or has another value
 //	key in (v1,v2)
 //	key notin (v1,v2)
+//	key>n, key<n the label's value is an integer greater (less) than n
 //
 // Keys are label keys (an optional DNS subdomain prefix and "/", then a name of at most 63
-// characters); values are empty or names of at most 63 characters. The empty string selects
-// everything. Set-based operators < and > (numeric comparison) are not supported.
+// characters); values are empty or names of at most 63 characters; "in ()" is the set of the
+// empty value. The empty string selects everything. The grammar, the accepted inputs and the
+// error messages are apimachinery's labels.Parse's. An error is a *SyntaxError.
 func Parse(selector string) (Selector, error) {
-	p := selectorParser{src: selector}
+	p := parser{lex: lexer{src: selector}}
 	var s Selector
-	if strings.TrimSpace(selector) == "" {
-		return s, nil
-	}
 	for {
-		r, err := p.requirement()
-		if err != nil {
-			return Selector{}, fmt.Errorf("labels: selector %q: %w", selector, err)
-		}
-		s.reqs = append(s.reqs, r)
-		t := p.next()
-		if t.kind == tokEOF {
-			break
-		}
-		if t.kind != tokComma {
-			return Selector{}, fmt.Errorf("labels: selector %q: expected \",\" at offset %d, found %q", selector, t.pos, t.text)
+		switch t := p.peek(true); t.kind {
+		case tokEOF:
+			s.sort()
+			return s, nil
+		case tokIdent, tokBang:
+			r, err := p.requirement()
+			if err != nil {
+				return Selector{}, p.fail("unable to parse requirement: %s", err)
+			}
+			s.reqs = append(s.reqs, r)
+			switch t := p.next(true); t.kind {
+			case tokEOF:
+				s.sort()
+				return s, nil
+			case tokComma:
+				if n := p.peek(true); n.kind != tokIdent && n.kind != tokBang {
+					return Selector{}, p.fail("found '%s', expected: identifier after ','", n.text)
+				}
+			default:
+				return Selector{}, p.fail("found '%s', expected: ',' or 'end of string'", t.text)
+			}
+		default:
+			return Selector{}, p.fail("found '%s', expected: !, identifier, or 'end of string'", t.text)
 		}
 	}
-	s.sort()
-	return s, nil
 }
 
 type tokenKind int
@@ -167,204 +205,255 @@ const (
 	tokRParen
 	tokBang
 	tokEq
+	tokDoubleEq
 	tokNotEq
-	tokOther
+	tokGt
+	tokLt
+	tokIn
+	tokNotIn
 )
 
 type token struct {
 	kind tokenKind
 	text string
-	pos  int
 }
 
-type selectorParser struct {
-	src    string
-	pos    int
-	peeked *token
+// lexer splits a selector into tokens: the operators and punctuation, and identifiers (runs
+// of anything else but white space). "in" and "notin" are keywords only where an operator
+// may stand; elsewhere they are values.
+type lexer struct {
+	src string
+	pos int
 }
 
 func isSpecial(c byte) bool {
 	switch c {
-	case ',', '(', ')', '!', '=', '<', '>', ' ', '\t', '\n', '\r':
+	case '=', '!', '(', ')', ',', '>', '<':
 		return true
 	}
 	return false
 }
 
-func (p *selectorParser) next() token {
-	if p.peeked != nil {
-		t := *p.peeked
-		p.peeked = nil
-		return t
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+func (l *lexer) next() token {
+	for l.pos < len(l.src) && isSpace(l.src[l.pos]) {
+		l.pos++
 	}
-	for p.pos < len(p.src) && strings.IndexByte(" \t\n\r", p.src[p.pos]) >= 0 {
-		p.pos++
+	if l.pos >= len(l.src) {
+		return token{kind: tokEOF}
 	}
-	start := p.pos
-	if p.pos >= len(p.src) {
-		return token{kind: tokEOF, pos: start}
+	if rest := l.src[l.pos:]; len(rest) >= 2 {
+		switch rest[:2] {
+		case "!=":
+			l.pos += 2
+			return token{tokNotEq, "!="}
+		case "==":
+			l.pos += 2
+			return token{tokDoubleEq, "=="}
+		}
 	}
-	c := p.src[p.pos]
-	two := ""
-	if p.pos+1 < len(p.src) {
-		two = p.src[p.pos : p.pos+2]
+	c := l.src[l.pos]
+	if isSpecial(c) {
+		l.pos++
+		var kind tokenKind
+		switch c {
+		case '=':
+			kind = tokEq
+		case '!':
+			kind = tokBang
+		case '(':
+			kind = tokLParen
+		case ')':
+			kind = tokRParen
+		case ',':
+			kind = tokComma
+		case '>':
+			kind = tokGt
+		case '<':
+			kind = tokLt
+		}
+		return token{kind, l.src[l.pos-1 : l.pos]}
 	}
-	switch {
-	case two == "!=":
-		p.pos += 2
-		return token{tokNotEq, two, start}
-	case two == "==":
-		p.pos += 2
-		return token{tokEq, two, start}
-	case c == '=':
-		p.pos++
-		return token{tokEq, "=", start}
-	case c == '!':
-		p.pos++
-		return token{tokBang, "!", start}
-	case c == ',':
-		p.pos++
-		return token{tokComma, ",", start}
-	case c == '(':
-		p.pos++
-		return token{tokLParen, "(", start}
-	case c == ')':
-		p.pos++
-		return token{tokRParen, ")", start}
-	case c == '<' || c == '>':
-		p.pos++
-		return token{tokOther, string(c), start}
+	start := l.pos
+	for l.pos < len(l.src) && !isSpecial(l.src[l.pos]) && !isSpace(l.src[l.pos]) {
+		l.pos++
 	}
-	for p.pos < len(p.src) && !isSpecial(p.src[p.pos]) {
-		p.pos++
+	switch word := l.src[start:l.pos]; word {
+	case "in":
+		return token{tokIn, word}
+	case "notin":
+		return token{tokNotIn, word}
+	default:
+		return token{tokIdent, word}
 	}
-	return token{tokIdent, p.src[start:p.pos], start}
 }
 
-func (p *selectorParser) peek() token {
+type parser struct {
+	lex    lexer
+	peeked *token
+}
+
+// next returns the next token; asValue makes the keywords in and notin identifiers.
+func (p *parser) next(asValue bool) token {
+	t := p.peek(asValue)
+	p.peeked = nil
+	return t
+}
+
+func (p *parser) peek(asValue bool) token {
 	if p.peeked == nil {
-		t := p.next()
+		t := p.lex.next()
 		p.peeked = &t
 	}
-	return *p.peeked
+	t := *p.peeked
+	if asValue && (t.kind == tokIn || t.kind == tokNotIn) {
+		t.kind = tokIdent
+	}
+	return t
 }
 
-func (p *selectorParser) requirement() (Requirement, error) {
-	t := p.next()
-	if t.kind == tokBang {
-		k := p.next()
-		if k.kind != tokIdent {
-			return Requirement{}, fmt.Errorf("expected a label key after \"!\" at offset %d", k.pos)
-		}
-		if err := validateKey(k.text); err != nil {
-			return Requirement{}, err
-		}
-		return Requirement{Key: k.text, Operator: DoesNotExist}, nil
+func (p *parser) fail(format string, args ...any) error {
+	return &SyntaxError{Selector: p.lex.src, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (p *parser) requirement() (Requirement, error) {
+	t := p.next(true)
+	bang := t.kind == tokBang
+	if bang {
+		t = p.next(true)
 	}
 	if t.kind != tokIdent {
-		return Requirement{}, fmt.Errorf("expected a label key at offset %d, found %q", t.pos, t.text)
+		return Requirement{}, fmt.Errorf("found '%s', expected: identifier", t.text)
 	}
-	if err := validateKey(t.text); err != nil {
+	if err := ValidateKey(t.text); err != nil {
 		return Requirement{}, err
 	}
 	r := Requirement{Key: t.text}
-	op := p.peek()
-	switch {
-	case op.kind == tokEOF || op.kind == tokComma:
+	if bang {
+		r.Operator = DoesNotExist
+		return r, nil
+	}
+	if n := p.peek(true); n.kind == tokEOF || n.kind == tokComma {
 		r.Operator = Exists
 		return r, nil
-	case op.kind == tokEq || op.kind == tokNotEq:
-		p.next()
-		r.Operator = Equals
-		if op.kind == tokNotEq {
-			r.Operator = NotEquals
-		}
-		v := p.peek()
-		value := ""
-		if v.kind == tokIdent {
-			p.next()
-			value = v.text
-		} else if v.kind != tokEOF && v.kind != tokComma {
-			return Requirement{}, fmt.Errorf("expected a value after %q at offset %d, found %q", op.text, v.pos, v.text)
-		}
-		if err := validateValue(value); err != nil {
-			return Requirement{}, err
-		}
-		r.Values = []string{value}
-		return r, nil
-	case op.kind == tokIdent && (op.text == "in" || op.text == "notin"):
-		p.next()
+	}
+	switch op := p.next(false); op.kind {
+	case tokIn, tokNotIn:
 		r.Operator = In
-		if op.text == "notin" {
+		if op.kind == tokNotIn {
 			r.Operator = NotIn
 		}
 		values, err := p.valueSet()
 		if err != nil {
 			return Requirement{}, err
 		}
-		r.Values = values
-		return r, nil
-	case op.kind == tokOther:
-		return Requirement{}, fmt.Errorf("operator %q at offset %d is not supported", op.text, op.pos)
+		slices.Sort(values)
+		r.Values = slices.Compact(values)
+	case tokEq, tokDoubleEq, tokNotEq, tokGt, tokLt:
+		switch op.kind {
+		case tokEq, tokDoubleEq:
+			r.Operator = Equals
+		case tokNotEq:
+			r.Operator = NotEquals
+		case tokGt:
+			r.Operator = GreaterThan
+		case tokLt:
+			r.Operator = LessThan
+		}
+		value := ""
+		if n := p.peek(true); n.kind != tokEOF && n.kind != tokComma {
+			v := p.next(true)
+			if v.kind != tokIdent {
+				return Requirement{}, fmt.Errorf("found '%s', expected: identifier", v.text)
+			}
+			value = v.text
+		}
+		if r.Operator == GreaterThan || r.Operator == LessThan {
+			if _, err := strconv.ParseInt(value, 10, 64); err != nil {
+				return Requirement{}, fmt.Errorf("for 'Gt', 'Lt' operators, the value must be an integer")
+			}
+		}
+		r.Values = []string{value}
 	default:
-		return Requirement{}, fmt.Errorf("expected an operator (=, ==, !=, in, notin) after %q at offset %d, found %q", r.Key, op.pos, op.text)
+		return Requirement{}, fmt.Errorf("found '%s', expected: in, notin, =, ==, !=, gt, lt", op.text)
 	}
+	for _, v := range r.Values {
+		if err := ValidateValue(v); err != nil {
+			return Requirement{}, err
+		}
+	}
+	return r, nil
 }
 
-func (p *selectorParser) valueSet() ([]string, error) {
-	if t := p.next(); t.kind != tokLParen {
-		return nil, fmt.Errorf("expected \"(\" at offset %d, found %q", t.pos, t.text)
+// valueSet parses "(v1,v2,...)". Empty members are the empty value: "()" and "(a,)" hold "".
+func (p *parser) valueSet() ([]string, error) {
+	if t := p.next(true); t.kind != tokLParen {
+		return nil, fmt.Errorf("found '%s' expected: '('", t.text)
+	}
+	switch t := p.peek(true); t.kind {
+	case tokRParen:
+		p.next(true)
+		return []string{""}, nil
+	case tokIdent, tokComma:
+	default:
+		return nil, fmt.Errorf("found '%s', expected: ',', ')' or identifier", t.text)
 	}
 	var values []string
 	for {
-		value := ""
-		t := p.next()
-		if t.kind == tokIdent {
-			value = t.text
-			t = p.next()
-		}
-		if err := validateValue(value); err != nil {
-			return nil, err
-		}
-		values = append(values, value)
-		switch t.kind {
+		switch t := p.next(true); t.kind {
+		case tokIdent:
+			values = append(values, t.text)
+			switch n := p.peek(true); n.kind {
+			case tokComma:
+			case tokRParen:
+				p.next(true)
+				return values, nil
+			default:
+				return nil, fmt.Errorf("found '%s', expected: ',' or ')'", n.text)
+			}
 		case tokComma:
-			continue
-		case tokRParen:
+			if len(values) == 0 {
+				values = append(values, "") // "(,"
+			}
+			switch n := p.peek(true); n.kind {
+			case tokRParen: // ",)"
+				p.next(true)
+				return append(values, ""), nil
+			case tokComma: // ",,"
+				values = append(values, "")
+			}
 		default:
-			return nil, fmt.Errorf("expected \",\" or \")\" at offset %d, found %q", t.pos, t.text)
+			return nil, fmt.Errorf("found '%s', expected: ',', or identifier", t.text)
 		}
-		break
 	}
-	if len(values) == 1 && values[0] == "" {
-		return nil, fmt.Errorf("the set of values of in and notin cannot be empty")
-	}
-	slices.Sort(values)
-	return slices.Compact(values), nil
 }
 
-// validateKey checks a label key: [prefix/]name, prefix a DNS subdomain of at most 253
-// characters, name at most 63 characters of [A-Za-z0-9_.-] starting and ending alphanumeric.
-func validateKey(key string) error {
+// ValidateKey checks a label key: [prefix/]name, prefix a DNS subdomain of at most 253
+// characters, name at most 63 characters of [A-Za-z0-9_.-] starting and ending alphanumeric
+// (apimachinery's validation.IsQualifiedName).
+func ValidateKey(key string) error {
 	name := key
 	if prefix, rest, ok := strings.Cut(key, "/"); ok {
 		name = rest
 		if prefix == "" || len(prefix) > 253 || !isDNSSubdomain(prefix) {
-			return fmt.Errorf("label key %q: the prefix must be a DNS subdomain", key)
+			return fmt.Errorf("invalid label key %q: prefix part must be a DNS subdomain (lower case alphanumeric characters, '-' or '.', starting and ending with an alphanumeric character)", key)
 		}
 	}
 	if name == "" || len(name) > 63 || !isLabelName(name) {
-		return fmt.Errorf("label key %q: the name must be 1 to 63 characters of [A-Za-z0-9_.-], starting and ending with an alphanumeric character", key)
+		return fmt.Errorf("invalid label key %q: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", key)
 	}
 	return nil
 }
 
-func validateValue(value string) error {
+// ValidateValue checks a label value: empty, or at most 63 characters of [A-Za-z0-9_.-]
+// starting and ending alphanumeric (apimachinery's validation.IsValidLabelValue).
+func ValidateValue(value string) error {
 	if value == "" {
 		return nil
 	}
 	if len(value) > 63 || !isLabelName(value) {
-		return fmt.Errorf("label value %q: must be empty or 1 to 63 characters of [A-Za-z0-9_.-], starting and ending with an alphanumeric character", value)
+		return fmt.Errorf("invalid label value: %q: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", value)
 	}
 	return nil
 }

@@ -1,12 +1,13 @@
 package labels
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
 
 func TestParseMatches(t *testing.T) {
-	labels := map[string]string{"app": "web", "tier": "front", "example.com/team": "a", "empty": ""}
+	labels := map[string]string{"app": "web", "tier": "front", "example.com/team": "a", "empty": "", "n": "2"}
 	for _, tc := range []struct {
 		sel  string
 		want bool
@@ -38,6 +39,18 @@ func TestParseMatches(t *testing.T) {
 		{"app=web, tier=back", false},
 		{"app in (web),!missing,tier", true},
 		{"x in (a,)", false},
+		{"empty in ()", true},
+		{"app in ()", false},
+		{"empty in (,)", true},
+		{"missing notin ()", true},
+		{"n>1", true},
+		{"n<2", false},
+		{"n<3", true},
+		{"n > 1, n < 3", true},
+		{"app>1", false},
+		{"missing<5", false},
+		{"value in (in, notin)", false},
+		{"in in (in)", false},
 	} {
 		s, err := Parse(tc.sel)
 		if err != nil {
@@ -57,24 +70,29 @@ func TestParseMatches(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct{ sel, msg string }{
-		{"app=web,", "expected a label key"},
-		{",app", "expected a label key"},
-		{"app in web", "expected \"(\""},
-		{"app in ()", "cannot be empty"},
-		{"app in (a b)", "expected \",\" or \")\""},
-		{"app in (a", "expected \",\" or \")\""},
-		{"app>1", "not supported"},
-		{"app=web=x", "expected \",\""},
-		{"-app=x", "label key"},
-		{"Bad_Prefix/app=x", "prefix"},
-		{"app=" + strings.Repeat("v", 64), "label value"},
-		{"app=a b", "expected \",\""},
-		{"!", "expected a label key"},
-		{"app (x)", "expected an operator"},
+		{"app=web,", "found '', expected: identifier after ','"},
+		{",app", "found ',', expected: !, identifier, or 'end of string'"},
+		{"app in web", "unable to parse requirement: found 'web' expected: '('"},
+		{"app in (a b)", "unable to parse requirement: found 'b', expected: ',' or ')'"},
+		{"app in (a", "unable to parse requirement: found '', expected: ',' or ')'"},
+		{"app>x", "unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer"},
+		{"app<", "the value must be an integer"},
+		{"app=web=x", "found '=', expected: ',' or 'end of string'"},
+		{"-app=x", "invalid label key \"-app\""},
+		{"Bad_Prefix/app=x", "prefix part must be a DNS subdomain"},
+		{"app=" + strings.Repeat("v", 64), "invalid label value"},
+		{"app=a b", "found 'b', expected: ',' or 'end of string'"},
+		{"!", "unable to parse requirement: found '', expected: identifier"},
+		{"app (x)", "found '(', expected: in, notin, =, ==, !=, gt, lt"},
+		{"!app=x", "found '=', expected: ',' or 'end of string'"},
+		{"app in (a,=)", "found '=', expected: ',', or identifier"},
 	} {
 		_, err := Parse(tc.sel)
 		if err == nil || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("Parse(%q) error = %v, want one containing %q", tc.sel, err, tc.msg)
+		}
+		if se := (*SyntaxError)(nil); !errors.As(err, &se) || se.Selector != tc.sel {
+			t.Errorf("Parse(%q) error %T is not a *SyntaxError naming the selector", tc.sel, err)
 		}
 	}
 }
@@ -93,7 +111,7 @@ func TestSelectorFromSet(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"", "a=b", "a in (x,y),!c", "a!=b,c notin (d)", "x.io/y==z"} {
+	for _, s := range []string{"", "a=b", "a in (x,y),!c", "a!=b,c notin (d)", "x.io/y==z", "n>1,m<2", "a in (,)", "a notin ()"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
