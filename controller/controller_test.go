@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/informerkit/informerkit/controller/metrics"
 	"github.com/informerkit/informerkit/workqueue"
 )
 
@@ -155,10 +156,10 @@ func TestRequeueAfterAndRequeue(t *testing.T) {
 			}
 			return Result{}, nil
 		}}
-		reg := NewRegistry()
+		reg := metrics.NewRegistry()
 		c, ch := newController(t, rec, Options{
 			RateLimiter:     workqueue.NewItemExponentialFailureRateLimiter[Request](100*time.Millisecond, time.Minute),
-			MetricsProvider: reg,
+			MetricsProvider: NewMetricsProvider(reg),
 		})
 		stop, done := run(t, c)
 		ch <- GenericEvent[Request]{Object: Request{Name: "after"}}
@@ -216,10 +217,10 @@ func TestPanicIsRecoveredCountedAndRetried(t *testing.T) {
 			}
 			return Result{}, nil
 		}}
-		reg := NewRegistry()
+		reg := metrics.NewRegistry()
 		c, ch := newController(t, rec, Options{
 			RateLimiter:     workqueue.NewItemExponentialFailureRateLimiter[Request](time.Millisecond, time.Second),
-			MetricsProvider: reg,
+			MetricsProvider: NewMetricsProvider(reg),
 		})
 		stop, done := run(t, c)
 		ch <- GenericEvent[Request]{Object: Request{Name: "p"}}
@@ -300,8 +301,8 @@ func TestConcurrencyLimitAndOneWorkerPerKey(t *testing.T) {
 			mu.Unlock()
 			return Result{}, nil
 		}}
-		reg := NewRegistry()
-		c, ch := newController(t, rec, Options{MaxConcurrentReconciles: 3, MetricsProvider: reg})
+		reg := metrics.NewRegistry()
+		c, ch := newController(t, rec, Options{MaxConcurrentReconciles: 3, MetricsProvider: NewMetricsProvider(reg)})
 		stop, done := run(t, c)
 		for i := range 10 {
 			ch <- GenericEvent[Request]{Object: Request{Name: fmt.Sprint(i)}}
@@ -310,7 +311,7 @@ func TestConcurrencyLimitAndOneWorkerPerKey(t *testing.T) {
 		if n := len(rec.snapshot()); n != 3 {
 			t.Fatalf("%d reconciles started with 3 workers, want exactly 3", n)
 		}
-		if got := reg.NewActiveWorkersMetric("test").(Gauge).Value(); got != 3 {
+		if got := reg.NewGauge("controller_runtime_active_workers", "Number of workers currently reconciling, per controller.", "controller").With("test").Value(); got != 3 {
 			t.Fatalf("active workers = %v, want 3", got)
 		}
 		// Re-add a key being reconciled, many times: it must wait, then run once more.
@@ -548,7 +549,7 @@ func settle() {
 	synctest.Wait()
 }
 
-func scrape(t *testing.T, reg *Registry) string {
+func scrape(t *testing.T, reg *metrics.Registry) string {
 	t.Helper()
 	var b strings.Builder
 	if err := reg.WriteText(&b); err != nil {

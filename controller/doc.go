@@ -37,7 +37,7 @@
 //	manager.Runnable, RunnableFunc              Runnable, RunnableFunc
 //	LeaderElectionRunnable                      LeaderElectionRunnable, WithoutLeaderElection
 //	healthz / readyz / metrics servers          Manager.Handler on ManagerOptions.HTTPAddress
-//	metrics.Registry (Prometheus client)        Registry (own text-format encoder)
+//	metrics.Registry (Prometheus client)        package controller/metrics (own text-format encoder)
 //
 // Handlers, predicates and sources are generic over the object type, so a handler for Pods
 // cannot be attached to an informer of ConfigMaps; the binding happens in Kind, where the

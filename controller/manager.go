@@ -17,6 +17,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/controller/leaderelection"
+	"github.com/informerkit/informerkit/controller/metrics"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/reflector"
 )
@@ -78,7 +79,7 @@ type ManagerOptions struct {
 	// Logger as the informers' Logger.
 	InformerOptions informer.FactoryOptions
 	// Registry receives every metric (default a new Registry; see Manager.Registry).
-	Registry *Registry
+	Registry *metrics.Registry
 }
 
 // Runnable is something a Manager runs: Start blocks until ctx is done (returning nil) or
@@ -133,9 +134,9 @@ type Manager struct {
 	client      *apiclient.Client
 	leClient    *apiclient.Client
 	factory     *informer.Factory
-	registry    *Registry
+	registry    *metrics.Registry
 	elector     *leaderelection.Elector
-	leaderGauge Gauge
+	leaderGauge metrics.Gauge
 
 	mu        sync.Mutex
 	runnables []Runnable
@@ -184,7 +185,7 @@ func NewManager(config *apiclient.Config, opts ManagerOptions) (*Manager, error)
 		opts.GracefulShutdownTimeout = DefaultGracefulShutdownTimeout
 	}
 	if opts.Registry == nil {
-		opts.Registry = NewRegistry()
+		opts.Registry = metrics.NewRegistry()
 	}
 	cfg := *config
 	if cfg.Logger == nil {
@@ -303,7 +304,7 @@ func (m *Manager) Client() *apiclient.Client { return m.client }
 func (m *Manager) Factory() *informer.Factory { return m.factory }
 
 // Registry returns the registry served on /metrics; register your own metrics in it.
-func (m *Manager) Registry() *Registry { return m.registry }
+func (m *Manager) Registry() *metrics.Registry { return m.registry }
 
 // Logger returns the manager's logger.
 func (m *Manager) Logger() *slog.Logger { return m.log }
@@ -380,7 +381,7 @@ func (m *Manager) Add(r Runnable) error {
 		return errors.New("controller: Manager.Add after Start")
 	}
 	if c, ok := r.(*Controller); ok {
-		c.setManagerDefaults(m.registry, m.registry, m.opts.GracefulShutdownTimeout)
+		c.setManagerDefaults(NewMetricsProvider(m.registry), NewQueueMetricsProvider(m.registry), m.opts.GracefulShutdownTimeout)
 		c.mu.Lock()
 		srcs := slices.Clone(c.sources)
 		c.mu.Unlock()

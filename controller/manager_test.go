@@ -16,6 +16,7 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/internal/promtest"
 	"github.com/informerkit/informerkit/reflector"
 )
 
@@ -166,25 +167,25 @@ func TestManagerRunsControllersAndServesEndpoints(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("/metrics = %d", code)
 	}
-	fams, err := parseProm(body)
+	fams, err := promtest.Parse(body)
 	if err != nil {
 		t.Fatalf("/metrics does not parse: %v\n%s", err, body)
 	}
-	checkHistograms(t, fams)
-	if v := value(t, fams, "controller_runtime_reconcile_total", map[string]string{"controller": "cm", "result": "success"}); v < 2 {
+	promtest.CheckHistograms(t, fams)
+	if v := promtest.Value(t, fams, "controller_runtime_reconcile_total", map[string]string{"controller": "cm", "result": "success"}); v < 2 {
 		t.Errorf("reconcile_total success = %v, want >= 2", v)
 	}
-	if v := value(t, fams, "workqueue_adds_total", map[string]string{"name": "cm"}); v < 2 {
+	if v := promtest.Value(t, fams, "workqueue_adds_total", map[string]string{"name": "cm"}); v < 2 {
 		t.Errorf("workqueue_adds_total = %v, want >= 2", v)
 	}
-	if v := value(t, fams, "controller_runtime_reconcile_time_seconds_count", map[string]string{"controller": "cm"}); v < 2 {
+	if v := promtest.Value(t, fams, "controller_runtime_reconcile_time_seconds_count", map[string]string{"controller": "cm"}); v < 2 {
 		t.Errorf("reconcile_time count = %v", v)
 	}
-	if v := value(t, fams, "informerkit_informer_synced", map[string]string{"informer": "configmaps.v1"}); v != 1 {
+	if v := promtest.Value(t, fams, "informerkit_informer_synced", map[string]string{"informer": "configmaps.v1"}); v != 1 {
 		t.Errorf("informer synced = %v", v)
 	}
-	value(t, fams, "controller_runtime_active_workers", map[string]string{"controller": "cm"})
-	value(t, fams, "informerkit_informer_staleness_seconds", map[string]string{"informer": "configmaps.v1"})
+	promtest.Value(t, fams, "controller_runtime_active_workers", map[string]string{"controller": "cm"})
+	promtest.Value(t, fams, "informerkit_informer_staleness_seconds", map[string]string{"informer": "configmaps.v1"})
 	if err := stop(); err != nil {
 		t.Fatalf("Start = %v after cancel", err)
 	}
@@ -259,11 +260,11 @@ func TestReadyzCoversInformersMadeOnTheFactory(t *testing.T) {
 		t.Fatal("ready before the factory's informer synced")
 	}
 	_, body := get("/metrics")
-	fams, err := parseProm(body)
+	fams, err := promtest.Parse(body)
 	if err != nil {
 		t.Fatalf("/metrics does not parse: %v\n%s", err, body)
 	}
-	if v := value(t, fams, "informerkit_informer_synced", map[string]string{"informer": "configmaps.v1"}); v != 1 {
+	if v := promtest.Value(t, fams, "informerkit_informer_synced", map[string]string{"informer": "configmaps.v1"}); v != 1 {
 		t.Errorf("informer synced = %v", v)
 	}
 

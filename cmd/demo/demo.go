@@ -18,6 +18,7 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
+	"github.com/informerkit/informerkit/controller/metrics"
 	cmr "github.com/informerkit/informerkit/examples/configmapreplicator"
 )
 
@@ -505,7 +506,7 @@ func (d *demo) runStep(ctx context.Context, n int, s step) error {
 }
 
 // printMetrics prints the controller's and the queue's main metrics.
-func (d *demo) printMetrics(reg *controller.Registry) {
+func (d *demo) printMetrics(reg *metrics.Registry) {
 	var b strings.Builder
 	_ = reg.WriteText(&b)
 	sc := bufio.NewScanner(strings.NewReader(b.String()))

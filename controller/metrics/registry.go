@@ -1,4 +1,4 @@
-package controller
+package metrics
 
 import (
 	"bufio"
@@ -12,16 +12,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"github.com/informerkit/informerkit/workqueue"
 )
 
-// Registry holds metrics and writes them in the Prometheus text exposition format (version
-// 0.0.4): the Manager serves it on /metrics. It implements MetricsProvider (controller
-// metrics) and workqueue.MetricsProvider and workqueue.MetricsDeleter (queue metrics) with
-// the metric names of controller-runtime and client-go, and lets users register their own
-// counters, gauges and histograms. It is a small, dependency-free stand-in for the
-// Prometheus client library. All methods are safe for concurrent use.
+// Registry holds counters, gauges and histograms and writes them in the Prometheus text
+// exposition format (version 0.0.4); the controller Manager serves its registry on /metrics.
+// All methods are safe for concurrent use.
 //
 // Registering a name twice with the same type and labels returns the existing metric;
 // registering it with another type, help-independent label set or bucket layout is a
@@ -99,22 +94,22 @@ func validLabelName(s string) bool {
 
 func (r *Registry) register(name, help string, typ metricType, labels []string, buckets []float64) *family {
 	if !validMetricName(name) {
-		panic(fmt.Sprintf("controller: metric name %q is not valid (want [a-zA-Z_:][a-zA-Z0-9_:]*)", name))
+		panic(fmt.Sprintf("metrics: metric name %q is not valid (want [a-zA-Z_:][a-zA-Z0-9_:]*)", name))
 	}
 	seen := map[string]bool{}
 	for _, l := range labels {
 		if !validLabelName(l) || (typ == typeHistogram && l == "le") || seen[l] {
-			panic(fmt.Sprintf("controller: metric %s: label name %q is not valid or repeated", name, l))
+			panic(fmt.Sprintf("metrics: metric %s: label name %q is not valid or repeated", name, l))
 		}
 		seen[l] = true
 	}
 	if typ == typeHistogram {
 		if len(buckets) == 0 {
-			panic(fmt.Sprintf("controller: histogram %s needs buckets", name))
+			panic(fmt.Sprintf("metrics: histogram %s needs buckets", name))
 		}
 		for i := 1; i < len(buckets); i++ {
 			if !(buckets[i] > buckets[i-1]) {
-				panic(fmt.Sprintf("controller: histogram %s: buckets must increase", name))
+				panic(fmt.Sprintf("metrics: histogram %s: buckets must increase", name))
 			}
 		}
 	}
@@ -122,7 +117,7 @@ func (r *Registry) register(name, help string, typ metricType, labels []string, 
 	defer r.mu.Unlock()
 	if f, ok := r.families[name]; ok {
 		if f.typ != typ || !slices.Equal(f.labels, labels) || !slices.Equal(f.buckets, buckets) {
-			panic(fmt.Sprintf("controller: metric %s registered twice: as %s%v and as %s%v", name, f.typ, f.labels, typ, labels))
+			panic(fmt.Sprintf("metrics: metric %s registered twice: as %s%v and as %s%v", name, f.typ, f.labels, typ, labels))
 		}
 		return f
 	}
@@ -133,7 +128,7 @@ func (r *Registry) register(name, help string, typ metricType, labels []string, 
 
 func (f *family) with(values []string) *series {
 	if len(values) != len(f.labels) {
-		panic(fmt.Sprintf("controller: metric %s has labels %v, got %d values", f.name, f.labels, len(values)))
+		panic(fmt.Sprintf("metrics: metric %s has labels %v, got %d values", f.name, f.labels, len(values)))
 	}
 	key := strings.Join(values, "\xff")
 	f.mu.Lock()
@@ -430,102 +425,3 @@ var (
 
 func escapeHelp(s string) string       { return helpEscaper.Replace(s) }
 func escapeLabelValue(s string) string { return labelEscaper.Replace(s) }
-
-// Buckets of the built-in histograms: controller-runtime's reconcile-time buckets, and
-// client-go's workqueue buckets (10 ns to 1000 s by powers of ten).
-var (
-	reconcileTimeBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6,
-		0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60}
-	queueBuckets = ExponentialBuckets(10e-9, 10, 12)
-)
-
-// Controller metrics (MetricsProvider).
-
-// NewReconcileTotalMetric implements MetricsProvider.
-func (r *Registry) NewReconcileTotalMetric(controller, result string) workqueue.CounterMetric {
-	return r.NewCounter("controller_runtime_reconcile_total", "Total number of reconciliations per controller and result.", "controller", "result").With(controller, result)
-}
-
-// NewReconcileErrorsMetric implements MetricsProvider.
-func (r *Registry) NewReconcileErrorsMetric(controller string) workqueue.CounterMetric {
-	return r.NewCounter("controller_runtime_reconcile_errors_total", "Total number of reconciliation errors per controller (panics included).", "controller").With(controller)
-}
-
-// NewReconcilePanicsMetric implements MetricsProvider.
-func (r *Registry) NewReconcilePanicsMetric(controller string) workqueue.CounterMetric {
-	return r.NewCounter("controller_runtime_reconcile_panics_total", "Total number of reconciliation panics per controller.", "controller").With(controller)
-}
-
-// NewReconcileTimeMetric implements MetricsProvider.
-func (r *Registry) NewReconcileTimeMetric(controller string) workqueue.HistogramMetric {
-	return r.NewHistogram("controller_runtime_reconcile_time_seconds", "Length of time per reconciliation per controller.", reconcileTimeBuckets, "controller").With(controller)
-}
-
-// NewActiveWorkersMetric implements MetricsProvider.
-func (r *Registry) NewActiveWorkersMetric(controller string) workqueue.GaugeMetric {
-	return r.NewGauge("controller_runtime_active_workers", "Number of workers currently reconciling, per controller.", "controller").With(controller)
-}
-
-// NewMaxConcurrentReconcilesMetric implements MetricsProvider.
-func (r *Registry) NewMaxConcurrentReconcilesMetric(controller string) workqueue.SettableGaugeMetric {
-	return r.NewGauge("controller_runtime_max_concurrent_reconciles", "Maximum number of concurrent reconciles per controller.", "controller").With(controller)
-}
-
-// Work queue metrics (workqueue.MetricsProvider), with client-go's names.
-
-// NewDepthMetric implements workqueue.MetricsProvider.
-func (r *Registry) NewDepthMetric(name string) workqueue.GaugeMetric {
-	return r.NewGauge("workqueue_depth", "Current depth of workqueue.", "name").With(name)
-}
-
-// NewAddsMetric implements workqueue.MetricsProvider.
-func (r *Registry) NewAddsMetric(name string) workqueue.CounterMetric {
-	return r.NewCounter("workqueue_adds_total", "Total number of adds handled by workqueue.", "name").With(name)
-}
-
-// NewLatencyMetric implements workqueue.MetricsProvider.
-func (r *Registry) NewLatencyMetric(name string) workqueue.HistogramMetric {
-	return r.NewHistogram("workqueue_queue_duration_seconds", "How long in seconds an item stays in workqueue before being requested.", queueBuckets, "name").With(name)
-}
-
-// NewWorkDurationMetric implements workqueue.MetricsProvider.
-func (r *Registry) NewWorkDurationMetric(name string) workqueue.HistogramMetric {
-	return r.NewHistogram("workqueue_work_duration_seconds", "How long in seconds processing an item from workqueue takes.", queueBuckets, "name").With(name)
-}
-
-// NewUnfinishedWorkSecondsMetric implements workqueue.MetricsProvider.
-func (r *Registry) NewUnfinishedWorkSecondsMetric(name string) workqueue.SettableGaugeMetric {
-	return r.NewGauge("workqueue_unfinished_work_seconds", "How many seconds of work has been done that is in progress and hasn't been observed by work_duration.", "name").With(name)
-}
-
-// NewLongestRunningProcessorSecondsMetric implements workqueue.MetricsProvider.
-func (r *Registry) NewLongestRunningProcessorSecondsMetric(name string) workqueue.SettableGaugeMetric {
-	return r.NewGauge("workqueue_longest_running_processor_seconds", "How many seconds has the longest running processor for workqueue been running.", "name").With(name)
-}
-
-// NewRetriesMetric implements workqueue.MetricsProvider.
-func (r *Registry) NewRetriesMetric(name string) workqueue.CounterMetric {
-	return r.NewCounter("workqueue_retries_total", "Total number of retries handled by workqueue.", "name").With(name)
-}
-
-// DeleteMetrics implements workqueue.MetricsDeleter: it removes the metrics of the queue
-// name (a queue that shut down).
-func (r *Registry) DeleteMetrics(name string) {
-	r.mu.Lock()
-	fams := make([]*family, 0, len(r.families))
-	for n, f := range r.families {
-		if strings.HasPrefix(n, "workqueue_") {
-			fams = append(fams, f)
-		}
-	}
-	r.mu.Unlock()
-	for _, f := range fams {
-		f.deleteMatching("name", name)
-	}
-}
-
-var (
-	_ MetricsProvider           = (*Registry)(nil)
-	_ workqueue.MetricsProvider = (*Registry)(nil)
-	_ workqueue.MetricsDeleter  = (*Registry)(nil)
-)
