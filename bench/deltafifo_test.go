@@ -1,17 +1,17 @@
 package bench
 
-// DeltaFIFO comparison: informerkit's deltafifo.FIFO[*corev1.ConfigMap] in its three modes and
+// DeltaFIFO comparison: informerkit's three deltafifo layouts for *corev1.ConfigMap and
 // client-go's DeltaFIFO and RealFIFO, on the same ConfigMaps, through the same small interface.
 //
 // The fifo= element names the client-go queue and its options; the informerkit side is the
-// matching mode:
+// matching layout:
 //
-//	fifo=DeltaFIFO                  Coalescing                  NewDeltaFIFOWithOptions (EmitDeltaTypeReplaced)
-//	fifo=RealFIFO                   InOrder                     NewRealFIFOWithOptions (KnownObjects)
-//	fifo=RealFIFO-batch             InOrder, PopBatch(1000)     RealFIFO.PopBatch (batch size 1000)
-//	fifo=RealFIFO-atomic            Atomic                      RealFIFO AtomicEvents
-//	fifo=RealFIFO-atomic-batch      Atomic, PopBatch(1000)      RealFIFO AtomicEvents, PopBatch
-//	fifo=RealFIFO-atomic-unlocked   Atomic, Unlock…Processing   RealFIFO AtomicEvents + UnlockWhileProcessing
+//	fifo=DeltaFIFO                  FIFO                            NewDeltaFIFOWithOptions (EmitDeltaTypeReplaced)
+//	fifo=RealFIFO                   RealFIFO                        NewRealFIFOWithOptions (KnownObjects)
+//	fifo=RealFIFO-batch             RealFIFO, PopBatch(1000)        RealFIFO.PopBatch (batch size 1000)
+//	fifo=RealFIFO-atomic            AtomicFIFO                      RealFIFO AtomicEvents
+//	fifo=RealFIFO-atomic-batch      AtomicFIFO, PopBatch(1000)      RealFIFO AtomicEvents, PopBatch
+//	fifo=RealFIFO-atomic-unlocked   AtomicFIFO, Unlock…Processing   RealFIFO AtomicEvents + UnlockWhileProcessing
 //
 // consumer=none pops and does nothing; consumer=store applies every delta to an indexer with
 // two indexes (namespace, "app") the way an informer does — client-go: Get then Add or Update,
@@ -68,7 +68,7 @@ var fifoImpls = []fifoImpl{
 
 type ourFIFO struct {
 	variant    string
-	f          *deltafifo.FIFO[*corev1.ConfigMap]
+	f          deltafifo.Queue[*corev1.ConfigMap]
 	store      indexer.Indexer[*corev1.ConfigMap]
 	apply      bool
 	batch      bool
@@ -92,24 +92,18 @@ func newOurFIFO(variant string, apply bool, known []*corev1.ConfigMap) *ourFIFO 
 
 // Reset replaces the FIFO by a new, empty one; the consumer's store is kept.
 func (o *ourFIFO) Reset() {
-	opts := deltafifo.Options[*corev1.ConfigMap]{KeyFunction: ourKey, KnownObjects: o.store}
 	switch o.variant {
 	case "DeltaFIFO":
-		opts.Mode = deltafifo.Coalescing
-	case "RealFIFO":
-		opts.Mode = deltafifo.InOrder
-	case "RealFIFO-batch":
-		opts.Mode, o.batch = deltafifo.InOrder, true
-	case "RealFIFO-atomic":
-		opts.Mode, opts.KnownObjects = deltafifo.Atomic, nil
-	case "RealFIFO-atomic-batch":
-		opts.Mode, opts.KnownObjects, o.batch = deltafifo.Atomic, nil, true
-	case "RealFIFO-atomic-unlocked":
-		opts.Mode, opts.KnownObjects, opts.UnlockWhileProcessing = deltafifo.Atomic, nil, true
+		o.f = deltafifo.New(ourKey, deltafifo.Options[*corev1.ConfigMap]{KnownObjects: o.store})
+	case "RealFIFO", "RealFIFO-batch":
+		o.f = deltafifo.NewRealFIFO(ourKey, deltafifo.RealFIFOOptions[*corev1.ConfigMap]{KnownObjects: o.store})
+		o.batch = o.variant == "RealFIFO-batch"
+	case "RealFIFO-atomic", "RealFIFO-atomic-batch", "RealFIFO-atomic-unlocked":
+		o.f = deltafifo.NewAtomicFIFO(ourKey, deltafifo.AtomicFIFOOptions[*corev1.ConfigMap]{UnlockWhileProcessing: o.variant == "RealFIFO-atomic-unlocked"})
+		o.batch = o.variant == "RealFIFO-atomic-batch"
 	default:
 		panic(o.variant)
 	}
-	o.f = deltafifo.New(opts)
 }
 
 func (o *ourFIFO) Add(cm *corev1.ConfigMap) error { return o.f.Add(cm) }

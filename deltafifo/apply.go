@@ -14,7 +14,7 @@ type ReplaceStore[T any] interface {
 }
 
 // ApplyReplacedAll applies the payload of a ReplacedAll delta to the consumer's store in one
-// step, and reports the per-object changes it implies — what modes Coalescing and InOrder
+// step, and reports the per-object changes it implies — what a FIFO or a RealFIFO
 // would have queued as separate deltas:
 //
 //  1. It replaces the store's content with info.Objects at info.ResourceVersion. If that fails
@@ -122,7 +122,7 @@ type IncrementalStore[T any] interface {
 }
 
 // ApplyReplacedChunk applies the payload of a ReplacedChunk delta (part of an incremental
-// relist, mode Atomic) to the consumer's store: it stores every object, in order, replacing
+// relist, AtomicFIFO) to the consumer's store: it stores every object, in order, replacing
 // what the store held under its key, and then calls notify with the object's key (from
 // info.Keys: not computed again), a Replaced delta, and the object it replaced (existed false
 // if the key was new). Nothing is deleted: deletions come with the ReplacedEnd delta.
@@ -144,7 +144,7 @@ func ApplyReplacedChunk[T any](store IncrementalStore[T], info *ReplacedChunkInf
 }
 
 // ApplyReplacedEnd applies the payload of a ReplacedEnd delta (the end of an incremental
-// relist, mode Atomic): it deletes every object of the store whose key is not in info.Keys
+// relist, AtomicFIFO): it deletes every object of the store whose key is not in info.Keys
 // (the keys the relist had) and calls notify for each with a tombstone (Deleted,
 // FinalStateUnknown, Object = the store's object; old is the same object, existed true).
 // With the ReplacedChunk deltas before it, the store now holds exactly what

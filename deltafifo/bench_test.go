@@ -34,11 +34,11 @@ func BenchmarkAddPop(b *testing.B) {
 	ctx := context.Background()
 	for _, mode := range allModes {
 		for _, batch := range []int{1, benchBacklog} {
-			if batch > 1 && mode == Coalescing {
+			if batch > 1 && mode == modeCoalescing {
 				continue
 			}
 			b.Run(fmt.Sprintf("mode=%s/batch=%d", mode, batch), func(b *testing.B) {
-				f := New(Options[*testObj]{KeyFunction: keyFunc, Mode: mode})
+				f := newQueue(testOptions{key: keyFunc, mode: mode})
 				b.ReportAllocs()
 				i := 0
 				drain := func() {
@@ -79,11 +79,11 @@ func BenchmarkReplace(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				b.StopTimer()
-				opts := Options[*testObj]{KeyFunction: keyFunc, Mode: mode, KnownObjects: known}
-				if mode == Atomic {
-					opts.KnownObjects = nil
+				opts := testOptions{key: keyFunc, mode: mode, known: known}
+				if mode == modeAtomic {
+					opts.known = nil
 				}
-				f := New(opts)
+				f := newQueue(opts)
 				b.StartTimer()
 				if err := f.Replace(relist, "2"); err != nil {
 					b.Fatal(err)

@@ -9,7 +9,7 @@ import (
 )
 
 func TestPopHandsOverAllDeltasOfOneKeyOldestFirst(t *testing.T) {
-	f := newFIFO(Coalescing, nil)
+	f := newFIFO(modeCoalescing, nil)
 	a1, a2, a3 := obj("a", "1"), obj("a", "2"), obj("a", "3")
 	must(t, f.Add(a1))
 	must(t, f.Update(a2))
@@ -19,7 +19,7 @@ func TestPopHandsOverAllDeltasOfOneKeyOldestFirst(t *testing.T) {
 }
 
 func TestPopOrderIsTheOrderInWhichKeysWereFirstQueued(t *testing.T) {
-	f := newFIFO(Coalescing, nil)
+	f := newFIFO(modeCoalescing, nil)
 	a1, b1, a2, c1 := obj("a", "1"), obj("b", "1"), obj("a", "2"), obj("c", "1")
 	for _, o := range []*testObj{a1, b1, a2, c1} {
 		must(t, f.Add(o))
@@ -33,7 +33,7 @@ func TestPopOrderIsTheOrderInWhichKeysWereFirstQueued(t *testing.T) {
 }
 
 func TestTwoConsecutiveDeletesMergeKeepingTheOlder(t *testing.T) {
-	f := newFIFO(Coalescing, nil)
+	f := newFIFO(modeCoalescing, nil)
 	a1, a2, a3 := obj("a", "1"), obj("a", "2"), obj("a", "3")
 	must(t, f.Add(a1))
 	must(t, f.Delete(a2))
@@ -43,7 +43,7 @@ func TestTwoConsecutiveDeletesMergeKeepingTheOlder(t *testing.T) {
 
 func TestADeleteAfterATombstoneReplacesTheTombstone(t *testing.T) {
 	known := newKnown(obj("a", "1"))
-	f := newFIFO(Coalescing, known)
+	f := newFIFO(modeCoalescing, known)
 	must(t, f.Replace(nil, "5")) // a is known but not listed: tombstone
 	a2 := obj("a", "2")
 	must(t, f.Delete(a2))
@@ -52,7 +52,7 @@ func TestADeleteAfterATombstoneReplacesTheTombstone(t *testing.T) {
 
 func TestATombstoneAfterADeleteIsDropped(t *testing.T) {
 	a0 := obj("a", "0")
-	f := newFIFO(Coalescing, newKnown(a0))
+	f := newFIFO(modeCoalescing, newKnown(a0))
 	a1 := obj("a", "1")
 	must(t, f.Delete(a1))
 	must(t, f.Replace(nil, "5"))
@@ -60,7 +60,7 @@ func TestATombstoneAfterADeleteIsDropped(t *testing.T) {
 }
 
 func TestNonConsecutiveDeletesDoNotMerge(t *testing.T) {
-	f := newFIFO(Coalescing, nil)
+	f := newFIFO(modeCoalescing, nil)
 	a1, a2, a3 := obj("a", "1"), obj("a", "2"), obj("a", "3")
 	must(t, f.Add(a1))
 	must(t, f.Delete(a1))
@@ -72,7 +72,7 @@ func TestNonConsecutiveDeletesDoNotMerge(t *testing.T) {
 func TestDeleteOfAKeyNeitherKnownNorQueuedIsDropped(t *testing.T) {
 	for name, known := range map[string]KnownObjects[*testObj]{"without KnownObjects": nil, "with KnownObjects": newKnown(obj("other", "1"))} {
 		t.Run(name, func(t *testing.T) {
-			f := newFIFO(Coalescing, known)
+			f := newFIFO(modeCoalescing, known)
 			must(t, f.Delete(obj("a", "1")))
 			wantEmpty(t, f)
 		})
@@ -80,14 +80,14 @@ func TestDeleteOfAKeyNeitherKnownNorQueuedIsDropped(t *testing.T) {
 }
 
 func TestDeleteOfAKnownKeyIsQueued(t *testing.T) {
-	f := newFIFO(Coalescing, newKnown(obj("a", "1")))
+	f := newFIFO(modeCoalescing, newKnown(obj("a", "1")))
 	a2 := obj("a", "2")
 	must(t, f.Delete(a2))
 	wantPop(t, f, d(Deleted, a2))
 }
 
 func TestDeleteOfAQueuedKeyIsQueuedEvenWhenUnknown(t *testing.T) {
-	f := newFIFO(Coalescing, newKnown())
+	f := newFIFO(modeCoalescing, newKnown())
 	a1, a2 := obj("a", "1"), obj("a", "2")
 	must(t, f.Add(a1))
 	must(t, f.Delete(a2))
@@ -95,14 +95,14 @@ func TestDeleteOfAQueuedKeyIsQueuedEvenWhenUnknown(t *testing.T) {
 }
 
 func TestDeleteIsQueuedWhenKnownObjectsCannotTell(t *testing.T) {
-	f := newFIFO(Coalescing, failingKnown{newKnown(), map[string]bool{"ns/a": true}})
+	f := newFIFO(modeCoalescing, failingKnown{newKnown(), map[string]bool{"ns/a": true}})
 	a1 := obj("a", "1")
 	must(t, f.Delete(a1))
 	wantPop(t, f, d(Deleted, a1))
 }
 
 func TestReplaceQueuesReplacedForEveryListedObject(t *testing.T) {
-	f := newFIFO(Coalescing, newKnown())
+	f := newFIFO(modeCoalescing, newKnown())
 	a, b := obj("a", "1"), obj("b", "1")
 	must(t, f.Replace([]*testObj{a, b}, "10"))
 	wantPop(t, f, d(Replaced, a))
@@ -111,7 +111,7 @@ func TestReplaceQueuesReplacedForEveryListedObject(t *testing.T) {
 }
 
 func TestReplaceTombstonesQueuedKeysMissingFromTheListWithTheNewestQueuedObject(t *testing.T) {
-	f := newFIFO(Coalescing, newKnown())
+	f := newFIFO(modeCoalescing, newKnown())
 	a1, a2, b := obj("a", "1"), obj("a", "2"), obj("b", "1")
 	must(t, f.Add(a1))
 	must(t, f.Update(a2))
@@ -122,7 +122,7 @@ func TestReplaceTombstonesQueuedKeysMissingFromTheListWithTheNewestQueuedObject(
 
 func TestReplaceTombstonesKnownKeysMissingFromTheListWithTheKnownObject(t *testing.T) {
 	a0, b0 := obj("a", "0"), obj("b", "0")
-	f := newFIFO(Coalescing, newKnown(a0, b0))
+	f := newFIFO(modeCoalescing, newKnown(a0, b0))
 	b1 := obj("b", "1")
 	must(t, f.Replace([]*testObj{b1}, "10"))
 	wantPop(t, f, d(Replaced, b1))
@@ -132,7 +132,7 @@ func TestReplaceTombstonesKnownKeysMissingFromTheListWithTheKnownObject(t *testi
 
 func TestReplaceDoesNotTombstoneAKnownKeyThatIsQueued(t *testing.T) {
 	a0 := obj("a", "0")
-	f := newFIFO(Coalescing, newKnown(a0))
+	f := newFIFO(modeCoalescing, newKnown(a0))
 	a1 := obj("a", "1")
 	must(t, f.Update(a1))
 	must(t, f.Replace(nil, "10"))
@@ -142,13 +142,13 @@ func TestReplaceDoesNotTombstoneAKnownKeyThatIsQueued(t *testing.T) {
 }
 
 func TestReplaceTombstoneOfAKnownKeyWhoseObjectCannotBeReadCarriesTheZeroObject(t *testing.T) {
-	f := newFIFO(Coalescing, failingKnown{newKnown(obj("a", "0")), map[string]bool{"ns/a": true}})
+	f := newFIFO(modeCoalescing, failingKnown{newKnown(obj("a", "0")), map[string]bool{"ns/a": true}})
 	must(t, f.Replace(nil, "10"))
 	wantPop(t, f, tomb(nil))
 }
 
 func TestReplaceWithAFailingKeyFunctionQueuesNothing(t *testing.T) {
-	f := newFIFO(Coalescing, newKnown(obj("gone", "1")))
+	f := newFIFO(modeCoalescing, newKnown(obj("gone", "1")))
 	err := f.Replace([]*testObj{obj("a", "1"), nil}, "10")
 	if !errors.Is(err, indexer.ErrNilObject) {
 		t.Fatalf("err = %v", err)
@@ -160,7 +160,7 @@ func TestReplaceWithAFailingKeyFunctionQueuesNothing(t *testing.T) {
 }
 
 func TestHasSyncedOnceTheFirstReplaceIsPopped(t *testing.T) {
-	f := newFIFO(Coalescing, newKnown())
+	f := newFIFO(modeCoalescing, newKnown())
 	if f.HasSynced() {
 		t.Fatal("synced before anything")
 	}
@@ -190,7 +190,7 @@ func TestHasSyncedOnceTheFirstReplaceIsPopped(t *testing.T) {
 }
 
 func TestHasSyncedCountsTheQueuedDeletionsOfTheFirstReplace(t *testing.T) {
-	f := newFIFO(Coalescing, newKnown(obj("k1", "0"), obj("k2", "0")))
+	f := newFIFO(modeCoalescing, newKnown(obj("k1", "0"), obj("k2", "0")))
 	must(t, f.Replace([]*testObj{obj("a", "1")}, "1"))
 	for i := range 3 {
 		if f.HasSynced() {
@@ -204,13 +204,13 @@ func TestHasSyncedCountsTheQueuedDeletionsOfTheFirstReplace(t *testing.T) {
 }
 
 func TestTheFirstAddUpdateOrDeleteBeforeAnyReplaceMarksThePopulationDone(t *testing.T) {
-	for name, op := range map[string]func(*FIFO[*testObj]) error{
-		"Add":            func(f *FIFO[*testObj]) error { return f.Add(obj("a", "1")) },
-		"Update":         func(f *FIFO[*testObj]) error { return f.Update(obj("a", "1")) },
-		"dropped Delete": func(f *FIFO[*testObj]) error { return f.Delete(obj("a", "1")) },
+	for name, op := range map[string]func(Queue[*testObj]) error{
+		"Add":            func(f Queue[*testObj]) error { return f.Add(obj("a", "1")) },
+		"Update":         func(f Queue[*testObj]) error { return f.Update(obj("a", "1")) },
+		"dropped Delete": func(f Queue[*testObj]) error { return f.Delete(obj("a", "1")) },
 	} {
 		t.Run(name, func(t *testing.T) {
-			f := newFIFO(Coalescing, newKnown())
+			f := newFIFO(modeCoalescing, newKnown())
 			must(t, op(f))
 			if !f.HasSynced() {
 				t.Fatal("not synced")
@@ -225,7 +225,7 @@ func TestTheFirstAddUpdateOrDeleteBeforeAnyReplaceMarksThePopulationDone(t *test
 }
 
 func TestOnlyTheFirstReplaceSetsTheInitialCount(t *testing.T) {
-	f := newFIFO(Coalescing, newKnown())
+	f := newFIFO(modeCoalescing, newKnown())
 	must(t, f.Replace([]*testObj{obj("a", "1")}, "1"))
 	must(t, f.Replace([]*testObj{obj("a", "2"), obj("b", "2"), obj("c", "2")}, "2"))
 	mustPop(t, f)
@@ -235,7 +235,7 @@ func TestOnlyTheFirstReplaceSetsTheInitialCount(t *testing.T) {
 }
 
 func TestAnEmptyFirstReplaceSyncsAtOnce(t *testing.T) {
-	f := newFIFO(Coalescing, newKnown())
+	f := newFIFO(modeCoalescing, newKnown())
 	must(t, f.Replace(nil, "1"))
 	if !f.HasSynced() {
 		t.Fatal("not synced after an empty initial list")
@@ -244,7 +244,7 @@ func TestAnEmptyFirstReplaceSyncsAtOnce(t *testing.T) {
 
 func TestResyncQueuesSyncOnlyForKnownKeysWithNothingQueued(t *testing.T) {
 	a0, b0, c0 := obj("a", "0"), obj("b", "0"), obj("c", "0")
-	f := newFIFO(Coalescing, newKnown(a0, b0, c0))
+	f := newFIFO(modeCoalescing, newKnown(a0, b0, c0))
 	b1 := obj("b", "1")
 	must(t, f.Update(b1))
 	must(t, f.Resync())
@@ -260,19 +260,19 @@ func TestResyncQueuesSyncOnlyForKnownKeysWithNothingQueued(t *testing.T) {
 }
 
 func TestResyncWithoutKnownObjectsDoesNothing(t *testing.T) {
-	f := newFIFO(Coalescing, nil)
+	f := newFIFO(modeCoalescing, nil)
 	must(t, f.Resync())
 	wantEmpty(t, f)
 }
 
 func TestResyncSkipsKeysKnownObjectsCannotProduce(t *testing.T) {
-	f := newFIFO(Coalescing, failingKnown{newKnown(obj("a", "0")), map[string]bool{"ns/a": true}})
+	f := newFIFO(modeCoalescing, failingKnown{newKnown(obj("a", "0")), map[string]bool{"ns/a": true}})
 	must(t, f.Resync())
 	wantEmpty(t, f)
 }
 
 func TestListListKeysAndGetByKeyShowTheQueue(t *testing.T) {
-	f := newFIFO(Coalescing, nil)
+	f := newFIFO(modeCoalescing, nil)
 	a1, a2, b1 := obj("a", "1"), obj("a", "2"), obj("b", "1")
 	must(t, f.Add(a1))
 	must(t, f.Add(b1))

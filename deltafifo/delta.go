@@ -23,18 +23,18 @@ const (
 	// Sync: a periodic resync of an object the consumer already knows. Object is the
 	// consumer's own copy (from KnownObjects).
 	Sync DeltaType = "Sync"
-	// ReplacedAll (mode Atomic only): a whole relist in one delta. Object is the zero value;
+	// ReplacedAll (AtomicFIFO only): a whole relist in one delta. Object is the zero value;
 	// Delta.All carries the listed objects and the resourceVersion. See ApplyReplacedAll.
 	ReplacedAll DeltaType = "ReplacedAll"
-	// SyncAll (mode Atomic only): resync every object of the consumer's store. Object is the
+	// SyncAll (AtomicFIFO only): resync every object of the consumer's store. Object is the
 	// zero value.
 	SyncAll DeltaType = "SyncAll"
-	// ReplacedChunk (mode Atomic only): part of a relist handed over incrementally
-	// (FIFO.BeginReplace): Delta.Chunk carries up to Options.ChunkSize listed objects and
+	// ReplacedChunk (AtomicFIFO only): part of a relist handed over incrementally
+	// (BeginReplace): Delta.Chunk carries up to AtomicFIFOOptions.ChunkSize listed objects and
 	// their keys. The consumer stores each object (an update of an existing key, an add of
 	// a new one); nothing is deleted yet. See ApplyReplacedChunk.
 	ReplacedChunk DeltaType = "ReplacedChunk"
-	// ReplacedEnd (mode Atomic only): the end of an incremental relist. Delta.End carries the
+	// ReplacedEnd (AtomicFIFO only): the end of an incremental relist. Delta.End carries the
 	// list's resourceVersion and the set of every key the list had; the consumer deletes
 	// every object of its store whose key is not in the set, as tombstones. See
 	// ApplyReplacedEnd.
@@ -130,7 +130,7 @@ type RequeueError struct {
 // deltas back where they were (the front of the queue) instead of dropping them. Pop then
 // returns the *RequeueError, so that errors.Is(popErr, err) holds and errors.As(popErr,
 // new(*RequeueError)) tells the caller the deltas were kept. The next Pop hands out the same
-// deltas (merged, in mode Coalescing, with any that arrived meanwhile): the caller should
+// deltas (merged, in a FIFO, with any that arrived meanwhile): the caller should
 // back off before calling Pop again.
 func Requeue(err error) error { return &RequeueError{Err: err} }
 
@@ -144,37 +144,3 @@ func (e *RequeueError) Error() string {
 
 // Unwrap returns the wrapped error.
 func (e *RequeueError) Unwrap() error { return e.Err }
-
-// Mode selects how a FIFO queues and hands out deltas.
-type Mode int
-
-const (
-	// Coalescing is client-go's DeltaFIFO: one queue position per key, holding every delta
-	// the key received since it was last popped; Pop hands over all of them at once. Deletes
-	// of unknown keys are dropped, two consecutive deletes merge, Replace and Resync consult
-	// KnownObjects. This is the zero value.
-	Coalescing Mode = iota
-	// InOrder is client-go's RealFIFO (without atomic events): every delta is its own queue
-	// entry, in the exact order received; nothing is merged and every Delete is queued.
-	// Replace queues tombstones then one Replaced per object; Resync consults KnownObjects.
-	InOrder
-	// Atomic is InOrder plus atomic events (client-go's RealFIFO with AtomicEvents): Replace
-	// queues a single ReplacedAll delta carrying the whole list, Resync a single SyncAll
-	// delta, and the FIFO never reads KnownObjects (which must be nil): the consumer diffs
-	// against its own store (see ApplyReplacedAll). Only in this mode may processing run
-	// without the FIFO's lock (Options.UnlockWhileProcessing).
-	Atomic
-)
-
-// String returns the mode's name.
-func (m Mode) String() string {
-	switch m {
-	case Coalescing:
-		return "Coalescing"
-	case InOrder:
-		return "InOrder"
-	case Atomic:
-		return "Atomic"
-	}
-	return fmt.Sprintf("Mode(%d)", int(m))
-}

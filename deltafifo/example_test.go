@@ -19,7 +19,7 @@ var podKey = indexer.MetaNamespaceKeyFunc[*Pod]
 func Example() {
 	// The consumer's cache is also the FIFO's KnownObjects.
 	cache := indexer.New(podKey, nil)
-	fifo := deltafifo.New(deltafifo.Options[*Pod]{KeyFunction: podKey, KnownObjects: cache})
+	fifo := deltafifo.New(podKey, deltafifo.Options[*Pod]{KnownObjects: cache})
 
 	// A reflector would do this: the initial list, then watch events.
 	_ = fifo.Replace([]*Pod{{Namespace: "default", Name: "web", Phase: "Pending"}}, "100")
@@ -51,7 +51,7 @@ func Example() {
 }
 
 func ExampleRequeue() {
-	fifo := deltafifo.New(deltafifo.Options[*Pod]{KeyFunction: podKey})
+	fifo := deltafifo.New(podKey, deltafifo.Options[*Pod]{})
 	_ = fifo.Add(&Pod{Namespace: "a", Name: "x"})
 
 	errBusy := errors.New("cache busy")
@@ -68,8 +68,9 @@ func ExampleApplyReplacedAll() {
 	_ = cache.Add(&Pod{Namespace: "a", Name: "old", Phase: "Running"})
 	_ = cache.Add(&Pod{Namespace: "a", Name: "kept", Phase: "Pending"})
 
-	// In mode Atomic a relist is one ReplacedAll delta; KnownObjects must be nil.
-	fifo := deltafifo.New(deltafifo.Options[*Pod]{KeyFunction: podKey, Mode: deltafifo.Atomic})
+	// In an AtomicFIFO a relist is one ReplacedAll delta, which the consumer diffs against
+	// its own store.
+	fifo := deltafifo.NewAtomicFIFO(podKey, deltafifo.AtomicFIFOOptions[*Pod]{})
 	_ = fifo.Replace([]*Pod{{Namespace: "a", Name: "kept", Phase: "Running"}, {Namespace: "a", Name: "new"}}, "7")
 
 	_ = fifo.Pop(context.Background(), func(deltas deltafifo.Deltas[*Pod], isInInitialList bool) error {
@@ -96,15 +97,15 @@ func ExampleApplyReplacedAll() {
 	// 2 7
 }
 
-func ExampleFIFO_BeginReplace() {
+func ExampleAtomicFIFO_BeginReplace() {
 	cache := indexer.New(podKey, nil)
 	_ = cache.Add(&Pod{Namespace: "a", Name: "old", Phase: "Running"})
 	_ = cache.Add(&Pod{Namespace: "a", Name: "kept", Phase: "Pending"})
 
-	// A relist handed over object by object (as a reflector decodes it): in mode Atomic the
+	// A relist handed over object by object (as a reflector decodes it): in an AtomicFIFO the
 	// objects travel in ReplacedChunk deltas, and a ReplacedEnd delta with the set of listed
 	// keys ends the list. The FIFO never holds the whole list.
-	fifo := deltafifo.New(deltafifo.Options[*Pod]{KeyFunction: podKey, Mode: deltafifo.Atomic, ChunkSize: 2})
+	fifo := deltafifo.NewAtomicFIFO(podKey, deltafifo.AtomicFIFOOptions[*Pod]{ChunkSize: 2})
 	repl, _ := fifo.BeginReplace()
 	_ = repl.Add(&Pod{Namespace: "a", Name: "kept", Phase: "Running"})
 	_ = repl.Add(&Pod{Namespace: "a", Name: "new"})
@@ -146,8 +147,8 @@ func ExampleFIFO_BeginReplace() {
 	// 3 objects
 }
 
-func ExampleFIFO_PopBatch() {
-	fifo := deltafifo.New(deltafifo.Options[*Pod]{KeyFunction: podKey, Mode: deltafifo.InOrder})
+func ExampleRealFIFO_PopBatch() {
+	fifo := deltafifo.NewRealFIFO(podKey, deltafifo.RealFIFOOptions[*Pod]{})
 	for _, name := range []string{"a", "b", "a", "c"} {
 		_ = fifo.Update(&Pod{Namespace: "ns", Name: name})
 	}

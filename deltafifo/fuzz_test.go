@@ -51,7 +51,7 @@ type modelItem struct {
 }
 
 type fifoModel struct {
-	mode  Mode
+	mode  fifoMode
 	known map[string]*testObj // the consumer's store; the FIFO sees it unless mode Atomic
 	// Coalescing: keys in queue order and their deltas. InOrder/Atomic: items.
 	keys   []string
@@ -71,7 +71,7 @@ type modelRepl struct {
 	chunk *ReplacedChunkInfo[*testObj] // mode Atomic: the newest chunk
 }
 
-func (m *fifoModel) sees() bool { return m.mode != Atomic }
+func (m *fifoModel) sees() bool { return m.mode != modeAtomic }
 
 func (m *fifoModel) knownKeys() []string {
 	if !m.sees() {
@@ -92,14 +92,14 @@ func (m *fifoModel) check() {
 }
 
 func (m *fifoModel) length() int {
-	if m.mode == Coalescing {
+	if m.mode == modeCoalescing {
 		return len(m.keys)
 	}
 	return len(m.items)
 }
 
 func (m *fifoModel) queueKeys() []string {
-	if m.mode == Coalescing {
+	if m.mode == modeCoalescing {
 		return slices.Clone(m.keys)
 	}
 	var out []string
@@ -141,7 +141,7 @@ func (m *fifoModel) enqueue(t DeltaType, o *testObj) error {
 	m.populated = true
 	m.check()
 	d := Delta[*testObj]{Type: t, Object: o}
-	if m.mode != Coalescing {
+	if m.mode != modeCoalescing {
 		m.items = append(m.items, modelItem{key, d})
 		return nil
 	}
@@ -160,7 +160,7 @@ func (m *fifoModel) replace(list []*testObj, rv string) error {
 	keys := make([]string, len(list))
 	for i, o := range list {
 		var err error
-		if m.mode != Atomic {
+		if m.mode != modeAtomic {
 			if keys[i], err = fuzzKey(o); err != nil {
 				return err
 			}
@@ -178,10 +178,10 @@ func (m *fifoModel) replace(list []*testObj, rv string) error {
 	}
 	count := 0
 	switch m.mode {
-	case Atomic:
+	case modeAtomic:
 		m.items = append(m.items, modelItem{"", Delta[*testObj]{Type: ReplacedAll, All: &ReplacedAllInfo[*testObj]{ResourceVersion: rv, Objects: list}}})
 		count = len(m.items)
-	case Coalescing:
+	case modeCoalescing:
 		distinct := map[string]bool{}
 		for i, k := range keys {
 			m.appendCoalescing(k, Delta[*testObj]{Type: Replaced, Object: list[i]})
@@ -200,7 +200,7 @@ func (m *fifoModel) replace(list []*testObj, rv string) error {
 				m.appendCoalescing(k, tomb(m.known[k]))
 			}
 		}
-	case InOrder:
+	case modeInOrder:
 		var order []string
 		last := map[string]Delta[*testObj]{}
 		for _, it := range m.items {
@@ -237,17 +237,17 @@ func (m *fifoModel) resync() error {
 		return ErrReplaceInProgress
 	}
 	switch m.mode {
-	case Atomic:
+	case modeAtomic:
 		if n := len(m.items); n == 0 || m.items[n-1].d.Type != SyncAll {
 			m.items = append(m.items, modelItem{"", Delta[*testObj]{Type: SyncAll}})
 		}
-	case Coalescing:
+	case modeCoalescing:
 		for _, k := range m.knownKeys() {
 			if _, queued := m.deltas[k]; !queued {
 				m.appendCoalescing(k, Delta[*testObj]{Type: Sync, Object: m.known[k]})
 			}
 		}
-	case InOrder:
+	case modeInOrder:
 		queued := map[string]bool{}
 		for _, it := range m.items {
 			queued[it.key] = true
@@ -281,11 +281,11 @@ func (m *fifoModel) replAdd(o *testObj) error {
 	m.repl.seen[key] = struct{}{}
 	d := Delta[*testObj]{Type: Replaced, Object: o}
 	switch m.mode {
-	case Coalescing:
+	case modeCoalescing:
 		m.appendCoalescing(key, d)
-	case InOrder:
+	case modeInOrder:
 		m.items = append(m.items, modelItem{key, d})
-	case Atomic:
+	case modeAtomic:
 		c := m.repl.chunk
 		if c == nil || len(c.Objects) >= m.chunkSize || len(m.items) == 0 || m.items[len(m.items)-1].d.Chunk != c {
 			c = &ReplacedChunkInfo[*testObj]{}
@@ -302,7 +302,7 @@ func (m *fifoModel) finishReplace(rv string) {
 	seen := m.repl.seen
 	m.repl = nil
 	switch m.mode {
-	case Coalescing:
+	case modeCoalescing:
 		for _, k := range slices.Clone(m.keys) {
 			if _, ok := seen[k]; !ok {
 				m.appendCoalescing(k, tomb(m.deltas[k].Newest().Object))
@@ -314,7 +314,7 @@ func (m *fifoModel) finishReplace(rv string) {
 				m.appendCoalescing(k, tomb(m.known[k]))
 			}
 		}
-	case InOrder:
+	case modeInOrder:
 		var order []string
 		last := map[string]Delta[*testObj]{}
 		for _, it := range m.items {
@@ -337,7 +337,7 @@ func (m *fifoModel) finishReplace(rv string) {
 				m.items = append(m.items, modelItem{k, tomb(m.known[k])})
 			}
 		}
-	case Atomic:
+	case modeAtomic:
 		m.items = append(m.items, modelItem{"", Delta[*testObj]{Type: ReplacedEnd, End: &ReplacedEndInfo{ResourceVersion: rv, Keys: seen}}})
 	}
 	if !m.populated {
@@ -353,7 +353,7 @@ func (m *fifoModel) pop(limit int) (batch []Deltas[*testObj], keys []string, ini
 	if m.initial > 0 {
 		limit = min(limit, m.initial)
 	}
-	if m.mode == Coalescing {
+	if m.mode == modeCoalescing {
 		n := min(limit, len(m.keys))
 		for _, k := range m.keys[:n] {
 			batch = append(batch, m.deltas[k])
@@ -389,7 +389,7 @@ func (m *fifoModel) pop(limit int) (batch []Deltas[*testObj], keys []string, ini
 
 // unpop puts a requeued batch back at the front.
 func (m *fifoModel) unpop(batch []Deltas[*testObj], keys []string) {
-	if m.mode == Coalescing {
+	if m.mode == modeCoalescing {
 		m.keys = append(slices.Clone(keys), m.keys...)
 		for i, k := range keys {
 			m.deltas[k] = batch[i]
@@ -522,7 +522,7 @@ func (r *fuzzReader) object(step int) *testObj {
 	return &testObj{ns: "ns", name: name, rv: fmt.Sprint(step)}
 }
 
-func fuzzFIFO(t *testing.T, mode Mode, data []byte) {
+func fuzzFIFO(t *testing.T, mode fifoMode, data []byte) {
 	r := &fuzzReader{data: data}
 	store := indexer.New(fuzzKey, nil)
 	// Chunks of 1 to 3 objects, so that short sequences fill several; no input byte is used,
@@ -535,14 +535,14 @@ func fuzzFIFO(t *testing.T, mode Mode, data []byte) {
 		must(t, store.Add(o))
 		m.known[fmt.Sprint("ns/", i)] = o
 	}
-	opts := Options[*testObj]{KeyFunction: fuzzKey, Mode: mode, Transformer: fuzzTransform, ChunkSize: chunkSize}
-	if mode != Atomic {
-		opts.KnownObjects = sortedKnown{store}
+	opts := testOptions{key: fuzzKey, mode: mode, transform: fuzzTransform, chunkSize: chunkSize}
+	if mode != modeAtomic {
+		opts.known = sortedKnown{store}
 	}
-	if mode == Atomic && r.next()%2 == 1 {
-		opts.UnlockWhileProcessing = true
+	if mode == modeAtomic && r.next()%2 == 1 {
+		opts.unlock = true
 	}
-	f := New(opts)
+	f := newQueue(opts)
 	ctx := context.Background()
 	// repl is the open replacement, stale the last one that ended (its methods must fail).
 	var repl, stale *Replacement[*testObj]
@@ -616,7 +616,7 @@ func fuzzFIFO(t *testing.T, mode Mode, data []byte) {
 			o := r.object(step)
 			typ := []DeltaType{Added, Updated, Deleted}[op]
 			desc = fmt.Sprintf("%s %v", typ, o)
-			err = f.enqueue(typ, o)
+			err = []func(*testObj) error{f.Add, f.Update, f.Delete}[op](o)
 			werr = m.enqueue(typ, o)
 		case 3:
 			n := int(r.next() % 5)
@@ -751,7 +751,7 @@ func FuzzCoalescing(f *testing.F) {
 	f.Add([]byte{3, 4, 3, 3, 1, 2, 4, 6, 3, 6, 6, 2, 2, 5, 0, 6, 5, 0, 5, 0, 0})
 	f.Add(replacementSeed(false))
 	f.Add(replacementSeed(false)[:20])
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzFIFO(t, Coalescing, data) })
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzFIFO(t, modeCoalescing, data) })
 }
 
 func FuzzInOrder(f *testing.F) {
@@ -759,7 +759,7 @@ func FuzzInOrder(f *testing.F) {
 	f.Add([]byte{3, 4, 3, 3, 1, 2, 4, 6, 3, 6, 6, 2, 2, 5, 0, 6, 5, 0, 5, 0, 0})
 	f.Add(replacementSeed(false))
 	f.Add(replacementSeed(false)[:20])
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzFIFO(t, InOrder, data) })
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzFIFO(t, modeInOrder, data) })
 }
 
 func FuzzAtomic(f *testing.F) {
@@ -767,7 +767,7 @@ func FuzzAtomic(f *testing.F) {
 	f.Add([]byte{3, 1, 3, 3, 1, 2, 4, 6, 3, 6, 6, 2, 2, 5, 0, 6, 5, 0, 4, 4, 5, 0, 0})
 	f.Add(replacementSeed(true))
 	f.Add(replacementSeed(true)[:21])
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzFIFO(t, Atomic, data) })
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzFIFO(t, modeAtomic, data) })
 }
 
 // Operation bytes of the replacement operations (see fuzzFIFO).

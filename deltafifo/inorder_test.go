@@ -11,7 +11,7 @@ import (
 )
 
 func TestInOrderHandsOutEveryDeltaAloneInExactOrder(t *testing.T) {
-	f := newFIFO(InOrder, nil)
+	f := newFIFO(modeInOrder, nil)
 	a1, b1, a2 := obj("a", "1"), obj("b", "1"), obj("a", "2")
 	must(t, f.Add(a1))
 	must(t, f.Add(b1))
@@ -23,7 +23,7 @@ func TestInOrderHandsOutEveryDeltaAloneInExactOrder(t *testing.T) {
 }
 
 func TestInOrderQueuesEveryDeleteWithoutMerging(t *testing.T) {
-	f := newFIFO(InOrder, newKnown())
+	f := newFIFO(modeInOrder, newKnown())
 	a1, a2 := obj("a", "1"), obj("a", "2")
 	must(t, f.Delete(a1)) // neither known nor queued: still queued
 	must(t, f.Delete(a2))
@@ -33,7 +33,7 @@ func TestInOrderQueuesEveryDeleteWithoutMerging(t *testing.T) {
 
 func TestInOrderReplaceQueuesTombstonesThenReplaced(t *testing.T) {
 	k0 := obj("k", "0")
-	f := newFIFO(InOrder, newKnown(k0, obj("b", "0")))
+	f := newFIFO(modeInOrder, newKnown(k0, obj("b", "0")))
 	a1, b1 := obj("a", "1"), obj("b", "1")
 	must(t, f.Add(a1))
 	must(t, f.Replace([]*testObj{b1}, "5"))
@@ -46,7 +46,7 @@ func TestInOrderReplaceQueuesTombstonesThenReplaced(t *testing.T) {
 
 func TestInOrderReplaceSkipsQueuedKeysWhoseNewestDeltaIsADelete(t *testing.T) {
 	a0 := obj("a", "0")
-	f := newFIFO(InOrder, newKnown(a0))
+	f := newFIFO(modeInOrder, newKnown(a0))
 	a1 := obj("a", "1")
 	must(t, f.Delete(a1))
 	must(t, f.Replace(nil, "5"))
@@ -55,7 +55,7 @@ func TestInOrderReplaceSkipsQueuedKeysWhoseNewestDeltaIsADelete(t *testing.T) {
 }
 
 func TestInOrderHasSyncedCountsEveryDeltaQueuedByTheFirstReplace(t *testing.T) {
-	f := newFIFO(InOrder, newKnown(obj("k", "0")))
+	f := newFIFO(modeInOrder, newKnown(obj("k", "0")))
 	must(t, f.Replace([]*testObj{obj("a", "1"), obj("b", "1")}, "1"))
 	for i := range 3 { // tombstone k, Replaced a, Replaced b
 		if f.HasSynced() {
@@ -72,7 +72,7 @@ func TestInOrderHasSyncedCountsEveryDeltaQueuedByTheFirstReplace(t *testing.T) {
 
 func TestInOrderResyncSkipsKeysWithQueuedDeltas(t *testing.T) {
 	a0, b0 := obj("a", "0"), obj("b", "0")
-	f := newFIFO(InOrder, newKnown(a0, b0))
+	f := newFIFO(modeInOrder, newKnown(a0, b0))
 	b1 := obj("b", "1")
 	must(t, f.Update(b1))
 	must(t, f.Resync())
@@ -82,7 +82,7 @@ func TestInOrderResyncSkipsKeysWithQueuedDeltas(t *testing.T) {
 }
 
 func TestInOrderPopBatchEndsBeforeARepeatedKey(t *testing.T) {
-	f := newFIFO(InOrder, nil)
+	f := newFIFO(modeInOrder, nil)
 	a1, b1, a2, c1 := obj("a", "1"), obj("b", "1"), obj("a", "2"), obj("c", "1")
 	for _, o := range []*testObj{a1, b1, a2, c1} {
 		must(t, f.Update(o))
@@ -107,7 +107,7 @@ func TestInOrderPopBatchEndsBeforeARepeatedKey(t *testing.T) {
 }
 
 func TestInOrderListAndGetByKeyFollowArrivalOrder(t *testing.T) {
-	f := newFIFO(InOrder, nil)
+	f := newFIFO(modeInOrder, nil)
 	a1, b1, a2 := obj("a", "1"), obj("b", "1"), obj("a", "2")
 	must(t, f.Add(a1))
 	must(t, f.Add(b1))
@@ -129,7 +129,7 @@ func TestInOrderListAndGetByKeyFollowArrivalOrder(t *testing.T) {
 }
 
 func TestAtomicReplaceQueuesOneReplacedAllDeltaWithTheWholeList(t *testing.T) {
-	f := newFIFO(Atomic, nil)
+	f := newFIFO(modeAtomic, nil)
 	a0 := obj("a", "0")
 	must(t, f.Add(a0))
 	list := []*testObj{obj("a", "1"), obj("b", "1")}
@@ -149,7 +149,7 @@ func TestAtomicReplaceQueuesOneReplacedAllDeltaWithTheWholeList(t *testing.T) {
 }
 
 func TestAtomicReplaceTransformsIntoANewSlice(t *testing.T) {
-	f := New(Options[*testObj]{KeyFunction: keyFunc, Mode: Atomic, Transformer: func(o *testObj) (*testObj, error) {
+	f := newQueue(testOptions{key: keyFunc, mode: modeAtomic, transform: func(o *testObj) (*testObj, error) {
 		return &testObj{ns: o.ns, name: o.name, rv: o.rv, transformed: 1}, nil
 	}})
 	list := []*testObj{obj("a", "1")}
@@ -162,7 +162,7 @@ func TestAtomicReplaceTransformsIntoANewSlice(t *testing.T) {
 }
 
 func TestAtomicFirstReplaceCountsItsDeltaForHasSynced(t *testing.T) {
-	f := newFIFO(Atomic, nil)
+	f := newFIFO(modeAtomic, nil)
 	must(t, f.Replace([]*testObj{obj("a", "1"), obj("b", "1")}, "1"))
 	if f.HasSynced() {
 		t.Fatal("synced before the ReplacedAll was popped")
@@ -176,7 +176,7 @@ func TestAtomicFirstReplaceCountsItsDeltaForHasSynced(t *testing.T) {
 }
 
 func TestAtomicResyncQueuesOneSyncAllDelta(t *testing.T) {
-	f := newFIFO(Atomic, nil)
+	f := newFIFO(modeAtomic, nil)
 	must(t, f.Resync())
 	must(t, f.Resync()) // merged with the previous one
 	must(t, f.Add(obj("a", "1")))
@@ -190,7 +190,7 @@ func TestAtomicResyncQueuesOneSyncAllDelta(t *testing.T) {
 }
 
 func TestAtomicReplacedAllAndSyncAllArePoppedAloneInABatch(t *testing.T) {
-	f := newFIFO(Atomic, nil)
+	f := newFIFO(modeAtomic, nil)
 	must(t, f.Add(obj("a", "1")))
 	must(t, f.Replace(nil, "1"))
 	must(t, f.Add(obj("b", "1")))
@@ -250,7 +250,7 @@ func applyDelta(t *testing.T, store ReplaceStore[*testObj], dl Delta[*testObj], 
 func TestApplyReplacedAllDiffsTheListAgainstTheStore(t *testing.T) {
 	a0, b0, c0 := obj("a", "0"), obj("b", "0"), obj("c", "0")
 	store := newKnown(a0, b0, c0)
-	f := newFIFO(Atomic, nil)
+	f := newFIFO(modeAtomic, nil)
 	a1, d1 := obj("a", "1"), obj("d", "1")
 	must(t, f.Replace([]*testObj{a1, d1}, "9"))
 	var events []string
@@ -336,7 +336,7 @@ func TestApplyReplacedAllOnAStoreWithoutReplaceAndDiff(t *testing.T) {
 
 func TestUnlockWhileProcessingLetsTheProducerEnqueueDuringProcessing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := New(Options[*testObj]{KeyFunction: keyFunc, Mode: Atomic, UnlockWhileProcessing: true})
+		f := newQueue(testOptions{key: keyFunc, mode: modeAtomic, unlock: true})
 		must(t, f.Add(obj("a", "1")))
 		inProcess, release := make(chan struct{}), make(chan struct{})
 		done := make(chan error)
@@ -368,7 +368,7 @@ func TestUnlockWhileProcessingLetsTheProducerEnqueueDuringProcessing(t *testing.
 
 func TestUnlockWhileProcessingSerialisesPops(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := New(Options[*testObj]{KeyFunction: keyFunc, Mode: Atomic, UnlockWhileProcessing: true})
+		f := newQueue(testOptions{key: keyFunc, mode: modeAtomic, unlock: true})
 		must(t, f.Add(obj("a", "1")))
 		must(t, f.Add(obj("b", "1")))
 		inProcess, release := make(chan struct{}), make(chan struct{})

@@ -43,8 +43,44 @@ func newKnown(objs ...*testObj) indexer.Indexer[*testObj] {
 	return ix
 }
 
-func newFIFO(mode Mode, known KnownObjects[*testObj]) *FIFO[*testObj] {
-	return New(Options[*testObj]{KeyFunction: keyFunc, KnownObjects: known, Mode: mode})
+// fifoMode names a layout, for the tests that run all three.
+type fifoMode int
+
+const (
+	modeCoalescing fifoMode = iota // FIFO
+	modeInOrder                    // RealFIFO
+	modeAtomic                     // AtomicFIFO
+)
+
+// String returns the names the benchmarks have always used.
+func (m fifoMode) String() string {
+	return [...]string{"Coalescing", "InOrder", "Atomic"}[m]
+}
+
+// testOptions are the settings of every layout, for tests that build any of them; the
+// constructor of mode ignores those it does not have.
+type testOptions struct {
+	key       indexer.KeyFunc[*testObj]
+	mode      fifoMode
+	known     KnownObjects[*testObj]
+	transform func(*testObj) (*testObj, error)
+	unlock    bool
+	chunkSize int
+}
+
+// newQueue builds the layout o.mode names.
+func newQueue(o testOptions) Queue[*testObj] {
+	switch o.mode {
+	case modeInOrder:
+		return NewRealFIFO(o.key, RealFIFOOptions[*testObj]{KnownObjects: o.known, Transform: o.transform})
+	case modeAtomic:
+		return NewAtomicFIFO(o.key, AtomicFIFOOptions[*testObj]{Transform: o.transform, UnlockWhileProcessing: o.unlock, ChunkSize: o.chunkSize})
+	}
+	return New(o.key, Options[*testObj]{KnownObjects: o.known, Transform: o.transform})
+}
+
+func newFIFO(mode fifoMode, known KnownObjects[*testObj]) Queue[*testObj] {
+	return newQueue(testOptions{key: keyFunc, known: known, mode: mode})
 }
 
 // popped is what one Pop handed out.
@@ -54,7 +90,7 @@ type popped struct {
 }
 
 // mustPop pops once; an empty FIFO fails the test instead of blocking it.
-func mustPop(t *testing.T, f *FIFO[*testObj]) popped {
+func mustPop(t *testing.T, f Queue[*testObj]) popped {
 	t.Helper()
 	if f.Len() == 0 {
 		t.Fatal("Pop on an empty FIFO")
@@ -103,14 +139,14 @@ func wantDeltas(t *testing.T, got Deltas[*testObj], want ...Delta[*testObj]) {
 	}
 }
 
-func wantPop(t *testing.T, f *FIFO[*testObj], want ...Delta[*testObj]) popped {
+func wantPop(t *testing.T, f Queue[*testObj], want ...Delta[*testObj]) popped {
 	t.Helper()
 	p := mustPop(t, f)
 	wantDeltas(t, p.deltas, want...)
 	return p
 }
 
-func wantEmpty(t *testing.T, f *FIFO[*testObj]) {
+func wantEmpty(t *testing.T, f Queue[*testObj]) {
 	t.Helper()
 	if n := f.Len(); n != 0 {
 		t.Fatalf("Len = %d, want 0 (keys %v)", n, f.ListKeys())

@@ -9,16 +9,16 @@ import (
 	"testing/synctest"
 )
 
-var allModes = []Mode{Coalescing, InOrder, Atomic}
+var allModes = []fifoMode{modeCoalescing, modeInOrder, modeAtomic}
 
-func forEachMode(t *testing.T, fn func(t *testing.T, mode Mode)) {
+func forEachMode(t *testing.T, fn func(t *testing.T, mode fifoMode)) {
 	for _, m := range allModes {
 		t.Run(m.String(), func(t *testing.T) { fn(t, m) })
 	}
 }
 
 func TestPopOnAClosedEmptyFIFOReturnsErrClosed(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		f := newFIFO(mode, nil)
 		f.Close()
 		if !f.IsClosed() {
@@ -36,7 +36,7 @@ func TestPopOnAClosedEmptyFIFOReturnsErrClosed(t *testing.T) {
 }
 
 func TestCloseDoesNotDiscardQueuedDeltas(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		f := newFIFO(mode, nil)
 		a := obj("a", "1")
 		must(t, f.Add(a))
@@ -49,7 +49,7 @@ func TestCloseDoesNotDiscardQueuedDeltas(t *testing.T) {
 }
 
 func TestPopBlockedOnAnEmptyFIFOReturnsWhenTheContextIsCancelled(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		synctest.Test(t, func(t *testing.T) {
 			f := newFIFO(mode, nil)
 			ctx, cancel := context.WithCancel(t.Context())
@@ -72,7 +72,7 @@ func TestPopBlockedOnAnEmptyFIFOReturnsWhenTheContextIsCancelled(t *testing.T) {
 }
 
 func TestPopBlockedOnAnEmptyFIFOReturnsWhenTheFIFOCloses(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		synctest.Test(t, func(t *testing.T) {
 			f := newFIFO(mode, nil)
 			done := make(chan error)
@@ -89,7 +89,7 @@ func TestPopBlockedOnAnEmptyFIFOReturnsWhenTheFIFOCloses(t *testing.T) {
 }
 
 func TestPopWithAContextAlreadyDoneReturnsAtOnce(t *testing.T) {
-	f := newFIFO(Coalescing, nil)
+	f := newFIFO(modeCoalescing, nil)
 	must(t, f.Add(obj("a", "1")))
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -102,7 +102,7 @@ func TestPopWithAContextAlreadyDoneReturnsAtOnce(t *testing.T) {
 }
 
 func TestPopWakesUpWhenADeltaArrives(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		synctest.Test(t, func(t *testing.T) {
 			f := newFIFO(mode, nil)
 			got := make(chan Deltas[*testObj])
@@ -118,7 +118,7 @@ func TestPopWakesUpWhenADeltaArrives(t *testing.T) {
 }
 
 func TestEveryWaitingPopperIsWokenWhenDeltasArrive(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		synctest.Test(t, func(t *testing.T) {
 			f := newFIFO(mode, nil)
 			const poppers = 4
@@ -151,7 +151,7 @@ func TestEveryWaitingPopperIsWokenWhenDeltasArrive(t *testing.T) {
 }
 
 func TestRequeuePutsTheDeltasBackAtTheFront(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		f := newFIFO(mode, nil)
 		a, b := obj("a", "1"), obj("b", "1")
 		must(t, f.Add(a))
@@ -168,7 +168,7 @@ func TestRequeuePutsTheDeltasBackAtTheFront(t *testing.T) {
 }
 
 func TestRequeueMergesWithDeltasThatArriveLater(t *testing.T) {
-	f := newFIFO(Coalescing, nil)
+	f := newFIFO(modeCoalescing, nil)
 	a1, a2 := obj("a", "1"), obj("a", "2")
 	must(t, f.Add(a1))
 	_ = f.Pop(t.Context(), func(Deltas[*testObj], bool) error { return Requeue(nil) })
@@ -177,7 +177,7 @@ func TestRequeueMergesWithDeltasThatArriveLater(t *testing.T) {
 }
 
 func TestARequeuedInitialItemIsStillInTheInitialList(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		f := newFIFO(mode, nil)
 		must(t, f.Replace([]*testObj{obj("a", "1")}, "1"))
 		_ = f.Pop(t.Context(), func(Deltas[*testObj], bool) error { return Requeue(nil) })
@@ -194,7 +194,7 @@ func TestARequeuedInitialItemIsStillInTheInitialList(t *testing.T) {
 }
 
 func TestAnyOtherProcessErrorConsumesTheDeltas(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		f := newFIFO(mode, nil)
 		must(t, f.Add(obj("a", "1")))
 		cause := errors.New("handler failed")
@@ -206,12 +206,12 @@ func TestAnyOtherProcessErrorConsumesTheDeltas(t *testing.T) {
 }
 
 func TestTransformRunsOnEnqueueButNotOnTombstonesOrSync(t *testing.T) {
-	for _, mode := range []Mode{Coalescing, InOrder} {
+	for _, mode := range []fifoMode{modeCoalescing, modeInOrder} {
 		t.Run(mode.String(), func(t *testing.T) {
 			k0, gone := obj("k", "0"), obj("gone", "0")
 			known := newKnown(k0, gone)
-			f := New(Options[*testObj]{KeyFunction: keyFunc, KnownObjects: known, Mode: mode,
-				Transformer: func(o *testObj) (*testObj, error) { o.transformed++; return o, nil }})
+			f := newQueue(testOptions{key: keyFunc, known: known, mode: mode,
+				transform: func(o *testObj) (*testObj, error) { o.transformed++; return o, nil }})
 			a, b, k1 := obj("a", "1"), obj("b", "1"), obj("k", "1")
 			must(t, f.Add(a))
 			must(t, f.Delete(b))                    // unknown: dropped in Coalescing, queued in InOrder
@@ -231,9 +231,9 @@ func TestTransformRunsOnEnqueueButNotOnTombstonesOrSync(t *testing.T) {
 }
 
 func TestATransformErrorEnqueuesNothing(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		boom := errors.New("cannot slim")
-		f := New(Options[*testObj]{KeyFunction: keyFunc, Mode: mode, Transformer: func(o *testObj) (*testObj, error) {
+		f := newQueue(testOptions{key: keyFunc, mode: mode, transform: func(o *testObj) (*testObj, error) {
 			if o.name == "bad" {
 				return nil, boom
 			}
@@ -250,7 +250,7 @@ func TestATransformErrorEnqueuesNothing(t *testing.T) {
 }
 
 func TestAKeyErrorEnqueuesNothing(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		f := newFIFO(mode, nil)
 		for name, op := range map[string]func() error{
 			"Add":    func() error { return f.Add(nil) },
@@ -266,7 +266,7 @@ func TestAKeyErrorEnqueuesNothing(t *testing.T) {
 }
 
 func TestPopBatchHandsOutUpToMaxKeysUnderOneCall(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		f := newFIFO(mode, nil)
 		var objs []*testObj
 		for i := range 5 {
@@ -295,7 +295,7 @@ func TestPopBatchHandsOutUpToMaxKeysUnderOneCall(t *testing.T) {
 }
 
 func TestPopBatchNeverMixesTheInitialListWithLaterDeltas(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		f := newFIFO(mode, nil)
 		must(t, f.Replace([]*testObj{obj("a", "1"), obj("b", "1")}, "1"))
 		must(t, f.Add(obj("c", "1")))
@@ -309,7 +309,7 @@ func TestPopBatchNeverMixesTheInitialListWithLaterDeltas(t *testing.T) {
 			}))
 		}
 		want := []int{2, 1}
-		if mode == Atomic {
+		if mode == modeAtomic {
 			want = []int{1, 1} // the ReplacedAll delta, then c
 		}
 		if fmt.Sprint(sizes) != fmt.Sprint(want) || fmt.Sprint(inits) != "[true false]" {
@@ -319,7 +319,7 @@ func TestPopBatchNeverMixesTheInitialListWithLaterDeltas(t *testing.T) {
 }
 
 func TestPopBatchRequeuePutsTheWholeBatchBack(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		f := newFIFO(mode, nil)
 		a, b, c := obj("a", "1"), obj("b", "1"), obj("c", "1")
 		for _, o := range []*testObj{a, b, c} {
@@ -335,22 +335,18 @@ func TestPopBatchRequeuePutsTheWholeBatchBack(t *testing.T) {
 	})
 }
 
-func TestNewPanicsOnInvalidOptions(t *testing.T) {
-	for name, opts := range map[string]Options[*testObj]{
-		"nil key function":                 {},
-		"unknown mode":                     {KeyFunction: keyFunc, Mode: 7},
-		"KnownObjects in mode Atomic":      {KeyFunction: keyFunc, Mode: Atomic, KnownObjects: newKnown()},
-		"UnlockWhileProcessing in InOrder": {KeyFunction: keyFunc, Mode: InOrder, UnlockWhileProcessing: true},
-	} {
-		t.Run(name, func(t *testing.T) {
-			defer func() {
-				if recover() == nil {
-					t.Fatal("no panic")
-				}
-			}()
-			New(opts)
-		})
-	}
+// The invalid combinations of the former single constructor (KnownObjects with atomic
+// events, UnlockWhileProcessing without them, an unknown mode) cannot be written any more;
+// a nil key function is the one programming error left.
+func TestConstructorsPanicOnANilKeyFunction(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("no panic")
+			}
+		}()
+		newQueue(testOptions{mode: mode})
+	})
 }
 
 func TestDeltasOldestNewestAndClone(t *testing.T) {
@@ -370,16 +366,8 @@ func TestDeltasOldestNewestAndClone(t *testing.T) {
 	}
 }
 
-func TestTheModeStringsAreTheirNames(t *testing.T) {
-	for m, want := range map[Mode]string{Coalescing: "Coalescing", InOrder: "InOrder", Atomic: "Atomic", 9: "Mode(9)"} {
-		if m.String() != want || New(Options[*testObj]{KeyFunction: keyFunc, Mode: m % 3}).Mode() != m%3 {
-			t.Errorf("Mode %d: %q", int(m), m.String())
-		}
-	}
-}
-
 func TestProcessMayKeepTheObjectsButTheDeltasSliceIsReused(t *testing.T) {
-	f := newFIFO(Coalescing, nil)
+	f := newFIFO(modeCoalescing, nil)
 	a, b := obj("a", "1"), obj("b", "1")
 	must(t, f.Add(a))
 	must(t, f.Add(b))

@@ -2,9 +2,153 @@ package deltafifo
 
 import "errors"
 
+// This file holds the relists: the whole-list Replace of each layout and the incremental
+// Replacement they share.
+
+// Replace tells the FIFO that list is the complete current state (a relist), observed at
+// resourceVersion. It queues a Replaced delta for every object (first), then a tombstone
+// (Deleted, FinalStateUnknown) for every key that is missing from list but queued (carrying
+// the newest queued object) or known to KnownObjects (carrying the known object). The FIFO
+// keeps the objects of list, not the slice.
+//
+// The first Replace, unless an Add, Update or Delete came earlier, sets the number of queue
+// positions HasSynced waits to see popped. A failing key function or transformer fails the
+// call with nothing queued.
+func (f *FIFO[T]) Replace(list []T, resourceVersion string) error {
+	keys, objs, err := f.prepareList(list)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.repl != nil {
+		return ErrReplaceInProgress
+	}
+	// Size the queue for the list at once, and give new keys their first delta from one
+	// block instead of one allocation each.
+	if len(f.index) == 0 && len(keys) > len(f.slots.buf) {
+		f.index = make(map[string]uint64, len(keys))
+	}
+	f.slots.reserve(len(keys))
+	f.deltaPool = make(Deltas[T], len(keys))
+	defer func() { f.deltaPool = nil }()
+	f.gen++
+	gen := f.gen
+	distinct := 0
+	for i, key := range keys {
+		sl := f.appendLocked(key, Delta[T]{Type: Replaced, Object: objs[i]})
+		if sl.gen != gen {
+			sl.gen = gen
+			distinct++
+		}
+	}
+	// Queued keys missing from the list get a tombstone with their newest object. Appending
+	// to an existing slot does not move the ring, so the scan can append as it goes.
+	deletions := 0
+	for s := f.slots.head; s != f.slots.tail; s++ {
+		sl := f.slots.at(s)
+		if sl.gen == gen {
+			continue
+		}
+		deletions++
+		f.appendLocked(sl.key, Delta[T]{Type: Deleted, Object: sl.deltas.Newest().Object, FinalStateUnknown: true})
+	}
+	// Known keys that are not queued are, after the loops above, exactly the known keys
+	// missing from the list.
+	if f.known != nil {
+		for _, k := range f.known.ListKeys() {
+			if _, queued := f.index[k]; queued {
+				continue
+			}
+			obj, _, _ := f.known.GetByKey(k) // zero object if unknown: a tombstone without state
+			deletions++
+			f.appendLocked(k, Delta[T]{Type: Deleted, Object: obj, FinalStateUnknown: true})
+		}
+	}
+	f.afterReplaceLocked(distinct + deletions)
+	return nil
+}
+
+// prepareList computes the keys of list and applies the transformer, before the lock is
+// taken. Without a transformer objs is list itself.
+func (b *base[T]) prepareList(list []T) (keys []string, objs []T, err error) {
+	keys = make([]string, len(list))
+	objs = list
+	if b.transform != nil {
+		objs = make([]T, len(list))
+	}
+	for i, obj := range list {
+		if keys[i], err = b.key(obj); err != nil {
+			return nil, nil, err
+		}
+		if b.transform != nil {
+			if objs[i], err = b.transformed(obj); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return keys, objs, nil
+}
+
+// Replace tells the FIFO that list is the complete current state (a relist), observed at
+// resourceVersion.
+//
+// A RealFIFO queues a tombstone (Deleted, FinalStateUnknown) for every key missing from
+// list that is queued with a newest delta other than a delete (carrying that delta's object)
+// or known to KnownObjects (carrying the known object), then a Replaced delta for every
+// object; it keeps the objects of list, not the slice. An AtomicFIFO queues one ReplacedAll
+// delta; without a transformer that delta carries list itself: the caller must not modify it
+// afterwards.
+//
+// The first Replace, unless an Add, Update or Delete came earlier, sets the number of queue
+// positions HasSynced waits to see popped. A failing key function or transformer fails the
+// call with nothing queued.
+func (f *seq[T]) Replace(list []T, resourceVersion string) error {
+	if f.atomic {
+		objs := list
+		if f.transform != nil {
+			objs = make([]T, len(list))
+			for i, obj := range list {
+				var err error
+				if objs[i], err = f.transformed(obj); err != nil {
+					return err
+				}
+			}
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.repl != nil {
+			return ErrReplaceInProgress
+		}
+		f.pushLocked("", Delta[T]{Type: ReplacedAll, All: &ReplacedAllInfo[T]{ResourceVersion: resourceVersion, Objects: objs}})
+		f.afterReplaceLocked(f.items.len())
+		return nil
+	}
+	keys, objs, err := f.prepareList(list)
+	if err != nil {
+		return err
+	}
+	listed := make(map[string]struct{}, len(keys))
+	for _, k := range keys {
+		listed[k] = struct{}{}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.repl != nil {
+		return ErrReplaceInProgress
+	}
+	f.items.reserve(len(keys))
+	f.queueTombstonesLocked(listed)
+	for i, k := range keys {
+		f.pushLocked(k, Delta[T]{Type: Replaced, Object: objs[i]})
+	}
+	f.afterReplaceLocked(f.items.len())
+	return nil
+}
+
 // Replacement is an incremental replacement: a relist handed to the FIFO object by object
 // (Add), as a reflector decodes it, instead of as one slice (Replace). Begin one with
-// FIFO.BeginReplace and end it with exactly one of Finish or Abort.
+// BeginReplace and end it with exactly one of Finish or Abort.
 //
 // Everything observable once the queue has been drained after Finish is what
 // Replace(list, resourceVersion) at the time of Finish would have produced, for list the
@@ -15,19 +159,19 @@ import "errors"
 // the consumer can store them (and the producer drop them) long before the list ends, and the
 // FIFO never holds the whole list, only the set of keys seen so far.
 //
-// Per mode:
-//   - Coalescing: Add appends a Replaced delta to the key's queue position; Finish queues a
+// Per layout:
+//   - FIFO: Add appends a Replaced delta to the key's queue position; Finish queues a
 //     tombstone for every queued key not added (carrying its newest queued object) and then
 //     for every key of KnownObjects neither queued nor added (carrying the known object).
-//   - InOrder: Add queues a Replaced delta; Finish queues the tombstones (queued keys not
+//   - RealFIFO: Add queues a Replaced delta; Finish queues the tombstones (queued keys not
 //     added whose newest delta is not a delete, then known keys neither queued nor added).
 //     Unlike Replace, which queues tombstones first, they come after the listed objects; no
 //     key gets both, so the consumer's final state is the same.
-//   - Atomic: Add puts the object into a ReplacedChunk delta (up to Options.ChunkSize objects
-//     each, with their keys); Finish queues a ReplacedEnd delta carrying the resourceVersion
-//     and the set of added keys, which tells the consumer to delete every key it has that is
-//     not in the set (see ApplyReplacedChunk and ApplyReplacedEnd). The FIFO never reads
-//     the consumer's store.
+//   - AtomicFIFO: Add puts the object into a ReplacedChunk delta (up to
+//     AtomicFIFOOptions.ChunkSize objects each, with their keys); Finish queues a ReplacedEnd
+//     delta carrying the resourceVersion and the set of added keys, which tells the consumer
+//     to delete every key it has that is not in the set (see ApplyReplacedChunk and
+//     ApplyReplacedEnd). The FIFO never reads the consumer's store.
 //
 // Deltas popped before Finish report isInInitialList true while the FIFO has not synced; the
 // first replacement to finish sets the count HasSynced waits for to the queue positions left
@@ -39,13 +183,27 @@ import "errors"
 // A Replacement's methods are safe for concurrent use with the FIFO's, but the replacement
 // itself is meant for one producer.
 type Replacement[T any] struct {
-	f *FIFO[T]
-	// seen holds the keys added so far. Guarded by f.mu.
+	b *base[T]
+	l layout[T]
+	// seen holds the keys added so far. Guarded by b.mu.
 	seen map[string]struct{}
-	// chunk (mode Atomic) is the newest ReplacedChunk of this replacement; Add appends to it
-	// while it is still the last queued delta and not full. Guarded by f.mu.
+	// chunk (AtomicFIFO) is the newest ReplacedChunk of this replacement; Add appends to it
+	// while it is still the last queued delta and not full. Guarded by b.mu.
 	chunk *ReplacedChunkInfo[T]
 }
+
+// layout is what a Replacement needs of the FIFO it fills.
+type layout[T any] interface {
+	// replaceAddLocked queues a listed object and reports whether a Pop should be woken.
+	replaceAddLocked(r *Replacement[T], key string, obj T) bool
+	// replaceFinishLocked queues what ends the replacement.
+	replaceFinishLocked(seen map[string]struct{}, resourceVersion string)
+	// lenLocked is the number of queue positions.
+	lenLocked() int
+}
+
+func (f *FIFO[T]) lenLocked() int { return f.slots.len() }
+func (f *seq[T]) lenLocked() int  { return f.items.len() }
 
 // ErrReplacementEnded is returned by Replacement.Add and Replacement.Finish after Finish or
 // Abort.
@@ -53,53 +211,61 @@ var ErrReplacementEnded = errors.New("deltafifo: the replacement has already end
 
 // BeginReplace starts an incremental replacement; see Replacement. It fails with
 // ErrReplaceInProgress if one is open already.
-func (f *FIFO[T]) BeginReplace() (*Replacement[T], error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.repl != nil {
+func (f *FIFO[T]) BeginReplace() (*Replacement[T], error) { return f.beginReplace(f) }
+
+// BeginReplace starts an incremental replacement; see Replacement. It fails with
+// ErrReplaceInProgress if one is open already.
+func (f *seq[T]) BeginReplace() (*Replacement[T], error) { return f.beginReplace(f) }
+
+func (b *base[T]) beginReplace(l layout[T]) (*Replacement[T], error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.repl != nil {
 		return nil, ErrReplaceInProgress
 	}
-	r := &Replacement[T]{f: f, seen: map[string]struct{}{}}
-	f.repl = r
+	r := &Replacement[T]{b: b, l: l, seen: map[string]struct{}{}}
+	b.repl = r
 	return r, nil
 }
 
 // Add hands over one listed object: it is transformed and queued at once (see Replacement
-// for the delta each mode queues). A failing key function or transformer fails the call with
-// nothing queued for obj; the replacement stays open (the reflector then aborts it).
+// for the delta each layout queues). A failing key function or transformer fails the call
+// with nothing queued for obj; the replacement stays open (the reflector then aborts it).
 func (r *Replacement[T]) Add(obj T) error {
-	f := r.f
-	key, err := f.key(obj)
+	b := r.b
+	key, obj, err := b.prepare(obj)
 	if err != nil {
 		return err
 	}
-	if obj, err = f.transformed(obj); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.repl != r {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.repl != r {
 		return ErrReplacementEnded
 	}
 	r.seen[key] = struct{}{}
-	switch f.mode {
-	case Coalescing:
-		f.appendLocked(key, Delta[T]{Type: Replaced, Object: obj})
-	case InOrder:
-		f.pushLocked(key, Delta[T]{Type: Replaced, Object: obj})
-	case Atomic:
-		if !r.appendToChunkLocked(key, obj) {
-			return nil // a waiting Pop is woken when the chunk is full, or by Finish or Abort
-		}
+	if r.l.replaceAddLocked(r, key, obj) {
+		b.signalLocked(r.l.lenLocked())
 	}
-	f.signalLocked()
 	return nil
 }
 
-// appendToChunkLocked adds obj to the chunk at the end of the queue, or to a new one, and
+func (f *FIFO[T]) replaceAddLocked(_ *Replacement[T], key string, obj T) bool {
+	f.appendLocked(key, Delta[T]{Type: Replaced, Object: obj})
+	return true
+}
+
+func (f *seq[T]) replaceAddLocked(r *Replacement[T], key string, obj T) bool {
+	if !f.atomic {
+		f.pushLocked(key, Delta[T]{Type: Replaced, Object: obj})
+		return true
+	}
+	// A waiting Pop is woken when the chunk is full, or by Finish or Abort.
+	return f.appendToChunkLocked(r, key, obj)
+}
+
+// appendToChunkLocked adds obj to r's chunk at the end of the queue, or to a new one, and
 // reports whether the chunk is now full.
-func (r *Replacement[T]) appendToChunkLocked(key string, obj T) bool {
-	f := r.f
+func (f *seq[T]) appendToChunkLocked(r *Replacement[T], key string, obj T) bool {
 	c := r.chunk
 	if c == nil || len(c.Objects) >= f.chunkSize || f.items.len() == 0 || f.items.at(f.items.tail-1).d.Chunk != c {
 		c = &ReplacedChunkInfo[T]{Objects: make([]T, 0, f.chunkSize), Keys: make([]string, 0, f.chunkSize)}
@@ -112,48 +278,49 @@ func (r *Replacement[T]) appendToChunkLocked(key string, obj T) bool {
 }
 
 // Finish ends the replacement: it queues what Replace would have queued beyond the listed
-// objects (tombstones, or in mode Atomic the ReplacedEnd delta) and, if this is the FIFO's
+// objects (tombstones, or in an AtomicFIFO the ReplacedEnd delta) and, if this is the FIFO's
 // first replacement and nothing was written before it, sets the count HasSynced waits for.
 func (r *Replacement[T]) Finish(resourceVersion string) error {
-	f := r.f
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.repl != r {
+	b := r.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.repl != r {
 		return ErrReplacementEnded
 	}
-	f.repl = nil
+	b.repl = nil
 	seen := r.seen
 	r.seen, r.chunk = nil, nil
-	switch f.mode {
-	case Coalescing:
-		f.finishCoalescingLocked(seen)
-	case InOrder:
-		f.queueTombstonesInOrderLocked(seen)
-	case Atomic:
-		f.pushLocked("", Delta[T]{Type: ReplacedEnd, End: &ReplacedEndInfo{ResourceVersion: resourceVersion, Keys: seen}})
-	}
-	f.afterReplaceLocked(f.lenLocked())
+	r.l.replaceFinishLocked(seen, resourceVersion)
+	b.afterReplaceLocked(r.l.lenLocked())
 	return nil
+}
+
+func (f *seq[T]) replaceFinishLocked(seen map[string]struct{}, resourceVersion string) {
+	if f.atomic {
+		f.pushLocked("", Delta[T]{Type: ReplacedEnd, End: &ReplacedEndInfo{ResourceVersion: resourceVersion, Keys: seen}})
+		return
+	}
+	f.queueTombstonesLocked(seen)
 }
 
 // Abort ends the replacement without any deletion: what was added stays queued (those are
 // genuine states of the objects), nothing else is queued, and HasSynced is not affected. It
 // does nothing after Finish or a previous Abort.
 func (r *Replacement[T]) Abort() {
-	f := r.f
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.repl != r {
+	b := r.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.repl != r {
 		return
 	}
-	f.repl = nil
+	b.repl = nil
 	r.seen, r.chunk = nil, nil
-	f.signalLocked()
+	b.signalLocked(r.l.lenLocked())
 }
 
-// finishCoalescingLocked queues the tombstones of a replacement in mode Coalescing: queued
-// keys not seen (with their newest queued object), then known keys neither queued nor seen.
-func (f *FIFO[T]) finishCoalescingLocked(seen map[string]struct{}) {
+// replaceFinishLocked queues the tombstones of a replacement of a FIFO: queued keys not seen
+// (with their newest queued object), then known keys neither queued nor seen.
+func (f *FIFO[T]) replaceFinishLocked(seen map[string]struct{}, _ string) {
 	for s := f.slots.head; s != f.slots.tail; s++ {
 		sl := f.slots.at(s)
 		if _, ok := seen[sl.key]; ok {
@@ -176,11 +343,11 @@ func (f *FIFO[T]) finishCoalescingLocked(seen map[string]struct{}) {
 	}
 }
 
-// queueTombstonesInOrderLocked queues the tombstones of a replacement in mode InOrder, listed
-// being the keys the list had: queued keys not listed whose newest delta is not a delete
-// (with that delta's object), in order of first appearance, then known keys neither queued
-// nor listed. Both the whole-list Replace and an incremental Replacement's Finish use it.
-func (f *FIFO[T]) queueTombstonesInOrderLocked(listed map[string]struct{}) {
+// queueTombstonesLocked queues the tombstones of a relist of a RealFIFO, listed being the
+// keys the list had: queued keys not listed whose newest delta is not a delete (with that
+// delta's object), in order of first appearance, then known keys neither queued nor listed.
+// Both the whole-list Replace and an incremental Replacement's Finish use it.
+func (f *seq[T]) queueTombstonesLocked(listed map[string]struct{}) {
 	// The newest queued delta of every unlisted queued key.
 	last := map[string]uint64{}
 	var order []string

@@ -13,7 +13,7 @@ import (
 
 // Rules of the incremental replacement (FIFO.BeginReplace, Replacement), one test per rule.
 
-func mustBegin(t *testing.T, f *FIFO[*testObj]) *Replacement[*testObj] {
+func mustBegin(t *testing.T, f Queue[*testObj]) *Replacement[*testObj] {
 	t.Helper()
 	r, err := f.BeginReplace()
 	if err != nil {
@@ -23,7 +23,7 @@ func mustBegin(t *testing.T, f *FIFO[*testObj]) *Replacement[*testObj] {
 }
 
 func TestBeginReplaceWhileOneIsOpenFails(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		f := newFIFO(mode, nil)
 		r := mustBegin(t, f)
 		if _, err := f.BeginReplace(); !errors.Is(err, ErrReplaceInProgress) {
@@ -35,9 +35,9 @@ func TestBeginReplaceWhileOneIsOpenFails(t *testing.T) {
 }
 
 func TestEveryOtherWriteFailsWhileAReplacementIsOpen(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		var known KnownObjects[*testObj]
-		if mode != Atomic {
+		if mode != modeAtomic {
 			known = newKnown(obj("k", "0"))
 		}
 		f := newFIFO(mode, known)
@@ -60,7 +60,7 @@ func TestEveryOtherWriteFailsWhileAReplacementIsOpen(t *testing.T) {
 }
 
 func TestAReplacementThatEndedRefusesAddAndFinish(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		f := newFIFO(mode, nil)
 		finished := mustBegin(t, f)
 		must(t, finished.Finish("1"))
@@ -84,8 +84,8 @@ func TestAReplacementThatEndedRefusesAddAndFinish(t *testing.T) {
 }
 
 func TestAddedObjectsCanBePoppedBeforeFinishAsPartOfTheInitialList(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
-		f := New(Options[*testObj]{KeyFunction: keyFunc, Mode: mode, ChunkSize: 1})
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
+		f := newQueue(testOptions{key: keyFunc, mode: mode, chunkSize: 1})
 		r := mustBegin(t, f)
 		a := obj("a", "1")
 		must(t, r.Add(a))
@@ -94,7 +94,7 @@ func TestAddedObjectsCanBePoppedBeforeFinishAsPartOfTheInitialList(t *testing.T)
 			t.Fatal("an object of the first list, popped before Finish, is not in the initial list")
 		}
 		got := p.deltas[0].Object
-		if mode == Atomic {
+		if mode == modeAtomic {
 			if p.deltas[0].Type != ReplacedChunk {
 				t.Fatalf("popped %s", deltasString(p.deltas))
 			}
@@ -119,8 +119,8 @@ func TestAddedObjectsCanBePoppedBeforeFinishAsPartOfTheInitialList(t *testing.T)
 }
 
 func TestReplacementAddRunsTheTransformer(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
-		f := New(Options[*testObj]{KeyFunction: keyFunc, Mode: mode, Transformer: func(o *testObj) (*testObj, error) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
+		f := newQueue(testOptions{key: keyFunc, mode: mode, transform: func(o *testObj) (*testObj, error) {
 			return &testObj{ns: o.ns, name: o.name, rv: o.rv, transformed: 1}, nil
 		}})
 		r := mustBegin(t, f)
@@ -128,7 +128,7 @@ func TestReplacementAddRunsTheTransformer(t *testing.T) {
 		must(t, r.Finish("1"))
 		d := mustPop(t, f).deltas[0]
 		got := d.Object
-		if mode == Atomic {
+		if mode == modeAtomic {
 			got = d.Chunk.Objects[0]
 		}
 		if got.transformed != 1 {
@@ -138,9 +138,9 @@ func TestReplacementAddRunsTheTransformer(t *testing.T) {
 }
 
 func TestReplacementAddWithAFailingKeyOrTransformQueuesNothingAndStaysOpen(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		boom := errors.New("cannot slim")
-		f := New(Options[*testObj]{KeyFunction: keyFunc, Mode: mode, Transformer: func(o *testObj) (*testObj, error) {
+		f := newQueue(testOptions{key: keyFunc, mode: mode, transform: func(o *testObj) (*testObj, error) {
 			if o.name == "bad" {
 				return nil, boom
 			}
@@ -160,9 +160,9 @@ func TestReplacementAddWithAFailingKeyOrTransformQueuesNothingAndStaysOpen(t *te
 }
 
 func TestAbortQueuesNoTombstonesAndKeepsWhatWasAdded(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		var known KnownObjects[*testObj]
-		if mode != Atomic {
+		if mode != modeAtomic {
 			known = newKnown(obj("k", "0"))
 		}
 		f := newFIFO(mode, known)
@@ -174,7 +174,7 @@ func TestAbortQueuesNoTombstonesAndKeepsWhatWasAdded(t *testing.T) {
 			t.Fatalf("Len = %d after an abort, want the one added object", f.Len())
 		}
 		d := mustPop(t, f).deltas
-		if mode == Atomic {
+		if mode == modeAtomic {
 			if d[0].Type != ReplacedChunk || len(d[0].Chunk.Objects) != 1 || d[0].Chunk.Objects[0] != a {
 				t.Fatalf("popped %s", deltasString(d))
 			}
@@ -189,8 +189,8 @@ func TestAbortQueuesNoTombstonesAndKeepsWhatWasAdded(t *testing.T) {
 }
 
 func TestTheFirstFinishedReplacementCountsTheQueuePositionsLeftForHasSynced(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
-		f := New(Options[*testObj]{KeyFunction: keyFunc, Mode: mode, ChunkSize: 1})
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
+		f := newQueue(testOptions{key: keyFunc, mode: mode, chunkSize: 1})
 		aborted := mustBegin(t, f)
 		must(t, aborted.Add(obj("x", "1")))
 		aborted.Abort()
@@ -224,7 +224,7 @@ func TestTheFirstFinishedReplacementCountsTheQueuePositionsLeftForHasSynced(t *t
 }
 
 func TestAnEmptyFirstReplacementSyncsLikeAnEmptyFirstReplace(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		f := newFIFO(mode, nil)
 		must(t, mustBegin(t, f).Finish("1"))
 		g := newFIFO(mode, nil)
@@ -236,7 +236,7 @@ func TestAnEmptyFirstReplacementSyncsLikeAnEmptyFirstReplace(t *testing.T) {
 }
 
 func TestCoalescingFinishTombstonesQueuedKeysNotAddedWithTheNewestQueuedObject(t *testing.T) {
-	f := newFIFO(Coalescing, newKnown())
+	f := newFIFO(modeCoalescing, newKnown())
 	a1, a2, b := obj("a", "1"), obj("a", "2"), obj("b", "1")
 	must(t, f.Add(a1))
 	must(t, f.Update(a2))
@@ -251,7 +251,7 @@ func TestCoalescingFinishTombstonesQueuedKeysNotAddedWithTheNewestQueuedObject(t
 func TestCoalescingFinishTombstonesKnownKeysNeitherQueuedNorAdded(t *testing.T) {
 	a0, b0, c0 := obj("a", "0"), obj("b", "0"), obj("c", "0")
 	known := newKnown(a0, b0, c0)
-	f := newFIFO(Coalescing, known)
+	f := newFIFO(modeCoalescing, known)
 	c1 := obj("c", "1")
 	must(t, f.Update(c1))
 	r := mustBegin(t, f)
@@ -265,7 +265,7 @@ func TestCoalescingFinishTombstonesKnownKeysNeitherQueuedNorAdded(t *testing.T) 
 }
 
 func TestFinishDoesNotTombstoneAKeyAddedAndPoppedBeforeFinish(t *testing.T) {
-	for _, mode := range []Mode{Coalescing, InOrder} {
+	for _, mode := range []fifoMode{modeCoalescing, modeInOrder} {
 		t.Run(mode.String(), func(t *testing.T) {
 			a0 := obj("a", "0")
 			known := newKnown(a0)
@@ -283,7 +283,7 @@ func TestFinishDoesNotTombstoneAKeyAddedAndPoppedBeforeFinish(t *testing.T) {
 
 func TestInOrderFinishQueuesTombstonesAfterTheListedObjects(t *testing.T) {
 	k0 := obj("k", "0")
-	f := newFIFO(InOrder, newKnown(k0, obj("b", "0")))
+	f := newFIFO(modeInOrder, newKnown(k0, obj("b", "0")))
 	a1, b1 := obj("a", "1"), obj("b", "1")
 	must(t, f.Add(a1))
 	r := mustBegin(t, f)
@@ -298,7 +298,7 @@ func TestInOrderFinishQueuesTombstonesAfterTheListedObjects(t *testing.T) {
 
 func TestInOrderFinishSkipsQueuedKeysWhoseNewestDeltaIsADelete(t *testing.T) {
 	a0 := obj("a", "0")
-	f := newFIFO(InOrder, newKnown(a0))
+	f := newFIFO(modeInOrder, newKnown(a0))
 	a1 := obj("a", "1")
 	must(t, f.Delete(a1))
 	must(t, mustBegin(t, f).Finish("5"))
@@ -307,7 +307,7 @@ func TestInOrderFinishSkipsQueuedKeysWhoseNewestDeltaIsADelete(t *testing.T) {
 }
 
 func TestAtomicReplacementQueuesChunksOfAtMostChunkSizeWithTheirKeys(t *testing.T) {
-	f := New(Options[*testObj]{KeyFunction: keyFunc, Mode: Atomic, ChunkSize: 2})
+	f := newQueue(testOptions{key: keyFunc, mode: modeAtomic, chunkSize: 2})
 	r := mustBegin(t, f)
 	objs := []*testObj{obj("a", "1"), obj("b", "1"), obj("c", "1")}
 	for _, o := range objs {
@@ -338,7 +338,7 @@ func TestAtomicReplacementQueuesChunksOfAtMostChunkSizeWithTheirKeys(t *testing.
 }
 
 func TestAtomicFinishQueuesReplacedEndWithTheSetOfAddedKeys(t *testing.T) {
-	f := newFIFO(Atomic, nil)
+	f := newFIFO(modeAtomic, nil)
 	r := mustBegin(t, f)
 	must(t, r.Add(obj("a", "1")))
 	must(t, r.Add(obj("b", "1")))
@@ -353,7 +353,7 @@ func TestAtomicFinishQueuesReplacedEndWithTheSetOfAddedKeys(t *testing.T) {
 }
 
 func TestAtomicChunksAndTheEndArePoppedAlone(t *testing.T) {
-	f := New(Options[*testObj]{KeyFunction: keyFunc, Mode: Atomic, ChunkSize: 1})
+	f := newQueue(testOptions{key: keyFunc, mode: modeAtomic, chunkSize: 1})
 	must(t, f.Add(obj("x", "1")))
 	r := mustBegin(t, f)
 	must(t, r.Add(obj("a", "1")))
@@ -380,7 +380,7 @@ func TestAtomicAWaitingPopIsWokenByAFullChunk(t *testing.T) {
 	for _, end := range []string{"full", "finish", "abort"} {
 		t.Run(end, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				f := New(Options[*testObj]{KeyFunction: keyFunc, Mode: Atomic, ChunkSize: 3})
+				f := newQueue(testOptions{key: keyFunc, mode: modeAtomic, chunkSize: 3})
 				r := mustBegin(t, f)
 				got := make(chan int, 1)
 				go func() {
@@ -510,7 +510,7 @@ func consume(store indexer.Indexer[*testObj], ds Deltas[*testObj], events map[st
 }
 
 // popInto pops one position (which must exist) and consumes it.
-func popInto(t *testing.T, f *FIFO[*testObj], store indexer.Indexer[*testObj], events map[string][]string) {
+func popInto(t *testing.T, f Queue[*testObj], store indexer.Indexer[*testObj], events map[string][]string) {
 	t.Helper()
 	must(t, f.Pop(t.Context(), func(ds Deltas[*testObj], _ bool) error { return consume(store, ds, events) }))
 }
@@ -518,16 +518,16 @@ func popInto(t *testing.T, f *FIFO[*testObj], store indexer.Indexer[*testObj], e
 // The defining rule: once drained, an incremental replacement leaves the consumer's store,
 // and the notifications each key got, as Replace of the same list at Finish time would have.
 func TestAnIncrementalReplacementEndsAsReplaceAtFinishTime(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode Mode) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		for popsDuring := range 6 { // the first 3 pops take the watch events, the others listed objects
 			t.Run(fmt.Sprint("popsDuringTheList=", popsDuring), func(t *testing.T) {
 				run := func(incremental bool) (map[string]string, map[string][]string) {
 					store := newKnown(obj("a", "0"), obj("b", "0"), obj("c", "0"), obj("d", "0"))
 					var known KnownObjects[*testObj]
-					if mode != Atomic {
+					if mode != modeAtomic {
 						known = store
 					}
-					f := New(Options[*testObj]{KeyFunction: keyFunc, KnownObjects: known, Mode: mode, ChunkSize: 2})
+					f := newQueue(testOptions{key: keyFunc, known: known, mode: mode, chunkSize: 2})
 					events := map[string][]string{}
 					// Watch events before the relist, some of them still queued when it starts.
 					must(t, f.Update(obj("a", "1")))

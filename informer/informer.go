@@ -13,6 +13,7 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/deltafifo"
 	"github.com/informerkit/informerkit/indexer"
+	"github.com/informerkit/informerkit/internal/share"
 	"github.com/informerkit/informerkit/reflector"
 )
 
@@ -102,17 +103,17 @@ type Options[T apiclient.Object] struct {
 	disableIncrementalRelist bool
 }
 
-// fifoMode selects the DeltaFIFO discipline of an informer (see deltafifo.Mode).
+// fifoMode selects the DeltaFIFO layout of an informer.
 type fifoMode int
 
 const (
-	// fifoAtomic (the default) is deltafifo.Atomic with UnlockWhileProcessing: deltas in
-	// arrival order, a relist as one ReplacedAll delta that handleDeltas diffs against the
+	// fifoAtomic (the default) is a deltafifo.AtomicFIFO with UnlockWhileProcessing: deltas
+	// in arrival order, a relist as one ReplacedAll delta that handleDeltas diffs against the
 	// cache, and a reflector that is never blocked while handlers are being fed.
 	fifoAtomic fifoMode = iota
-	// fifoCoalescing is deltafifo.Coalescing, client-go's classic DeltaFIFO.
+	// fifoCoalescing is a deltafifo.FIFO, client-go's classic DeltaFIFO.
 	fifoCoalescing
-	// fifoInOrder is deltafifo.InOrder, client-go's RealFIFO without atomic events.
+	// fifoInOrder is a deltafifo.RealFIFO, client-go's RealFIFO without atomic events.
 	fifoInOrder
 )
 
@@ -129,14 +130,18 @@ func (m fifoMode) String() string {
 	return fmt.Sprintf("fifoMode(%d)", int(m))
 }
 
-func (m fifoMode) deltafifo() deltafifo.Mode {
-	switch m {
+// newFIFO returns the informer's DeltaFIFO in its layout. The FIFO sees the cache as its
+// KnownObjects except in the atomic layout, which never reads it, so handleDeltas needs no
+// FIFO lock there and the FIFO lets the reflector go on while handlers are fed.
+func (inf *Informer[T]) newFIFO() deltafifo.Queue[T] {
+	transform := withSharing(inf.transform, inf.sharer)
+	switch inf.opts.mode {
 	case fifoCoalescing:
-		return deltafifo.Coalescing
+		return deltafifo.New(inf.keyFunc, deltafifo.Options[T]{KnownObjects: inf.cache, Transform: transform})
 	case fifoInOrder:
-		return deltafifo.InOrder
+		return deltafifo.NewRealFIFO(inf.keyFunc, deltafifo.RealFIFOOptions[T]{KnownObjects: inf.cache, Transform: transform})
 	}
-	return deltafifo.Atomic
+	return deltafifo.NewAtomicFIFO(inf.keyFunc, deltafifo.AtomicFIFOOptions[T]{Transform: transform, UnlockWhileProcessing: true})
 }
 
 // Informer is a shared index informer: a reflector lists and watches one collection into a
@@ -155,10 +160,10 @@ type Informer[T apiclient.Object] struct {
 	mu                sync.Mutex
 	started, stopped  bool
 	transform         func(T) (T, error)
-	sharer            *sharer // nil with Options.DisableSharing
+	sharer            sharer[T] // nil with Options.DisableSharing
 	watchErrorHandler func(ctx context.Context, err error)
 	refl              *reflector.Reflector[T]
-	fifo              *deltafifo.FIFO[T]
+	fifo              deltafifo.Queue[T]
 
 	// deliverMu serialises everything that must be seen in one order by the cache and every
 	// listener: handleDeltas, handler registration and removal, resyncs and the sync point.
@@ -214,9 +219,9 @@ func New[T apiclient.Object](lw apiclient.ListerWatcher[T], opts Options[T]) *In
 	if transform == nil {
 		transform = DropManagedFields[T]
 	}
-	var sh *sharer
+	var sh sharer[T]
 	if !opts.DisableSharing {
-		sh = newSharer(reflect.TypeFor[T]())
+		sh = share.New[T]()
 	}
 	return &Informer[T]{
 		sharer:     sh,
@@ -328,15 +333,7 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 		return
 	}
 	inf.started = true
-	mode := inf.opts.mode.deltafifo()
-	fifo := deltafifo.New(deltafifo.Options[T]{
-		KeyFunction:  inf.keyFunc,
-		KnownObjects: inf.knownObjects(),
-		Transformer:  withSharing(inf.transform, inf.sharer),
-		Mode:         mode,
-		// In mode Atomic the FIFO never reads the cache, so handleDeltas needs no FIFO lock.
-		UnlockWhileProcessing: mode == deltafifo.Atomic,
-	})
+	fifo := inf.newFIFO()
 	refl := reflector.New(inf.lw, inf.reflectorStore(fifo), reflector.Options[T]{
 		Name:              inf.name,
 		PageSize:          inf.opts.PageSize,
@@ -386,17 +383,8 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 	close(inf.stoppedCh)
 }
 
-// knownObjects is the FIFO's view of the cache: the cache itself, except in mode Atomic
-// where the FIFO must not read it.
-func (inf *Informer[T]) knownObjects() deltafifo.KnownObjects[T] {
-	if inf.opts.mode.deltafifo() == deltafifo.Atomic {
-		return nil
-	}
-	return inf.cache
-}
-
 // processLoop pops deltas until ctx is done.
-func (inf *Informer[T]) processLoop(ctx context.Context, fifo *deltafifo.FIFO[T]) {
+func (inf *Informer[T]) processLoop(ctx context.Context, fifo deltafifo.Queue[T]) {
 	for {
 		err := fifo.PopBatch(ctx, inf.opts.BatchSize, inf.handleBatch)
 		if ctx.Err() != nil {
@@ -422,10 +410,9 @@ func (inf *Informer[T]) handleBatch(batch []deltafifo.Deltas[T], isInInitialList
 	return errors.Join(errs...)
 }
 
-// handleDeltas applies the deltas of one key to the cache and notifies every handler. It is
-// what the informer's process loop calls for every key it pops from the DeltaFIFO; it is
-// exported for readers comparing with client-go, and for tests driving an informer's cache
-// by hand before Run.
+// handleDeltas applies the deltas of one key to the cache and notifies every handler:
+// client-go's processDeltas. The process loop goes through handleBatch; tests drive an
+// informer's cache with it by hand before Run.
 func (inf *Informer[T]) handleDeltas(deltas deltafifo.Deltas[T], isInInitialList bool) error {
 	inf.deliverMu.Lock()
 	defer inf.deliverMu.Unlock()
@@ -636,7 +623,7 @@ func (inf *Informer[T]) Stats() Stats {
 	inf.mu.Lock()
 	refl, fifo := inf.refl, inf.fifo
 	inf.mu.Unlock()
-	s := Stats{Name: inf.name, Synced: inf.HasSynced(), Cached: inf.cache.Len(), NotFound: inf.notFound.Load(), Sharing: inf.sharer.stats()}
+	s := Stats{Name: inf.name, Synced: inf.HasSynced(), Cached: inf.cache.Len(), NotFound: inf.notFound.Load(), Sharing: sharingStats(inf.sharer)}
 	if refl != nil {
 		s.Reflector = refl.Stats()
 	}

@@ -13,7 +13,7 @@ import (
 // object instead of as one slice next to the whole cache (see the package documentation,
 // "Relist memory"). deltafifo cannot import reflector, so the adaptation lives here.
 type incrementalFIFO[T any] struct {
-	*deltafifo.FIFO[T]
+	deltafifo.Queue[T]
 	// finished and aborted count the replacements that ended either way (the informer's
 	// figures).
 	finished, aborted *atomic.Uint64
@@ -23,7 +23,7 @@ var _ reflector.IncrementalReplacer[int] = incrementalFIFO[int]{}
 
 // BeginReplace implements reflector.IncrementalReplacer.
 func (f incrementalFIFO[T]) BeginReplace() (reflector.Replacement[T], error) {
-	r, err := f.FIFO.BeginReplace()
+	r, err := f.Queue.BeginReplace()
 	if err != nil {
 		return nil, err
 	}
@@ -60,14 +60,14 @@ func (r *countedReplacement[T]) Abort() {
 
 // reflectorStore is what the informer hands its reflector: the FIFO, made an
 // IncrementalReplacer unless Options.disableIncrementalRelist.
-func (inf *Informer[T]) reflectorStore(fifo *deltafifo.FIFO[T]) reflector.Store[T] {
+func (inf *Informer[T]) reflectorStore(fifo deltafifo.Queue[T]) reflector.Store[T] {
 	if inf.opts.disableIncrementalRelist {
 		return fifo
 	}
 	return incrementalFIFO[T]{fifo, &inf.incrementalLists, &inf.incrementalAborts}
 }
 
-// applyReplacedChunk applies part of an incremental relist (mode Atomic): every object is
+// applyReplacedChunk applies part of an incremental relist (AtomicFIFO): every object is
 // stored, and each handler hears OnAdd (isInInitialList during the first list) for a new
 // key and OnUpdate(old, new) for a changed one, exactly as for the objects of a ReplacedAll.
 // Nothing is deleted before the ReplacedEnd.
@@ -84,7 +84,7 @@ func (inf *Informer[T]) applyReplacedChunk(chunk *deltafifo.ReplacedChunkInfo[T]
 	return nil
 }
 
-// applyReplacedEnd ends an incremental relist (mode Atomic): every cached key the list did
+// applyReplacedEnd ends an incremental relist (AtomicFIFO): every cached key the list did
 // not have is deleted, and each handler hears OnDelete(last known state,
 // finalStateUnknown=true), as for the deletions of a ReplacedAll.
 func (inf *Informer[T]) applyReplacedEnd(end *deltafifo.ReplacedEndInfo) {

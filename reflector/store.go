@@ -6,7 +6,7 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 )
 
-// Store is what a Reflector writes into. deltafifo.FIFO[T] and indexer.Indexer[T] satisfy it.
+// Store is what a Reflector writes into. Every deltafifo.Queue[T] and indexer.Indexer[T] satisfy it.
 // Implementations must be safe for concurrent use: the reflector calls Resync from its resync
 // timer while events are being applied.
 //

@@ -1,4 +1,4 @@
-package informer
+package share
 
 import (
 	"hash/maphash"
@@ -9,24 +9,6 @@ import (
 	"unsafe"
 	"weak"
 )
-
-// Structural sharing.
-//
-// Objects in an informer's cache are read-only, so identical parts of different objects can
-// be one value in memory. Before an object is cached, the informer's sharer walks it (after
-// the transform) and replaces every string, pointed-to value, slice backing array and map
-// that is equal, by content, to one an earlier object already holds with that one, and
-// trims slices whose capacity exceeds their length (JSON decoding doubles capacities). The
-// pods of one ReplicaSet then share their labels, annotations, owner references, container
-// env, ports, resources, probes and volume sources, and every pod shares its namespace,
-// image names, node name and so on with others.
-//
-// The sharer remembers canonical values through weak pointers (package weak): the table
-// never keeps a value alive; once no cached object holds it, the garbage collector frees it
-// and the entry is dropped at the next sweep. A per-site policy (a site is a struct field, a
-// slice element, a map key or value of a given type) stops looking up values that are
-// almost always unique (names, UIDs, IPs, timestamps) when a window of lookups saved fewer
-// bytes than its new table entries cost, and probes again later with exponential backoff.
 
 const (
 	// shareWindow is the number of lookups after which a site's policy is reviewed.
@@ -88,8 +70,23 @@ type sliceHeader struct {
 	len, cap int
 }
 
-// sharer deduplicates the sub-values of the objects of one informer. All methods are safe
-// for concurrent use (one mutex).
+// Sharer shares the sub-values of the objects of type T given to it (the objects of one
+// cache). All methods are safe for concurrent use.
+type Sharer[T any] struct{ s *sharer }
+
+// New returns a Sharer with an empty table.
+func New[T any]() *Sharer[T] { return &Sharer[T]{newSharer(reflect.TypeFor[T]())} }
+
+// Share replaces, in place, every sub-value of obj that is equal by content to one an object
+// shared before holds with that one, trims slices to their length, and returns obj. The
+// object itself (a pointer T) is never replaced, and nothing already shared is written.
+func (s *Sharer[T]) Share(obj T) T { return shareObject(s.s, obj) }
+
+// Stats returns the Sharer's figures.
+func (s *Sharer[T]) Stats() Stats { return s.s.stats() }
+
+// sharer is the untyped engine of a Sharer: the table, the per-site policies and the walk.
+// One mutex guards it.
 type sharer struct {
 	mu          sync.Mutex
 	seed        maphash.Seed
@@ -136,12 +133,10 @@ func shareObject[T any](s *sharer, obj T) T {
 	return obj
 }
 
-// SharingStats are the figures of an informer's structural sharing (see Options.DisableSharing).
-type SharingStats struct {
-	// Enabled is false when the informer does not share.
-	Enabled bool
-	// Entries is the number of canonical values the sharer's table holds (including values
-	// already freed that the next sweep drops).
+// Stats are the figures of a Sharer.
+type Stats struct {
+	// Entries is the number of canonical values the table holds (including values already
+	// freed that the next sweep drops).
 	Entries int
 	// Hits counts sub-values replaced by an identical canonical one; Inserts counts
 	// canonical values added.
@@ -150,13 +145,10 @@ type SharingStats struct {
 	SavedBytes uint64
 }
 
-func (s *sharer) stats() SharingStats {
-	if s == nil {
-		return SharingStats{}
-	}
+func (s *sharer) stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return SharingStats{Enabled: true, Entries: len(s.table), Hits: s.hits, Inserts: s.inserts, SavedBytes: s.saved}
+	return Stats{Entries: len(s.table), Hits: s.hits, Inserts: s.inserts, SavedBytes: s.saved}
 }
 
 // sweep drops the entries whose value was freed and returns how many are left.
@@ -659,21 +651,5 @@ func (s *sharer) shareAnySlice(site int, sh *sliceHeader, depth int) {
 	}
 	if ok {
 		s.insert(site, key, sh.data, sh.len)
-	}
-}
-
-// withSharing returns transform followed by sharing (transform alone when s is nil).
-func withSharing[T any](transform func(T) (T, error), s *sharer) func(T) (T, error) {
-	if s == nil {
-		return transform
-	}
-	return func(obj T) (T, error) {
-		if transform != nil {
-			var err error
-			if obj, err = transform(obj); err != nil {
-				return obj, err
-			}
-		}
-		return shareObject(s, obj), nil
 	}
 }

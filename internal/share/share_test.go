@@ -1,4 +1,4 @@
-package informer
+package share
 
 import (
 	"encoding/json"
@@ -491,34 +491,6 @@ func BenchmarkShare(b *testing.B) {
 			}
 			b.ReportMetric(perPod, "B/pod")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(data)), "ns/pod")
-		})
-	}
-}
-
-func TestInformerCachesShareIdenticalParts(t *testing.T) {
-	for _, disable := range []bool{false, true} {
-		t.Run(fmt.Sprintf("DisableSharing=%v", disable), func(t *testing.T) {
-			s := newServer(t)
-			c := newClient(t, s)
-			data := map[string]string{"config.yaml": "replicas: 3\nimage: registry.example.com/app:v1\n"}
-			mkCM(t, s, "default", "a", data)
-			mkCM(t, s, "default", "b", data)
-			opts := fastOptions(t)
-			opts.DisableSharing = disable
-			inf := New(configMaps(c), opts)
-			start(t, inf)
-			wait(t, inf.Synced(), "sync")
-			a, _ := inf.Lister().Get("default", "a")
-			b, _ := inf.Lister().Get("default", "b")
-			if a == nil || b == nil || !reflect.DeepEqual(a.Data, data) || !reflect.DeepEqual(b.Data, data) {
-				t.Fatalf("cached %v and %v", a, b)
-			}
-			if shared := mapPtr(a.Data) == mapPtr(b.Data); shared == disable {
-				t.Fatalf("data maps shared: %v", shared)
-			}
-			if st := inf.Stats().Sharing; st.Enabled == disable || (!disable && st.Hits == 0) {
-				t.Fatalf("Stats().Sharing = %+v", st)
-			}
 		})
 	}
 }
