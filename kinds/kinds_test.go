@@ -1,0 +1,166 @@
+package kinds
+
+import (
+	"errors"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/informerkit/informerkit/apiclient"
+)
+
+type pod struct {
+	apiclient.TypeMeta
+	apiclient.ObjectMeta `json:"metadata"`
+}
+
+type partialPod struct {
+	apiclient.ObjectMeta `json:"metadata"`
+}
+
+type widget struct {
+	apiclient.TypeMeta
+	apiclient.ObjectMeta `json:"metadata"`
+}
+
+var widgetInfo = Info{Group: "example.com", Version: "v1", Kind: "Widget", Resource: "widgets", Namespaced: true, StatusSubresource: true}
+
+func TestRegisterAndLookup(t *testing.T) {
+	r := NewRegistry()
+	if err := r.Register(reflect.TypeFor[*pod](), Pod); err != nil {
+		t.Fatal(err)
+	}
+	// Two Go types may hold one kind.
+	if err := r.Register(reflect.TypeFor[*partialPod](), Pod); err != nil {
+		t.Fatal(err)
+	}
+	// Registering again with the same Info is a no-op.
+	if err := r.Register(reflect.TypeFor[*pod](), Pod); err != nil {
+		t.Fatal(err)
+	}
+	var conflict *ConflictError
+	if err := r.Register(reflect.TypeFor[*pod](), ConfigMap); !errors.As(err, &conflict) || conflict.Registered != Pod {
+		t.Fatalf("re-registering as another kind: %v", err)
+	}
+	if info, ok := r.Lookup(reflect.TypeFor[*partialPod]()); !ok || info != Pod {
+		t.Fatalf("Lookup = %v, %v", info, ok)
+	}
+	if _, err := ForIn[*widget](r); !errors.Is(err, ErrNotRegistered) {
+		t.Fatalf("unregistered type: %v", err)
+	}
+	if len(r.Types()) != 2 {
+		t.Fatalf("Types() = %v", r.Types())
+	}
+}
+
+func TestRegisterRejectsBadInput(t *testing.T) {
+	r := NewRegistry()
+	for _, info := range []Info{{}, {Version: "v1", Kind: "X"}, {Version: "v1", Kind: "X", Resource: "Xs"}, {Group: "a/b", Version: "v1", Kind: "X", Resource: "xs"}} {
+		if err := r.Register(reflect.TypeFor[*widget](), info); err == nil {
+			t.Errorf("Register(%+v) succeeded", info)
+		}
+	}
+	if err := r.Register(reflect.TypeFor[*apiclient.Unstructured](), Pod); err == nil {
+		t.Error("Unstructured registered")
+	}
+	if err := r.Register(nil, Pod); err == nil {
+		t.Error("nil type registered")
+	}
+}
+
+func TestInfoOf(t *testing.T) {
+	r := NewRegistry()
+	if err := r.Register(reflect.TypeFor[*widget](), widgetInfo); err != nil {
+		t.Fatal(err)
+	}
+	// Registered: from the registry, whatever the object carries.
+	if info, err := r.InfoOf(&widget{}); err != nil || info != widgetInfo {
+		t.Fatalf("registered: %v, %v", info, err)
+	}
+	// Unstructured: from its apiVersion and kind, completed from the built-in table.
+	u := &apiclient.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}}
+	if info, err := r.InfoOf(u); err != nil || info != Deployment {
+		t.Fatalf("unstructured built-in: %v, %v", info, err)
+	}
+	u = &apiclient.Unstructured{Object: map[string]any{"apiVersion": "example.com/v2", "kind": "Gadget"}}
+	if info, err := r.InfoOf(u); err != nil || info.APIVersion() != "example.com/v2" || info.Kind != "Gadget" || info.Resource != "" {
+		t.Fatalf("unstructured custom: %v, %v", info, err)
+	}
+	// Unregistered typed object with TypeMeta (a Get response carries it).
+	if info, err := r.InfoOf(&pod{TypeMeta: apiclient.TypeMeta{APIVersion: "v1", Kind: "Pod"}}); err != nil || info != Pod {
+		t.Fatalf("typed with TypeMeta: %v, %v", info, err)
+	}
+	// Unregistered, no TypeMeta: a typed error naming the type.
+	var nre *NotRegisteredError
+	if _, err := r.InfoOf(&pod{}); !errors.As(err, &nre) || nre.Type != reflect.TypeFor[*pod]() {
+		t.Fatalf("unregistered without TypeMeta: %v", err)
+	}
+	if _, err := r.InfoOf(nil); err == nil {
+		t.Fatal("InfoOf(nil) succeeded")
+	}
+}
+
+func TestInfoMethods(t *testing.T) {
+	if Deployment.APIVersion() != "apps/v1" || Pod.APIVersion() != "v1" {
+		t.Fatal("APIVersion")
+	}
+	if Deployment.GroupVersionResource() != (apiclient.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}) {
+		t.Fatal("GroupVersionResource")
+	}
+	if (Deployment.TypeMeta() != apiclient.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}) {
+		t.Fatal("TypeMeta")
+	}
+	if Pod.String() != "Pod.v1" || Deployment.String() != "Deployment.v1.apps" {
+		t.Fatal(Pod.String(), Deployment.String())
+	}
+}
+
+func TestBuiltinTable(t *testing.T) {
+	seenGVR := map[apiclient.GroupVersionResource]bool{}
+	for _, i := range Builtin() {
+		if err := i.Validate(); err != nil {
+			t.Error(err)
+		}
+		if seenGVR[i.GroupVersionResource()] {
+			t.Errorf("duplicate %v", i.GroupVersionResource())
+		}
+		seenGVR[i.GroupVersionResource()] = true
+		if got, ok := BuiltinForResource(i.GroupVersionResource()); !ok || got != i {
+			t.Errorf("BuiltinForResource(%v) = %v", i.GroupVersionResource(), got)
+		}
+		if got, ok := BuiltinForKind(i.GroupVersionKind()); !ok || got != i {
+			t.Errorf("BuiltinForKind(%v) = %v", i.GroupVersionKind(), got)
+		}
+	}
+	if _, ok := BuiltinForResource(apiclient.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}); ok {
+		t.Error("a custom resource is built in")
+	}
+	b := Builtin()
+	b[0].Kind = "Changed"
+	if Builtin()[0].Kind == "Changed" {
+		t.Error("Builtin returns the table itself")
+	}
+}
+
+func TestConcurrentRegistry(t *testing.T) {
+	r := NewRegistry()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			_ = r.Register(reflect.TypeFor[*pod](), Pod)
+			_, _ = r.InfoOf(&pod{})
+		})
+	}
+	wg.Wait()
+}
+
+func TestMustRegisterPanicsOnConflict(t *testing.T) {
+	type local struct{ apiclient.ObjectMeta }
+	MustRegister[*local](ConfigMap)
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic")
+		}
+	}()
+	MustRegister[*local](Secret)
+}
