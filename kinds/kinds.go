@@ -172,7 +172,9 @@ func (r *Registry) InfoOf(obj any) (Info, error) {
 	switch o := obj.(type) {
 	case *apiclient.Unstructured:
 		gvk = o.GroupVersionKind()
-	case interface{ GroupVersionKind() apiclient.GroupVersionKind }: // embedded TypeMeta
+	case interface {
+		GroupVersionKind() apiclient.GroupVersionKind
+	}: // embedded TypeMeta
 		gvk = o.GroupVersionKind()
 	}
 	if gvk.Kind == "" || gvk.Version == "" {
