@@ -9,77 +9,28 @@
 //	c, _ := apiclient.New(s.Config())          // host, token and CA
 //	s.WriteKubeconfig(path)                    // for kubectl and apiclient.LoadConfig
 //
-// # What it serves
+// What it serves, as the kube-apiserver does:
 //
-// Discovery (/version, /api, /api/v1, /apis, /apis/<group>/<version>) and a minimal
-// /openapi/v3 (enough for kubectl to use server-side field validation). Built-in resources:
-// namespaces, configmaps, secrets, pods, podtemplates, services, events (core/v1), deployments and
-// replicasets (apps/v1), leases (coordination.k8s.io/v1). AddResource registers more at run
-// time, as a CustomResourceDefinition would.
+//   - Discovery, a minimal /openapi/v3, the core, apps and coordination resources the tests
+//     use, and resources added at run time (AddResource, as a CRD would).
+//   - get, list, watch, create, update, update of /status, patch, delete (finalizers,
+//     preconditions, dryRun) and deletecollection, with label and field selectors, paging,
+//     Tables and PartialObjectMetadata, and the server's Status errors.
+//   - One resourceVersion counter for every write; conflicts on stale resourceVersions;
+//     generation bumped on spec changes; namespace lifecycle; deletion with finalizers.
+//   - Watches from any resourceVersion the bounded history (Options.HistorySize) covers, 410
+//     Expired beyond it, bookmarks as the watch cache sends them, sendInitialEvents with the
+//     initial-events-end bookmark, timeoutSeconds, selectors turning objects in and out,
+//     over chunked HTTP/1.1, HTTP/2 or WebSocket.
 //
-// Verbs: get, list, watch, create (generateName too), update, update of /status, patch
-// (JSON merge, JSON patch, strategic merge treated as JSON merge), delete (finalizers,
-// preconditions, dryRun) and deletecollection. Lists and watches honour label selectors
-// (=, ==, !=, in, notin, exists, !exists, gt, lt) and the field selectors metadata.name and
-// metadata.namespace (plus a few per-resource fields such as pods' spec.nodeName), and lists
-// page with limit/continue, except that resourceVersion=0 returns everything at once (the
-// watch cache ignores limit; WithoutWatchCache makes it page too, as a server without a watch
-// cache does), and deletecollection answers the list as it was before. Responses can be Tables (kubectl get) or PartialObjectMetadata.
-//
-// One global resourceVersion counter orders every write. Objects get uid and
-// creationTimestamp from the server; an update with a stale resourceVersion is a 409
-// Conflict; an update that changes nothing keeps the resourceVersion and emits no event;
-// metadata.generation is set and bumped on changes outside metadata and status for
-// deployments, replicasets, pods, podtemplates and every custom resource. Deleting an
-// object with finalizers sets deletionTimestamp (200 with the object); the update that
-// removes the last finalizer removes the object, and the DELETED event carries the last
-// stored state at a new resourceVersion, as the kube-apiserver does. Errors are Status bodies with
-// the kube-apiserver's codes, reasons and messages (AlreadyExists, NotFound, Conflict,
-// Invalid with causes, BadRequest, Expired, Timeout with ResourceVersionTooLarge, ...).
-// A namespaced object in a namespace that does not exist is refused with 404 NotFound
-// for the namespace, as the kube-apiserver's namespace lifecycle admission does; the
-// default, kube-system, kube-public and kube-node-lease namespaces exist from the start.
-//
-// Each resource keeps a bounded history of its events (Options.HistorySize). A watch may
-// start at any resourceVersion the history still covers; an older one gets HTTP 200 and
-// then an ERROR event with a 410 Expired Status, as from the kube-apiserver's watch cache.
-// resourceVersion "" and "0" start with the current state as ADDED events.
-// sendInitialEvents=true with resourceVersionMatch=NotOlderThan (and allowWatchBookmarks)
-// streams the state and ends it with a BOOKMARK annotated k8s.io/initial-events-end at the
-// state's resourceVersion. Watches with allowWatchBookmarks get a BOOKMARK every
-// Options.BookmarkInterval and about 2 s before their timeout, but, as from the watch
-// cache, only when the resource has progressed past what the watch delivered (events its
-// selectors filtered out); Options.ProgressNotify makes bookmarks carry the global
-// resourceVersion instead, as frequent etcd progress notifications would.
-// timeoutSeconds ends a watch cleanly, and selectors turn an
-// object that stops matching into DELETED (its previous state at the new resourceVersion)
-// and one that starts matching into ADDED. Streams are chunked HTTP/1.1, HTTP/2 (with TLS)
-// or WebSocket (one event per text message). As from the kube-apiserver, a WebSocket
-// handshake needs an Origin header (403 otherwise), and the token may come as the
-// base64url.bearer.authorization.k8s.io.<base64url token> subprotocol only next to another
-// subprotocol, which the server echoes (401 otherwise). Continue tokens carry the
-// resourceVersion of their snapshot; one the history no longer covers gets 410 Expired.
-//
-// # Fault injection and observation
-//
-// Faults are injected from Go, deterministically, per resource or for all (""):
-// CutWatches and CutWatchesAfter (clean end of stream), AbortWatches (connection dropped),
-// ExpireWatches and SendWatchError (ERROR event), StallWatches (hold the connection and send
-// nothing, not even bookmarks, for a duration or until released), SendCorruptFrame,
-// SendOversizedFrame, FailRequests (the next N requests of a verb and resource answered with
-// 429/500/503/... and Retry-After), Compact (older resourceVersions give 410) and
-// SetWriteDelay (slow writes). Options select a server that refuses WebSocket upgrades or
-// refuses or ignores sendInitialEvents. Every fault is recorded (Faults, FaultsOf), and so
-// is every request (Requests, RequestsFor, RequestsMatching, CountRequests: verb, resource,
-// namespace, name, query parameters, status code, protocol). Tests wait on conditions
-// without sleeping: WaitFor re-evaluates a condition at every change the server sees,
-// WaitForRequest, WaitForWatches and NextWatch (a channel that receives the next opened
-// watch) cover the common cases. Create, Get, List, Update, UpdateStatus, Mutate, Patch and
-// Delete change state from Go through the same storage as HTTP requests, so watchers see
-// the events.
-//
-// Close ends every watch, closes every connection and returns once every goroutine of the
-// server has stopped.
+// Faults are injected from Go, deterministically, per resource or for all (""): CutWatches,
+// AbortWatches, ExpireWatches, SendWatchError, StallWatches, SendCorruptFrame,
+// SendOversizedFrame, FailRequests (with Retry-After), Compact and SetWriteDelay; Options
+// select a server without WebSocket, without streaming lists or without a watch cache.
+// Every fault and request is recorded (Faults, Requests, RequestsMatching, ...), and tests
+// wait on state rather than sleep (WaitFor, WaitForRequest, WaitForWatches, NextWatch).
+// Create, Get, List, Update, Mutate, Patch and Delete change state from Go through the same
+// storage as HTTP requests. Close returns once every goroutine of the server has stopped.
 //
 // # Known differences from the kube-apiserver
 //

@@ -2,8 +2,6 @@
 // rebuild of controller-runtime's reconcile, controller, source, handler, predicate, manager
 // and metrics packages, on top of informerkit's informers and work queue.
 //
-// # Shape
-//
 //	mgr, _ := controller.NewManager(cfg, controller.ManagerOptions{LeaderElection: true, LeaderElectionID: "my-controller"})
 //	pods := controller.For[*Pod](mgr, podsGVR)                       // a shared informer
 //	c, _ := controller.New("pod-labeler", reconciler, controller.Options{MaxConcurrentReconciles: 4})
@@ -16,28 +14,12 @@
 // Reconcile(ctx, Request) (Result, error). A Request is never reconciled by two workers at
 // once, and many events for one object while it waits collapse into one reconcile.
 //
-// # Correspondence with controller-runtime
-//
-//	controller-runtime                          informerkit controller
-//	reconcile.Request / Result / Reconciler     Request / Result / Reconciler, ReconcilerFunc
-//	reconcile.TerminalError                     TerminalError
-//	controller.New(name, mgr, Options)          New(name, reconciler, Options) + Manager.Add
-//	Controller.Watch(source)                    Controller.Watch(Source)
-//	source.Kind(cache, obj, handler, preds...)  Kind(informer, handler, preds...)
-//	source.Channel                              Channel
-//	handler.EnqueueRequestForObject             EnqueueRequestForObject
-//	handler.EnqueueRequestForOwner(..., OnlyControllerOwner())
-//	                                            EnqueueRequestForOwner(group, kind, OwnerOptions{OnlyController: true})
-//	handler.EnqueueRequestsFromMapFunc          EnqueueRequestsFromMapFunc
-//	handler.Funcs                               EventHandlerFuncs
-//	predicate.GenerationChangedPredicate, ...   GenerationChanged, ResourceVersionChanged,
-//	                                            LabelsChanged, AnnotationsChanged
-//	predicate.Funcs, NewPredicateFuncs, And/Or/Not  PredicateFuncs, NewPredicateFuncs, And, Or, Not
-//	manager.New(cfg, Options)                   NewManager(cfg, ManagerOptions)
-//	manager.Runnable, RunnableFunc              Runnable, RunnableFunc
-//	LeaderElectionRunnable                      LeaderElectionRunnable, WithoutLeaderElection
-//	healthz / readyz / metrics servers          Manager.Handler on ManagerOptions.HTTPAddress
-//	metrics.Registry (Prometheus client)        package controller/metrics (own text-format encoder)
+// The names are controller-runtime's (Request, Result, Reconciler, TerminalError, Kind,
+// Channel, EnqueueRequestForObject, EnqueueRequestForOwner, EnqueueRequestsFromMapFunc,
+// GenerationChanged, And/Or/Not, Runnable, LeaderElectionRunnable, ...); NewManager plays
+// manager.New and New(name, reconciler, Options) + Manager.Add plays controller.New. The
+// Manager serves /healthz, /readyz and /metrics (package controller/metrics) on
+// ManagerOptions.HTTPAddress; leader election is package controller/leaderelection.
 //
 // Handlers, predicates and sources are generic over the object type, so a handler for Pods
 // cannot be attached to an informer of ConfigMaps; the binding happens in Kind, where the
@@ -51,7 +33,7 @@
 //   - Result.Requeue: AddRateLimited;
 //   - success: Forget (the Request's backoff starts again from the base delay).
 //
-// # Beyond controller-runtime
+// # Where it differs from controller-runtime
 //
 //   - Initial-list events are queued at low priority: a controller starting over many
 //     existing objects still reacts first to what changes now.

@@ -1,18 +1,8 @@
 // Package indexer is informerkit's thread-safe, generic object store with named secondary
 // indexes: the cache an informer fills and a lister reads.
 //
-// # Correspondence with client-go
-//
-// It covers what client-go spreads over four files of k8s.io/client-go/tools/cache:
-//
-//   - thread_safe_store.go (threadSafeMap, storeIndex): the locked map of key → object and the
-//     indices indexName → indexedValue → set of keys. Here: the unexported store type behind
-//     [New].
-//   - index.go (Indexer, IndexFunc, Indexers, NamespaceIndex, MetaNamespaceIndexFunc): the same
-//     names, generic over the object type: [Indexer], [IndexFunc], [Indexers],
-//     [NamespaceIndex], [MetaNamespaceIndexFunc].
-//   - store.go (KeyFunc, MetaNamespaceKeyFunc, SplitMetaNamespaceKey, NewIndexer): [KeyFunc],
-//     [MetaNamespaceKeyFunc], [SplitMetaNamespaceKey], [New].
+// It is client-go's tools/cache threadSafeMap, Indexer and key functions, generic, with the
+// same names (Indexer, IndexFunc, Indexers, NamespaceIndex, MetaNamespaceKeyFunc, ...).
 //
 // # Semantics
 //
@@ -44,11 +34,7 @@
 //     [Indexer.DeleteByKey], non-allocating iteration with [Indexer.Range] and
 //     [Indexer.RangeByIndex], [Indexer.Len] and [Indexer.LastSyncResourceVersion].
 //
-// # Representation
-//
-// Objects live in a slab ([]entry) addressed by a 32-bit slot number; a map translates keys to
-// slots. Index sets hold slot numbers rather than key strings: a set of up to 32 members is a
-// small slice scanned linearly, a larger one a map[uint32]struct{}. A lookup by index therefore
-// reaches objects without a second hash lookup by key. A single-valued index result is
-// interned: every object whose values are exactly {v} shares one []string{v}.
+// Objects live in a slab addressed by 32-bit slots (slab.go); index sets hold slots, small
+// ones as slices and large ones as maps (set.go), so a lookup by index reaches objects
+// without a second hash lookup by key.
 package indexer
