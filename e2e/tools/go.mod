@@ -2,10 +2,16 @@ module github.com/informerkit/informerkit/e2e/tools
 
 go 1.26.0
 
-// The two pinned releases; tools/build.sh builds the `tool` packages listed at the end.
+// The two pinned releases; tools/build.sh builds the `tool` packages listed at the end, and
+// schemagen (go run ./schemagen) generates ../../kubeschema/schema.json from them.
 require (
 	go.etcd.io/etcd/server/v3 v3.6.8 // indirect
-	k8s.io/kubernetes v1.36.3 // indirect
+	k8s.io/kubernetes v1.36.3
+)
+
+require (
+	k8s.io/api v0.36.3
+	k8s.io/apimachinery v0.36.3
 )
 
 require (
@@ -118,9 +124,7 @@ require (
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
-	k8s.io/api v0.36.3 // indirect
 	k8s.io/apiextensions-apiserver v0.0.0 // indirect
-	k8s.io/apimachinery v0.36.3 // indirect
 	k8s.io/apiserver v0.36.3 // indirect
 	k8s.io/client-go v0.36.3 // indirect
 	k8s.io/cloud-provider v0.36.3 // indirect

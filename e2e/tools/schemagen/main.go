@@ -1,0 +1,1075 @@
+// Command schemagen writes the schema table of the Kubernetes kinds that apitest serves
+// (kubeschema/schema.json in the root module) from the published sources of the release
+// pinned in this module's go.mod:
+//
+//   - the Go types of k8s.io/api and k8s.io/apimachinery (by reflection): JSON names,
+//     omitempty/omitzero, inline embedding, pointers, patchStrategy and patchMergeKey, and
+//     the protobuf field numbers and wire types of their struct tags;
+//   - the generated.proto files next to those types: the protobuf message shape, checked
+//     field by field against the struct tags, and the shape of the types that marshal
+//     themselves (Time, MicroTime, Duration, Quantity, IntOrString, RawExtension, FieldsV1);
+//   - the OpenAPI v3 documents of k8s.io/kubernetes (api/openapi-spec/v3): descriptions,
+//     required fields, formats, x-kubernetes-list-type, -list-map-keys and -map-type;
+//   - the kube-apiserver's own defaulting functions (legacyscheme), run on skeleton objects:
+//     the defaults a field gets whatever else the object holds.
+//
+// Usage (from e2e/tools): go run ./schemagen [-o ../../kubeschema/schema.json] [-check]
+//
+// -check compares the generated table with the file instead of writing it and exits 1 if
+// they differ (CI runs it so that the checked-in table cannot drift from its sources).
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+
+	_ "k8s.io/kubernetes/pkg/apis/apps/install"
+	_ "k8s.io/kubernetes/pkg/apis/authorization/install"
+	_ "k8s.io/kubernetes/pkg/apis/autoscaling/install"
+	_ "k8s.io/kubernetes/pkg/apis/coordination/install"
+	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	_ "k8s.io/kubernetes/pkg/apis/events/install"
+	_ "k8s.io/kubernetes/pkg/apis/policy/install"
+)
+
+// root is one kind of the table: a kind apitest serves (with its list kind), a subresource
+// kind, or a meta.k8s.io kind of the wire protocol.
+type root struct {
+	group, version, kind string
+	obj, list            any
+	// defaults: run the kube-apiserver's defaulting on a skeleton of this kind.
+	defaults bool
+}
+
+var roots = []root{
+	{"", "v1", "Namespace", corev1.Namespace{}, corev1.NamespaceList{}, true},
+	{"", "v1", "ConfigMap", corev1.ConfigMap{}, corev1.ConfigMapList{}, true},
+	{"", "v1", "Secret", corev1.Secret{}, corev1.SecretList{}, true},
+	{"", "v1", "Pod", corev1.Pod{}, corev1.PodList{}, true},
+	{"", "v1", "PodTemplate", corev1.PodTemplate{}, corev1.PodTemplateList{}, true},
+	{"", "v1", "Service", corev1.Service{}, corev1.ServiceList{}, true},
+	{"", "v1", "Event", corev1.Event{}, corev1.EventList{}, true},
+	{"", "v1", "Binding", corev1.Binding{}, nil, true},
+	{"apps", "v1", "Deployment", appsv1.Deployment{}, appsv1.DeploymentList{}, true},
+	{"apps", "v1", "ReplicaSet", appsv1.ReplicaSet{}, appsv1.ReplicaSetList{}, true},
+	{"coordination.k8s.io", "v1", "Lease", coordinationv1.Lease{}, coordinationv1.LeaseList{}, true},
+	{"events.k8s.io", "v1", "Event", eventsv1.Event{}, eventsv1.EventList{}, true},
+	{"autoscaling", "v1", "Scale", autoscalingv1.Scale{}, nil, true},
+	{"policy", "v1", "Eviction", policyv1.Eviction{}, nil, true},
+	{"authorization.k8s.io", "v1", "SelfSubjectAccessReview", authorizationv1.SelfSubjectAccessReview{}, nil, true},
+	{"authorization.k8s.io", "v1", "SelfSubjectRulesReview", authorizationv1.SelfSubjectRulesReview{}, nil, true},
+	{"meta.k8s.io", "v1", "Status", metav1.Status{}, nil, false},
+	{"meta.k8s.io", "v1", "DeleteOptions", metav1.DeleteOptions{}, nil, false},
+	{"meta.k8s.io", "v1", "WatchEvent", metav1.WatchEvent{}, nil, false},
+	{"meta.k8s.io", "v1", "PartialObjectMetadata", metav1.PartialObjectMetadata{}, metav1.PartialObjectMetadataList{}, false},
+	{"meta.k8s.io", "v1", "APIResourceList", metav1.APIResourceList{}, nil, false},
+	{"meta.k8s.io", "v1", "APIGroupList", metav1.APIGroupList{}, nil, false},
+	{"meta.k8s.io", "v1", "APIVersions", metav1.APIVersions{}, nil, false},
+	{"", "", "Unknown", runtime.Unknown{}, nil, false},
+}
+
+// special lists the types that marshal themselves, by name, with the JSON form the table
+// gives them (kubeschema.Type.JSON). Their protobuf shape comes from generated.proto.
+var special = map[string]string{
+	"io.k8s.apimachinery.pkg.apis.meta.v1.Time":       "time",
+	"io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime":  "microtime",
+	"io.k8s.apimachinery.pkg.apis.meta.v1.Duration":   "duration",
+	"io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1":   "raw",
+	"io.k8s.apimachinery.pkg.api.resource.Quantity":   "quantity",
+	"io.k8s.apimachinery.pkg.util.intstr.IntOrString": "int-or-string",
+	"io.k8s.apimachinery.pkg.runtime.RawExtension":    "raw",
+}
+
+// derived lists defaults that the skeleton run finds but that depend on other fields (or
+// copy them): they are not constants, so the table leaves them out and apitest computes
+// them in code. Each entry says why.
+var derived = map[string]string{
+	"io.k8s.api.core.v1.Container.imagePullPolicy":                 "Always for an image tagged :latest (or untagged), IfNotPresent otherwise",
+	"io.k8s.api.core.v1.EphemeralContainer.imagePullPolicy":        "as Container",
+	"io.k8s.api.core.v1.ResourceRequirements.requests":             "copied from limits, in pods only",
+	"io.k8s.api.core.v1.ServicePort.targetPort":                    "copied from port",
+	"io.k8s.api.core.v1.ContainerPort.hostPort":                    "copied from containerPort with hostNetwork",
+	"io.k8s.api.core.v1.Namespace.metadata":                        "the label kubernetes.io/metadata.name=<name>",
+	"io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta.labels":       "the namespace name label",
+	"io.k8s.api.core.v1.ServiceSpec.sessionAffinityConfig":         "only with sessionAffinity ClientIP",
+	"io.k8s.api.core.v1.ServiceSpec.externalTrafficPolicy":         "only for NodePort and LoadBalancer services",
+	"io.k8s.api.core.v1.ServiceSpec.internalTrafficPolicy":         "only for ClusterIP, NodePort and LoadBalancer services",
+	"io.k8s.api.core.v1.ServiceSpec.allocateLoadBalancerNodePorts": "only for LoadBalancer services",
+	"io.k8s.api.core.v1.LoadBalancerIngress.ipMode":                "only for LoadBalancer services with an ingress IP",
+	"io.k8s.api.core.v1.Volume.emptyDir":                           "only when the volume names no source",
+	"io.k8s.api.core.v1.VolumeSource.emptyDir":                     "only when the volume names no source",
+	"io.k8s.api.core.v1.ImageVolumeSource.pullPolicy":              "as Container.imagePullPolicy, from the reference",
+	"io.k8s.api.apps.v1.DeploymentStrategy.rollingUpdate":          "only with type RollingUpdate",
+	"io.k8s.api.apps.v1.RollingUpdateDeployment.maxUnavailable":    "only with type RollingUpdate",
+	"io.k8s.api.apps.v1.RollingUpdateDeployment.maxSurge":          "only with type RollingUpdate",
+	"io.k8s.api.core.v1.PodSpec.hostNetwork":                       "not a default",
+}
+
+// conditional are defaults the skeleton run cannot see (they apply only when a field is
+// absent or holds a given value) written here as data: type.field → JSON value, with the
+// condition apitest evaluates (kubeschema.Field.DefaultWhen).
+var conditional = map[string]struct{ value, when string }{
+	"io.k8s.api.apps.v1.DeploymentStrategy.rollingUpdate":          {`{}`, "type=RollingUpdate"},
+	"io.k8s.api.apps.v1.RollingUpdateDeployment.maxUnavailable":    {`"25%"`, ""},
+	"io.k8s.api.apps.v1.RollingUpdateDeployment.maxSurge":          {`"25%"`, ""},
+	"io.k8s.api.core.v1.ServiceSpec.internalTrafficPolicy":         {`"Cluster"`, "type=ClusterIP|NodePort|LoadBalancer"},
+	"io.k8s.api.core.v1.ServiceSpec.externalTrafficPolicy":         {`"Cluster"`, "type=NodePort|LoadBalancer"},
+	"io.k8s.api.core.v1.ServiceSpec.allocateLoadBalancerNodePorts": {`true`, "type=LoadBalancer"},
+}
+
+func main() {
+	out := flag.String("o", "../../kubeschema/schema.json", "output file")
+	check := flag.Bool("check", false, "compare with the output file instead of writing it")
+	flag.Parse()
+	g := &gen{types: map[string]*Type{}, protos: map[string]*protoMessage{}, openapi: map[string]*oaSchema{}}
+	if err := g.run(); err != nil {
+		fmt.Fprintln(os.Stderr, "schemagen:", err)
+		os.Exit(1)
+	}
+	b, err := g.encode()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "schemagen:", err)
+		os.Exit(1)
+	}
+	if *check {
+		old, err := os.ReadFile(*out)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "schemagen:", err)
+			os.Exit(1)
+		}
+		if !bytes.Equal(old, b) {
+			fmt.Fprintf(os.Stderr, "schemagen: %s is not what its sources generate: run `make schema` (cd e2e/tools && go run ./schemagen)\n", *out)
+			os.Exit(1)
+		}
+		fmt.Printf("schemagen: %s is up to date (%d types)\n", *out, len(g.types))
+		return
+	}
+	if err := os.WriteFile(*out, b, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "schemagen:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("schemagen: wrote %s (%d types, %d bytes)\n", *out, len(g.types), len(b))
+}
+
+// Table is the file's content (kubeschema parses the same shape).
+type Table struct {
+	Source string  `json:"source"`
+	Kinds  []Kind  `json:"kinds"`
+	Types  []*Type `json:"types"`
+}
+
+// Kind maps a group/version/kind to its type (and list type).
+type Kind struct {
+	Group    string `json:"group,omitempty"`
+	Version  string `json:"version,omitempty"`
+	Kind     string `json:"kind"`
+	Type     string `json:"type"`
+	ListType string `json:"listType,omitempty"`
+}
+
+// Type is one message type.
+type Type struct {
+	Name        string   `json:"name"`
+	Go          string   `json:"go,omitempty"`
+	JSON        string   `json:"json,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Fields      []*Field `json:"fields"`
+}
+
+// Field is one field of a Type.
+type Field struct {
+	Name          string          `json:"name"`
+	GoName        string          `json:"go,omitempty"`
+	ProtoName     string          `json:"protoName,omitempty"`
+	Number        int             `json:"number,omitempty"`
+	Wire          string          `json:"wire,omitempty"`
+	Kind          string          `json:"kind"`
+	Type          string          `json:"type,omitempty"`
+	Repeated      bool            `json:"repeated,omitempty"`
+	MapKey        string          `json:"mapKey,omitempty"`
+	Pointer       bool            `json:"pointer,omitempty"`
+	OmitEmpty     bool            `json:"omitempty,omitempty"`
+	OmitZero      bool            `json:"omitzero,omitempty"`
+	Inline        bool            `json:"inline,omitempty"`
+	NoJSON        bool            `json:"noJSON,omitempty"`
+	PatchStrategy string          `json:"patchStrategy,omitempty"`
+	PatchMergeKey string          `json:"patchMergeKey,omitempty"`
+	ListType      string          `json:"listType,omitempty"`
+	ListMapKeys   []string        `json:"listMapKeys,omitempty"`
+	MapType       string          `json:"mapType,omitempty"`
+	Required      bool            `json:"required,omitempty"`
+	Format        string          `json:"format,omitempty"`
+	Default       json.RawMessage `json:"default,omitempty"`
+	DefaultWhen   string          `json:"defaultWhen,omitempty"`
+	DefaultKinds  []string        `json:"defaultKinds,omitempty"`
+	Description   string          `json:"description,omitempty"`
+}
+
+type gen struct {
+	// producedBy: type.field → kinds whose skeleton got the default.
+	producedBy map[string]map[string]bool
+	curKind    string
+	types      map[string]*Type
+	goTypes    map[string]reflect.Type
+	protos     map[string]*protoMessage
+	openapi    map[string]*oaSchema
+	kinds      []Kind
+	versions   string
+}
+
+func (g *gen) run() error {
+	g.goTypes = map[string]reflect.Type{}
+	if err := g.loadSources(); err != nil {
+		return err
+	}
+	for _, r := range roots {
+		t := reflect.TypeOf(r.obj)
+		if err := g.addType(t); err != nil {
+			return err
+		}
+		k := Kind{Group: r.group, Version: r.version, Kind: r.kind, Type: typeName(t)}
+		if r.list != nil {
+			lt := reflect.TypeOf(r.list)
+			if err := g.addType(lt); err != nil {
+				return err
+			}
+			k.ListType = typeName(lt)
+		}
+		g.kinds = append(g.kinds, k)
+	}
+	// The protobuf envelope's own messages.
+	for _, n := range []string{"io.k8s.apimachinery.pkg.apis.meta.v1.Timestamp"} {
+		if err := g.addProtoOnly(n); err != nil {
+			return err
+		}
+	}
+	for _, r := range roots {
+		if r.defaults {
+			if err := g.defaults(r); err != nil {
+				return fmt.Errorf("defaults of %s: %w", r.kind, err)
+			}
+		}
+	}
+	if err := g.defaultScopes(); err != nil {
+		return err
+	}
+	for key, c := range conditional {
+		f := g.field(key)
+		if f == nil {
+			return fmt.Errorf("conditional default %s: no such field", key)
+		}
+		f.Default, f.DefaultWhen = json.RawMessage(c.value), c.when
+	}
+	return nil
+}
+
+func (g *gen) field(key string) *Field {
+	i := strings.LastIndex(key, ".")
+	t := g.types[key[:i]]
+	if t == nil {
+		return nil
+	}
+	for _, f := range t.Fields {
+		if f.Name == key[i+1:] {
+			return f
+		}
+	}
+	return nil
+}
+
+// goList runs `go list` for the directory of a package or module.
+func goList(args ...string) (string, error) {
+	out, err := exec.Command("go", append([]string{"list"}, args...)...).Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return "", fmt.Errorf("go list %v: %v: %s", args, err, ee.Stderr)
+		}
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func (g *gen) loadSources() error {
+	vers, err := goList("-m", "-f", "{{.Path}} {{.Version}}", "k8s.io/api", "k8s.io/apimachinery", "k8s.io/kubernetes")
+	if err != nil {
+		return err
+	}
+	g.versions = strings.ReplaceAll(vers, "\n", ", ")
+	// generated.proto of every package the roots use.
+	pkgs := []string{
+		"k8s.io/api/core/v1", "k8s.io/api/apps/v1", "k8s.io/api/coordination/v1", "k8s.io/api/events/v1",
+		"k8s.io/api/autoscaling/v1", "k8s.io/api/policy/v1", "k8s.io/api/authorization/v1",
+		"k8s.io/apimachinery/pkg/apis/meta/v1", "k8s.io/apimachinery/pkg/runtime",
+		"k8s.io/apimachinery/pkg/api/resource", "k8s.io/apimachinery/pkg/util/intstr",
+		"k8s.io/apimachinery/pkg/runtime/schema",
+	}
+	for _, p := range pkgs {
+		dir, err := goList("-f", "{{.Dir}}", p)
+		if err != nil {
+			return err
+		}
+		if err := g.parseProto(filepath.Join(dir, "generated.proto")); err != nil {
+			return err
+		}
+	}
+	kdir, err := goList("-m", "-f", "{{.Dir}}", "k8s.io/kubernetes")
+	if err != nil {
+		return err
+	}
+	files, err := filepath.Glob(filepath.Join(kdir, "api", "openapi-spec", "v3", "*.json"))
+	if err != nil || len(files) == 0 {
+		return fmt.Errorf("no OpenAPI v3 documents under %s: %v", kdir, err)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		var doc struct {
+			Components struct {
+				Schemas map[string]*oaSchema `json:"schemas"`
+			} `json:"components"`
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		for n, s := range doc.Components.Schemas {
+			if _, ok := g.openapi[n]; !ok {
+				g.openapi[n] = s
+			}
+		}
+	}
+	return nil
+}
+
+// ---- generated.proto ----
+
+type protoMessage struct {
+	name   string // OpenAPI-style name
+	fields map[int]*protoField
+}
+
+type protoField struct {
+	label  string // optional, repeated, map
+	typ    string // scalar type or message name (OpenAPI-style); for maps the value type
+	key    string // map key type
+	name   string
+	number int
+}
+
+var (
+	rePackage = regexp.MustCompile(`^package\s+([\w.]+);`)
+	reMessage = regexp.MustCompile(`^message\s+(\w+)\s*\{`)
+	reField   = regexp.MustCompile(`^\s*(optional|repeated)\s+([\w.]+)\s+(\w+)\s*=\s*(\d+)\s*;`)
+	reMap     = regexp.MustCompile(`^\s*map\s*<\s*([\w.]+)\s*,\s*([\w.]+)\s*>\s+(\w+)\s*=\s*(\d+)\s*;`)
+)
+
+// protoName turns a protobuf package-qualified name (k8s.io.api.core.v1.Pod) into the
+// OpenAPI name (io.k8s.api.core.v1.Pod).
+func protoName(pkg, n string) string {
+	n = strings.TrimPrefix(n, ".")
+	if !strings.Contains(n, ".") {
+		n = pkg + "." + n
+	}
+	if rest, ok := strings.CutPrefix(n, "k8s.io."); ok {
+		return "io.k8s." + rest
+	}
+	return n
+}
+
+var protoScalars = map[string]bool{"string": true, "bool": true, "int32": true, "int64": true, "bytes": true, "double": true, "float": true, "uint32": true, "uint64": true}
+
+func (g *gen) parseProto(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var pkg string
+	var cur *protoMessage
+	for i, line := range strings.Split(string(b), "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "//") {
+			continue
+		}
+		if m := rePackage.FindStringSubmatch(t); m != nil {
+			pkg = m[1]
+			continue
+		}
+		if m := reMessage.FindStringSubmatch(t); m != nil {
+			if cur != nil {
+				return fmt.Errorf("%s:%d: nested message", path, i+1)
+			}
+			cur = &protoMessage{name: protoName(pkg, m[1]), fields: map[int]*protoField{}}
+			continue
+		}
+		if t == "}" && cur != nil {
+			g.protos[cur.name] = cur
+			cur = nil
+			continue
+		}
+		if cur == nil {
+			continue
+		}
+		scalar := func(s string) string {
+			if protoScalars[s] {
+				return s
+			}
+			return protoName(pkg, s)
+		}
+		if m := reField.FindStringSubmatch(t); m != nil {
+			n, _ := strconv.Atoi(m[4])
+			cur.fields[n] = &protoField{label: m[1], typ: scalar(m[2]), name: m[3], number: n}
+			continue
+		}
+		if m := reMap.FindStringSubmatch(t); m != nil {
+			n, _ := strconv.Atoi(m[4])
+			cur.fields[n] = &protoField{label: "map", key: m[1], typ: scalar(m[2]), name: m[3], number: n}
+			continue
+		}
+		if strings.HasPrefix(t, "option") || strings.HasPrefix(t, "reserved") {
+			continue
+		}
+		return fmt.Errorf("%s:%d: unparsed line %q", path, i+1, t)
+	}
+	return nil
+}
+
+// ---- OpenAPI ----
+
+type oaSchema struct {
+	Description string               `json:"description"`
+	Type        string               `json:"type"`
+	Format      string               `json:"format"`
+	Required    []string             `json:"required"`
+	Properties  map[string]*oaSchema `json:"properties"`
+	Default     json.RawMessage      `json:"default"`
+	ListType    string               `json:"x-kubernetes-list-type"`
+	ListMapKeys []string             `json:"x-kubernetes-list-map-keys"`
+	MapType     string               `json:"x-kubernetes-map-type"`
+	PatchStrat  string               `json:"x-kubernetes-patch-strategy"`
+	PatchKey    string               `json:"x-kubernetes-patch-merge-key"`
+}
+
+// ---- Go types ----
+
+// typeName is the OpenAPI name of a Go type: k8s.io/api/core/v1.Pod → io.k8s.api.core.v1.Pod.
+func typeName(t reflect.Type) string {
+	p := t.PkgPath()
+	if rest, ok := strings.CutPrefix(p, "k8s.io/"); ok {
+		p = "io.k8s." + rest
+	}
+	return strings.ReplaceAll(p, "/", ".") + "." + t.Name()
+}
+
+var kindOfProto = map[string]string{
+	"string": "string", "bool": "bool", "int32": "int32", "int64": "int64", "bytes": "bytes", "double": "float64",
+}
+
+var wireOfProto = map[string]string{
+	"string": "bytes", "bool": "varint", "int32": "varint", "int64": "varint", "bytes": "bytes", "double": "fixed64",
+}
+
+func (g *gen) addProtoOnly(name string) error {
+	if g.types[name] != nil {
+		return nil
+	}
+	pm := g.protos[name]
+	if pm == nil {
+		return fmt.Errorf("%s: no protobuf message", name)
+	}
+	t := &Type{Name: name, JSON: special[name]}
+	g.types[name] = t
+	var nums []int
+	for n := range pm.fields {
+		nums = append(nums, n)
+	}
+	sort.Ints(nums)
+	for _, n := range nums {
+		pf := pm.fields[n]
+		f := &Field{Name: pf.name, ProtoName: pf.name, Number: n, Repeated: pf.label == "repeated", OmitEmpty: true}
+		if k, ok := kindOfProto[pf.typ]; ok {
+			f.Kind, f.Wire = k, wireOfProto[pf.typ]
+		} else {
+			f.Kind, f.Type, f.Wire = "message", pf.typ, "bytes"
+			if err := g.addProtoOnly(pf.typ); err != nil {
+				return err
+			}
+		}
+		if pf.label == "map" {
+			return fmt.Errorf("%s: map in a self-marshalling type", name)
+		}
+		t.Fields = append(t.Fields, f)
+	}
+	g.describe(t)
+	return nil
+}
+
+func (g *gen) addType(rt reflect.Type) error {
+	name := typeName(rt)
+	if g.types[name] != nil {
+		return nil
+	}
+	if isSelfMarshalling(name) {
+		if err := g.addProtoOnly(name); err != nil {
+			return err
+		}
+		g.types[name].Go = rt.PkgPath() + "." + rt.Name()
+		return nil
+	}
+	if rt.Kind() != reflect.Struct {
+		return fmt.Errorf("%s is a %s, not a struct", name, rt.Kind())
+	}
+	t := &Type{Name: name, Go: rt.PkgPath() + "." + rt.Name()}
+	g.types[name] = t
+	g.goTypes[name] = rt
+	pm := g.protos[name]
+	if pm == nil {
+		return fmt.Errorf("%s: no protobuf message", name)
+	}
+	seen := map[int]bool{}
+	for i := 0; i < rt.NumField(); i++ {
+		sf := rt.Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		jsonTag := sf.Tag.Get("json")
+		noJSON := jsonTag == "-"
+		if noJSON {
+			if sf.Tag.Get("protobuf") == "" {
+				continue
+			}
+			// On the protobuf wire only (runtime.Unknown's raw bytes).
+			jsonTag = ""
+		}
+		jparts := strings.Split(jsonTag, ",")
+		f := &Field{Name: jparts[0], GoName: sf.Name, NoJSON: noJSON}
+		for _, o := range jparts[1:] {
+			switch o {
+			case "omitempty":
+				f.OmitEmpty = true
+			case "omitzero":
+				f.OmitZero = true
+			case "inline":
+				f.Inline = true
+			}
+		}
+		pt := sf.Tag.Get("protobuf")
+		if f.Name == "" && !f.Inline {
+			f.Name = sf.Name
+			if noJSON {
+				f.Name = tagName(pt)
+			}
+		}
+		if f.Inline && pt == "" {
+			// TypeMeta and ListMeta-like embeddings without a protobuf field (TypeMeta is
+			// carried by the envelope, not by the message).
+			if sf.Type.Name() == "TypeMeta" {
+				continue
+			}
+			return fmt.Errorf("%s.%s: inline field without a protobuf tag", name, sf.Name)
+		}
+		f.PatchStrategy = sf.Tag.Get("patchStrategy")
+		f.PatchMergeKey = sf.Tag.Get("patchMergeKey")
+		ft := sf.Type
+		if ft.Kind() == reflect.Pointer {
+			f.Pointer = true
+			ft = ft.Elem()
+		}
+		var pf *protoField
+		if pt != "" && pt != "-" {
+			parts := strings.Split(pt, ",")
+			f.Wire = parts[0]
+			f.Number, _ = strconv.Atoi(parts[1])
+			for _, p := range parts[2:] {
+				if v, ok := strings.CutPrefix(p, "name="); ok {
+					f.ProtoName = v
+				}
+			}
+			if pm != nil {
+				pf = pm.fields[f.Number]
+			}
+			if pf == nil {
+				return fmt.Errorf("%s.%s: field %d is not in generated.proto", name, sf.Name, f.Number)
+			}
+			if f.ProtoName == "" {
+				f.ProtoName = pf.name // EphemeralContainer's embedded common part has no name=
+			}
+			if pf.name != f.ProtoName {
+				return fmt.Errorf("%s.%s: protobuf name %q, generated.proto says %q", name, sf.Name, f.ProtoName, pf.name)
+			}
+			if seen[f.Number] {
+				return fmt.Errorf("%s.%s: field number %d used twice", name, sf.Name, f.Number)
+			}
+			seen[f.Number] = true
+		} else {
+			return fmt.Errorf("%s.%s: no protobuf tag", name, sf.Name)
+		}
+		if err := g.fieldKind(name, f, ft, pf); err != nil {
+			return err
+		}
+		t.Fields = append(t.Fields, f)
+	}
+	if pm != nil && len(seen) != len(pm.fields) {
+		return fmt.Errorf("%s: the struct has %d protobuf fields, generated.proto %d", name, len(seen), len(pm.fields))
+	}
+	g.describe(t)
+	return nil
+}
+
+func isSelfMarshalling(name string) bool {
+	switch special[name] {
+	case "time", "microtime", "duration", "raw", "quantity", "int-or-string":
+		return true
+	}
+	return false
+}
+
+// fieldKind sets Kind/Type/Repeated/MapKey from the Go type, checked against the proto field.
+func (g *gen) fieldKind(owner string, f *Field, ft reflect.Type, pf *protoField) error {
+	elem := ft
+	switch {
+	case ft.Kind() == reflect.Slice && ft.Name() != "" && pf != nil && pf.label == "optional" && !protoScalars[pf.typ]:
+		// A named slice carried as a wrapper message (metav1.Verbs): valueKind handles it.
+	case ft.Kind() == reflect.Slice && ft.Elem().Kind() != reflect.Uint8:
+		f.Repeated = true
+		elem = ft.Elem()
+	case ft.Kind() == reflect.Map:
+		f.MapKey = "string"
+		if ft.Key().Kind() != reflect.String {
+			return fmt.Errorf("%s.%s: map key %s", owner, f.GoName, ft.Key())
+		}
+		elem = ft.Elem()
+	}
+	if err := g.valueKind(owner, f, elem); err != nil {
+		return err
+	}
+	if pf == nil {
+		return nil
+	}
+	// Check against generated.proto.
+	switch {
+	case f.MapKey != "" && pf.label != "map":
+		return fmt.Errorf("%s.%s: a map in Go, %s in generated.proto", owner, f.GoName, pf.label)
+	case f.Repeated != (pf.label == "repeated"):
+		return fmt.Errorf("%s.%s: repeated=%v in Go, %s in generated.proto", owner, f.GoName, f.Repeated, pf.label)
+	}
+	want := pf.typ
+	if k, ok := kindOfProto[want]; ok {
+		if k != f.Kind {
+			return fmt.Errorf("%s.%s: %s in Go, %s in generated.proto", owner, f.GoName, f.Kind, want)
+		}
+		// The wire type follows generated.proto, which the generated marshallers follow: a
+		// few struct tags disagree (ListMeta.remainingItemCount says bytes, is a varint).
+		if f.MapKey == "" {
+			f.Wire = wireOfProto[want]
+		}
+	} else if f.Kind != "message" || f.Type != want {
+		return fmt.Errorf("%s.%s: %s %s in Go, %s in generated.proto", owner, f.GoName, f.Kind, f.Type, want)
+	}
+	return nil
+}
+
+func (g *gen) valueKind(owner string, f *Field, t reflect.Type) error {
+	switch t.Kind() {
+	case reflect.String:
+		f.Kind = "string"
+	case reflect.Bool:
+		f.Kind = "bool"
+	case reflect.Int32:
+		f.Kind = "int32"
+	case reflect.Int64:
+		f.Kind = "int64"
+	case reflect.Float64:
+		f.Kind = "float64"
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			f.Kind = "bytes"
+			return nil
+		}
+		// A named slice carried as a message with one repeated field "items" (ExtraValue).
+		name := typeName(t)
+		pm := g.protos[name]
+		if pm == nil || len(pm.fields) != 1 || pm.fields[1] == nil || pm.fields[1].name != "items" {
+			return fmt.Errorf("%s.%s: slice of slices %s", owner, f.GoName, t)
+		}
+		f.Kind, f.Type = "message", name
+		if g.types[name] == nil {
+			it := &Type{Name: name, Go: t.PkgPath() + "." + t.Name(), JSON: "array"}
+			item := &Field{Name: "items", ProtoName: "items", Number: 1, Repeated: true}
+			if err := g.valueKind(name, item, t.Elem()); err != nil {
+				return err
+			}
+			item.Wire = wireOfProto[pm.fields[1].typ]
+			it.Fields = []*Field{item}
+			g.types[name] = it
+		}
+	case reflect.Struct:
+		f.Kind, f.Type = "message", typeName(t)
+		return g.addType(t)
+	default:
+		return fmt.Errorf("%s.%s: unsupported Go kind %s", owner, f.GoName, t.Kind())
+	}
+	return nil
+}
+
+// describe copies what the OpenAPI document says about the type and its fields.
+func (g *gen) describe(t *Type) {
+	s := g.openapi[t.Name]
+	if s == nil {
+		return
+	}
+	t.Description = s.Description
+	req := map[string]bool{}
+	for _, r := range s.Required {
+		req[r] = true
+	}
+	for _, f := range t.Fields {
+		if f.Inline {
+			continue
+		}
+		p := s.Properties[f.Name]
+		if p == nil {
+			continue
+		}
+		f.Description = p.Description
+		f.Required = req[f.Name]
+		f.Format = p.Format
+		f.ListType, f.ListMapKeys, f.MapType = p.ListType, p.ListMapKeys, p.MapType
+		if f.PatchStrategy == "" && p.PatchStrat != "" {
+			f.PatchStrategy = p.PatchStrat
+		}
+		if f.PatchMergeKey == "" && p.PatchKey != "" {
+			f.PatchMergeKey = p.PatchKey
+		}
+		// OpenAPI "default" values of required non-pointer fields are their zero values
+		// (what Go unmarshalling leaves), not server defaults: keep only real values.
+		if len(p.Default) > 0 && !isZeroJSON(p.Default) {
+			f.Default = p.Default
+		}
+	}
+}
+
+func tagName(protobufTag string) string {
+	for _, p := range strings.Split(protobufTag, ",") {
+		if v, ok := strings.CutPrefix(p, "name="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func isZeroJSON(b json.RawMessage) bool {
+	switch strings.TrimSpace(string(b)) {
+	case `{}`, `""`, `0`, `false`, `[]`, `null`:
+		return true
+	}
+	return false
+}
+
+// ---- defaults ----
+
+// defaults runs the kube-apiserver's defaulting on a skeleton of the kind (every pointer to
+// a struct allocated, every slice of structs with one element, scalars and pointers to
+// scalars left unset) and records, per type and field, what it filled in.
+func (g *gen) defaults(r root) error {
+	// Two skeletons: the full one reaches the defaults of optional structs; the minimal
+	// one (pointers left nil) shows the structs that defaulting allocates.
+	for _, full := range []bool{false, true} {
+		if err := g.defaultsOf(r, full); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// defaultScopes sets Field.DefaultKinds on defaults that only some of the kinds holding the
+// type get (PodSpec.enableServiceLinks is defaulted in pods, not in pod templates).
+func (g *gen) defaultScopes() error {
+	holders := map[string][]string{} // type → root kinds whose closure holds it
+	for _, r := range roots {
+		if !r.defaults {
+			continue
+		}
+		seen := map[string]bool{}
+		var walk func(string)
+		walk = func(n string) {
+			if seen[n] || g.types[n] == nil {
+				return
+			}
+			seen[n] = true
+			for _, f := range g.types[n].Fields {
+				if f.Kind == "message" {
+					walk(f.Type)
+				}
+			}
+		}
+		walk(typeName(reflect.TypeOf(r.obj)))
+		for n := range seen {
+			holders[n] = append(holders[n], kindKey(r))
+		}
+	}
+	for key, kinds := range g.producedBy {
+		f := g.field(key)
+		typ := key[:strings.LastIndex(key, ".")]
+		var only []string
+		for _, k := range holders[typ] {
+			if kinds[k] {
+				only = append(only, k)
+			}
+		}
+		if len(only) < len(holders[typ]) {
+			sort.Strings(only)
+			f.DefaultKinds = only
+		}
+	}
+	return nil
+}
+
+func kindKey(r root) string {
+	if r.group == "" {
+		return r.version + "/" + r.kind
+	}
+	return r.group + "/" + r.version + "/" + r.kind
+}
+
+func (g *gen) defaultsOf(r root, full bool) error {
+	g.curKind = kindKey(r)
+	rt := reflect.TypeOf(r.obj)
+	v := reflect.New(rt)
+	skeleton(v.Elem(), 0, full)
+	if r.kind == "Namespace" {
+		v.Elem().FieldByName("ObjectMeta").FieldByName("Name").SetString("x")
+	}
+	before, err := json.Marshal(v.Interface())
+	if err != nil {
+		return err
+	}
+	obj, ok := v.Interface().(runtime.Object)
+	if !ok {
+		return fmt.Errorf("%s is not a runtime.Object", rt)
+	}
+	legacyscheme.Scheme.Default(obj)
+	after, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	var b, a any
+	json.Unmarshal(before, &b)
+	json.Unmarshal(after, &a)
+	return g.diff(typeName(rt), b, a)
+}
+
+func skeleton(v reflect.Value, depth int, full bool) {
+	if depth > 12 {
+		return
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		if v.Type().PkgPath() == "time" || strings.HasSuffix(v.Type().PkgPath(), "api/resource") {
+			return
+		}
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				skeleton(v.Field(i), depth+1, full)
+			}
+		}
+	case reflect.Pointer:
+		if full && v.Type().Elem().Kind() == reflect.Struct && v.Type().Elem().PkgPath() != "time" {
+			n := reflect.New(v.Type().Elem())
+			if isSelfMarshalling(typeName(v.Type().Elem())) {
+				return // IntOrString, Quantity, Time...: leave nil, they are values
+			}
+			skeleton(n.Elem(), depth+1, full)
+			v.Set(n)
+		}
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Struct {
+			s := reflect.MakeSlice(v.Type(), 1, 1)
+			skeleton(s.Index(0), depth+1, full)
+			v.Set(s)
+		}
+	}
+}
+
+// diff walks the JSON of the skeleton before and after defaulting along the table.
+func (g *gen) diff(typ string, before, after any) error {
+	t := g.types[typ]
+	if t == nil {
+		return nil
+	}
+	bm, _ := before.(map[string]any)
+	am, _ := after.(map[string]any)
+	if am == nil {
+		return nil
+	}
+	fields := map[string]*Field{}
+	var walk func(t *Type)
+	walk = func(t *Type) {
+		for _, f := range t.Fields {
+			if f.Inline {
+				walk(g.types[f.Type])
+				continue
+			}
+			fields[f.Name] = f
+		}
+	}
+	walk(t)
+	keys := make([]string, 0, len(am))
+	for k := range am {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		av := am[k]
+		f := fields[k]
+		if f == nil {
+			continue
+		}
+		bv, had := bm[k]
+		key := typ + "." + k
+		if av == nil || reflect.DeepEqual(av, bv) {
+			continue
+		}
+		if _, skip := derived[key]; skip {
+			continue
+		}
+		if !had || bv == nil {
+			if f.Kind == "message" && g.types[f.Type] != nil && g.types[f.Type].JSON == "" && !f.Repeated && f.MapKey == "" {
+				// A struct the defaulting allocated: record it as {} and its fields below.
+				if m, ok := av.(map[string]any); ok {
+					f.Default = json.RawMessage(`{}`)
+					g.produced(key)
+					if err := g.diff(f.Type, map[string]any{}, m); err != nil {
+						return err
+					}
+					continue
+				}
+			}
+			b, _ := json.Marshal(av)
+			if f.Default != nil && !bytes.Equal(f.Default, b) {
+				return fmt.Errorf("%s: default %s here, %s elsewhere", key, b, f.Default)
+			}
+			f.Default = b
+			g.produced(key)
+			continue
+		}
+		if f.Kind == "message" && g.types[f.Type] != nil && g.types[f.Type].JSON == "" {
+			switch {
+			case f.Repeated:
+				al, _ := av.([]any)
+				bl, _ := bv.([]any)
+				for i := range min(len(al), len(bl)) {
+					if err := g.diff(f.Type, bl[i], al[i]); err != nil {
+						return err
+					}
+				}
+			case f.MapKey != "":
+			default:
+				if err := g.diff(f.Type, bv, av); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		b, _ := json.Marshal(av)
+		f.Default = b
+		g.produced(key)
+	}
+	return nil
+}
+
+func (g *gen) produced(key string) {
+	if g.producedBy == nil {
+		g.producedBy = map[string]map[string]bool{}
+	}
+	if g.producedBy[key] == nil {
+		g.producedBy[key] = map[string]bool{}
+	}
+	g.producedBy[key][g.curKind] = true
+}
+
+// ---- output ----
+
+func (g *gen) encode() ([]byte, error) {
+	tab := Table{Source: g.versions, Kinds: g.kinds}
+	names := make([]string, 0, len(g.types))
+	for n := range g.types {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		tab.Types = append(tab.Types, g.types[n])
+	}
+	// One type per line block: readable diffs when a release changes a field.
+	var buf bytes.Buffer
+	buf.WriteString("{\n\"source\": ")
+	b, _ := json.Marshal(tab.Source)
+	buf.Write(b)
+	buf.WriteString(",\n\"kinds\": [\n")
+	for i, k := range tab.Kinds {
+		b, _ := json.Marshal(k)
+		buf.Write(b)
+		if i < len(tab.Kinds)-1 {
+			buf.WriteByte(',')
+		}
+		buf.WriteByte('\n')
+	}
+	buf.WriteString("],\n\"types\": [\n")
+	for i, t := range tab.Types {
+		fs := t.Fields
+		t2 := *t
+		t2.Fields = nil
+		head, err := json.Marshal(t2)
+		if err != nil {
+			return nil, err
+		}
+		head = bytes.TrimSuffix(head, []byte(`,"fields":null}`))
+		buf.Write(head)
+		buf.WriteString(`,"fields":[`)
+		for j, f := range fs {
+			buf.WriteString("\n  ")
+			fb, err := json.Marshal(f)
+			if err != nil {
+				return nil, err
+			}
+			buf.Write(fb)
+			if j < len(fs)-1 {
+				buf.WriteByte(',')
+			}
+		}
+		buf.WriteString("]}")
+		if i < len(tab.Types)-1 {
+			buf.WriteByte(',')
+		}
+		buf.WriteByte('\n')
+	}
+	buf.WriteString("]}\n")
+	// The result must be valid JSON.
+	var chk Table
+	if err := json.Unmarshal(buf.Bytes(), &chk); err != nil {
+		return nil, fmt.Errorf("encoding: %w", err)
+	}
+	return buf.Bytes(), nil
+}

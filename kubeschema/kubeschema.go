@@ -1,0 +1,404 @@
+// Package kubeschema is a table of the Kubernetes types that apitest serves: for each
+// message type and each of its fields, the JSON name and JSON behaviour, the protobuf field
+// number and wire type, the strategic-merge-patch and server-side-apply metadata, the
+// server's defaults and the OpenAPI descriptions. It is data generated from the release
+// pinned in e2e/tools/go.mod (k8s.io/api's struct tags, generated.proto, the OpenAPI v3
+// documents and the kube-apiserver's defaulting functions) by e2e/tools/schemagen; this
+// package imports nothing from k8s.io.
+//
+// # Finding a type
+//
+// Types are named as in OpenAPI: "io.k8s.api.core.v1.Pod",
+// "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta". ForKind maps a group, version and
+// kind ("apps", "v1", "Deployment") to the object and list types; Lookup takes a name.
+//
+//	pod := kubeschema.Lookup("io.k8s.api.core.v1.Pod")
+//	spec := pod.Field("spec")             // Number 2, Wire Bytes, Kind Message, Type PodSpec
+//	c := spec.Type().Field("containers")  // Repeated, PatchMergeKey "name", ListMapKeys [name]
+//
+// # Fields
+//
+// Field.Name is the JSON name. A field with Inline set has no JSON name: its message's
+// fields appear in the enclosing JSON object (Volume's volumeSource, Probe's handler), while
+// on the protobuf wire it is one nested message. Kind says what a value is (String, Bool,
+// Int32, Int64, Float64, Bytes, Message); Repeated marks lists and MapKey maps (whose value
+// is described by Kind/Type; the key is always a string). Pointer, OmitEmpty and OmitZero are
+// the Go field's: they say when Go's encoding/json writes the field, and so what the
+// kube-apiserver's JSON holds.
+//
+// # Protobuf
+//
+// Number and Wire are the protobuf field number and wire type of the field in
+// generated.proto (proto2, every field optional, repeated scalars unpacked, maps as repeated
+// entries with key 1 and value 2). A type whose JSON form is not an object has Type.JSON set
+// and its protobuf message shape in Fields:
+//
+//	"time"          metav1.Time: RFC 3339 string; message {int64 seconds = 1; int32 nanos = 2}, nanos unused
+//	"microtime"     metav1.MicroTime: RFC 3339 with microseconds; same message, nanos used
+//	"duration"      metav1.Duration: Go duration string; message {int64 duration = 1} (nanoseconds)
+//	"quantity"      resource.Quantity: string (or number); message {string string = 1}
+//	"int-or-string" intstr.IntOrString: number or string; message {int64 type = 1; int32 intVal = 2; string strVal = 3}
+//	"raw"           runtime.RawExtension, metav1.FieldsV1: any JSON value; message {bytes raw = 1}, the JSON text
+//	"array"         a named list (metav1.Verbs, authorization ExtraValue): a JSON array; message {repeated items = 1}
+//
+// Objects travel in the envelope "k8s\x00" followed by runtime.Unknown
+// ("io.k8s.apimachinery.pkg.runtime.Unknown": typeMeta = 1 {apiVersion = 1, kind = 2},
+// raw = 2, contentEncoding = 3, contentType = 4), whose raw bytes are the object's message
+// (which has no apiVersion/kind fields of its own). Watch streams are 4-byte big-endian
+// length-prefixed frames of meta.k8s.io WatchEvent messages without the envelope, whose
+// object.raw holds the enveloped object. The kubeproto package implements this.
+//
+// # Patch and apply metadata
+//
+// PatchStrategy ("merge", "retainKeys", "merge,retainKeys", "replace") and PatchMergeKey
+// come from the Go struct tags that strategic merge patch uses. ListType ("atomic", "set",
+// "map"), ListMapKeys and MapType ("atomic", "granular") come from the OpenAPI
+// x-kubernetes-list-type, -list-map-keys and -map-type extensions that server-side apply
+// uses; a list without ListType is atomic for apply.
+//
+// # Defaults
+//
+// Default is the JSON value the kube-apiserver's defaulting gives the field when the object
+// omits it (found by running the real defaulting functions on skeleton objects, plus the
+// `+default` markers of the OpenAPI documents). DefaultWhen, if set, is a condition on a
+// sibling field ("type=ClusterIP|NodePort|LoadBalancer"); DefaultKinds, if set, lists the
+// kinds ("v1/Pod") in which the default applies (PodSpec.enableServiceLinks is defaulted in
+// pods only). A Default of {} means the server allocates the struct (whose own fields are
+// then defaulted). Defaults that copy other fields (a Service port's targetPort, a
+// container's imagePullPolicy from its image tag, requests from limits) are not in the
+// table; apitest computes them.
+package kubeschema
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+//go:embed schema.json
+var schemaJSON []byte
+
+// Kind is what a field's value is.
+type Kind string
+
+// The kinds of values.
+const (
+	String  Kind = "string"
+	Bool    Kind = "bool"
+	Int32   Kind = "int32"
+	Int64   Kind = "int64"
+	Float64 Kind = "float64"
+	// Bytes is a byte string: base64 in JSON, length-delimited on the protobuf wire.
+	Bytes Kind = "bytes"
+	// Message is a nested type (Field.Type).
+	Message Kind = "message"
+)
+
+// WireType is a protobuf wire type.
+type WireType int
+
+// The protobuf wire types that Kubernetes messages use.
+const (
+	Varint  WireType = 0
+	Fixed64 WireType = 1
+	// LengthDelimited carries strings, bytes, nested messages, map entries and packed
+	// repeated scalars.
+	LengthDelimited WireType = 2
+	Fixed32         WireType = 5
+)
+
+// Type is one message type of the table.
+type Type struct {
+	// Name is the OpenAPI name, e.g. "io.k8s.api.core.v1.PodSpec".
+	Name string `json:"name"`
+	// Go is the Go type, e.g. "k8s.io/api/core/v1.PodSpec".
+	Go string `json:"go,omitempty"`
+	// JSON is the JSON form of a type that is not a JSON object ("time", "microtime",
+	// "duration", "quantity", "int-or-string", "raw", "array"; see the package doc), "" for
+	// an object.
+	JSON string `json:"json,omitempty"`
+	// Description is the OpenAPI description (what kubectl explain prints).
+	Description string `json:"description,omitempty"`
+	// Fields in Go declaration order (which is also protobuf field order in most types).
+	Fields []*Field `json:"fields"`
+
+	byName   map[string]*Field
+	byNumber map[int]*Field
+	gvks     []GroupVersionKind
+}
+
+// Field is one field of a Type.
+type Field struct {
+	// Name is the JSON name ("" for an Inline field).
+	Name string `json:"name"`
+	// GoName is the Go field name.
+	GoName string `json:"go,omitempty"`
+	// ProtoName is the field's name in generated.proto.
+	ProtoName string `json:"protoName,omitempty"`
+	// Number is the protobuf field number.
+	Number int `json:"number,omitempty"`
+	// WireName is the wire type as the table writes it: "varint", "bytes", "fixed64".
+	WireName string `json:"wire,omitempty"`
+	// Kind is what a value (a list element, a map value) is.
+	Kind Kind `json:"kind"`
+	// TypeName is the message type of a Message value.
+	TypeName string `json:"type,omitempty"`
+	// Repeated marks a list.
+	Repeated bool `json:"repeated,omitempty"`
+	// MapKey is "string" for a map (string keys, values as Kind/TypeName), "" otherwise.
+	MapKey string `json:"mapKey,omitempty"`
+	// Pointer: the Go field is a pointer (written to JSON and protobuf only when set).
+	Pointer bool `json:"pointer,omitempty"`
+	// OmitEmpty and OmitZero are the Go field's JSON options.
+	OmitEmpty bool `json:"omitempty,omitempty"`
+	OmitZero  bool `json:"omitzero,omitempty"`
+	// Inline: the field's message is embedded in the enclosing JSON object.
+	Inline bool `json:"inline,omitempty"`
+	// NoJSON: the field exists on the protobuf wire only (runtime.Unknown's raw bytes).
+	NoJSON bool `json:"noJSON,omitempty"`
+	// PatchStrategy and PatchMergeKey are the strategic merge patch tags.
+	PatchStrategy string `json:"patchStrategy,omitempty"`
+	PatchMergeKey string `json:"patchMergeKey,omitempty"`
+	// ListType, ListMapKeys and MapType are the x-kubernetes-list-type, -list-map-keys
+	// and -map-type OpenAPI extensions (server-side apply).
+	ListType    string   `json:"listType,omitempty"`
+	ListMapKeys []string `json:"listMapKeys,omitempty"`
+	MapType     string   `json:"mapType,omitempty"`
+	// Required: the OpenAPI schema lists the field as required.
+	Required bool `json:"required,omitempty"`
+	// Format is the OpenAPI format ("int32", "date-time", "byte", "int-or-string", ...).
+	Format string `json:"format,omitempty"`
+	// Default is the server default as JSON (nil: none); see the package doc.
+	Default json.RawMessage `json:"default,omitempty"`
+	// DefaultWhen is a condition "sibling=value|value" under which Default applies.
+	DefaultWhen string `json:"defaultWhen,omitempty"`
+	// DefaultKinds lists the kinds ("v1/Pod", "apps/v1/Deployment") in which Default
+	// applies; empty means every kind holding the type.
+	DefaultKinds []string `json:"defaultKinds,omitempty"`
+	// Description is the OpenAPI description.
+	Description string `json:"description,omitempty"`
+
+	typ *Type
+}
+
+// GroupVersionKind names a kind.
+type GroupVersionKind struct {
+	Group   string `json:"group,omitempty"`
+	Version string `json:"version,omitempty"`
+	Kind    string `json:"kind"`
+}
+
+// KindInfo maps a kind to its object and list types.
+type KindInfo struct {
+	GroupVersionKind
+	// Type is the object's type; List the list kind's type (nil for kinds without a list,
+	// such as autoscaling/v1 Scale).
+	Type, List *Type
+}
+
+type table struct {
+	Source string `json:"source"`
+	Kinds  []struct {
+		GroupVersionKind
+		Type     string `json:"type"`
+		ListType string `json:"listType"`
+	} `json:"kinds"`
+	Types []*Type `json:"types"`
+
+	byName map[string]*Type
+	kinds  []KindInfo
+}
+
+var load = sync.OnceValue(func() *table {
+	t, err := parse(schemaJSON)
+	if err != nil {
+		panic("kubeschema: the embedded table does not load: " + err.Error())
+	}
+	return t
+})
+
+func parse(b []byte) (*table, error) {
+	var t table
+	if err := json.Unmarshal(b, &t); err != nil {
+		return nil, err
+	}
+	t.byName = make(map[string]*Type, len(t.Types))
+	for _, ty := range t.Types {
+		t.byName[ty.Name] = ty
+		ty.byName = make(map[string]*Field, len(ty.Fields))
+		ty.byNumber = make(map[int]*Field, len(ty.Fields))
+	}
+	for _, ty := range t.Types {
+		for _, f := range ty.Fields {
+			if f.Kind == Message {
+				if f.typ = t.byName[f.TypeName]; f.typ == nil {
+					return nil, fmt.Errorf("%s.%s: unknown type %s", ty.Name, f.Name, f.TypeName)
+				}
+			}
+			if f.Number != 0 {
+				if ty.byNumber[f.Number] != nil {
+					return nil, fmt.Errorf("%s: field number %d twice", ty.Name, f.Number)
+				}
+				ty.byNumber[f.Number] = f
+			}
+		}
+	}
+	// JSON names, looking through inline fields (their names belong to the outer object).
+	var index func(ty, into *Type) error
+	index = func(ty, into *Type) error {
+		for _, f := range ty.Fields {
+			if f.Inline {
+				if err := index(f.typ, into); err != nil {
+					return err
+				}
+				continue
+			}
+			if f.NoJSON {
+				continue
+			}
+			if into.byName[f.Name] != nil {
+				return fmt.Errorf("%s: JSON name %q twice", into.Name, f.Name)
+			}
+			into.byName[f.Name] = f
+		}
+		return nil
+	}
+	for _, ty := range t.Types {
+		if err := index(ty, ty); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range t.Kinds {
+		ki := KindInfo{GroupVersionKind: k.GroupVersionKind, Type: t.byName[k.Type], List: t.byName[k.ListType]}
+		if ki.Type == nil || (k.ListType != "" && ki.List == nil) {
+			return nil, fmt.Errorf("kind %s: unknown type", k.Kind)
+		}
+		ki.Type.gvks = append(ki.Type.gvks, k.GroupVersionKind)
+		if ki.List != nil {
+			ki.List.gvks = append(ki.List.gvks, GroupVersionKind{k.Group, k.Version, k.Kind + "List"})
+		}
+		t.kinds = append(t.kinds, ki)
+	}
+	return &t, nil
+}
+
+// Source names the releases the table was generated from.
+func Source() string { return load().Source }
+
+// Lookup returns the type with an OpenAPI name, or nil.
+func Lookup(name string) *Type { return load().byName[name] }
+
+// Types returns every type, sorted by name.
+func Types() []*Type { return load().Types }
+
+// Kinds returns the kinds of the table: the built-in kinds apitest serves, their
+// subresource kinds (autoscaling/v1 Scale, policy/v1 Eviction, v1 Binding,
+// authorization.k8s.io reviews) and the meta.k8s.io kinds of the protocol (Status,
+// DeleteOptions, WatchEvent, PartialObjectMetadata, discovery lists). The kind with an
+// empty group and version and name "Unknown" is the protobuf envelope.
+func Kinds() []KindInfo { return load().kinds }
+
+// ForKind returns the kind's types; ok is false if the table does not have the kind. A
+// list kind ("PodList") is found too: its Type is then the list type and List nil.
+func ForKind(group, version, kind string) (KindInfo, bool) {
+	for _, k := range load().kinds {
+		if k.Group != group || k.Version != version {
+			continue
+		}
+		if k.Kind == kind {
+			return k, true
+		}
+		if k.List != nil && k.Kind+"List" == kind {
+			return KindInfo{GroupVersionKind: GroupVersionKind{group, version, kind}, Type: k.List}, true
+		}
+	}
+	return KindInfo{}, false
+}
+
+// GroupVersionKinds returns the kinds whose object (or list) type this is.
+func (t *Type) GroupVersionKinds() []GroupVersionKind { return t.gvks }
+
+// Field returns the field with a JSON name, looking through inline fields; nil if none.
+func (t *Type) Field(name string) *Field { return t.byName[name] }
+
+// FieldByNumber returns the field with a protobuf number (inline fields are fields of
+// their own number here); nil if none.
+func (t *Type) FieldByNumber(n int) *Field { return t.byNumber[n] }
+
+// JSONFields returns the fields as they appear in the JSON object (inline fields replaced
+// by their message's fields), sorted by name.
+func (t *Type) JSONFields() []*Field {
+	out := make([]*Field, 0, len(t.byName))
+	for _, f := range t.byName {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// String returns the type's name.
+func (t *Type) String() string { return t.Name }
+
+// Type returns the message type of a Message field (nil otherwise).
+func (f *Field) Type() *Type { return f.typ }
+
+// Wire returns the protobuf wire type of one value of the field (a list element, a map
+// entry: LengthDelimited).
+func (f *Field) Wire() WireType {
+	switch f.WireName {
+	case "varint":
+		return Varint
+	case "fixed64":
+		return Fixed64
+	case "fixed32":
+		return Fixed32
+	}
+	return LengthDelimited
+}
+
+// AppliesDefault reports whether Default applies to an object of the kind ("v1/Pod",
+// "apps/v1/Deployment"; see DefaultKinds) whose JSON object holding the field is obj (for
+// DefaultWhen). It is false when the field has no default.
+func (f *Field) AppliesDefault(kind string, obj map[string]any) bool {
+	if f.Default == nil {
+		return false
+	}
+	if len(f.DefaultKinds) > 0 {
+		found := false
+		for _, k := range f.DefaultKinds {
+			found = found || k == kind
+		}
+		if !found {
+			return false
+		}
+	}
+	if f.DefaultWhen == "" {
+		return true
+	}
+	field, values, _ := strings.Cut(f.DefaultWhen, "=")
+	got, _ := obj[field].(string)
+	for _, v := range strings.Split(values, "|") {
+		if got == v {
+			return true
+		}
+	}
+	return false
+}
+
+// String returns "name (kind)".
+func (f *Field) String() string {
+	k := string(f.Kind)
+	if f.Kind == Message {
+		k = f.TypeName
+	}
+	switch {
+	case f.Repeated:
+		k = "[]" + k
+	case f.MapKey != "":
+		k = "map[string]" + k
+	}
+	return f.Name + " (" + k + ")"
+}
