@@ -9,4 +9,7 @@ require (
 	golang.org/x/time v0.16.0
 )
 
-require github.com/kr/text v0.2.0 // indirect
+require (
+	github.com/google/go-cmp v0.7.0 // indirect
+	github.com/kr/text v0.2.0 // indirect
+)
