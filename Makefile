@@ -8,7 +8,7 @@ BENCH ?= .
 # Packages of the root module (nested modules e2e/ and bench/ are excluded by go itself).
 PKGS := ./...
 
-.PHONY: all test vet fmt-check unit bench bench-compare fuzz demo e2e e2e-build clean
+.PHONY: all test vet fmt-check unit bench bench-compare fuzz demo e2e e2e-build compat schema schema-check clean
 
 all: test
 
@@ -60,6 +60,19 @@ e2e:
 
 e2e-build:
 	cd e2e && $(MAKE) build
+
+## compat: real clients (client-go, controller-runtime, kubectl) against apitest, and kubeproto
+## against k8s.io/apimachinery's protobuf serializer (nested module compat/).
+compat:
+	cd compat && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+## schema: regenerate kubeschema/schema.json from the release pinned in e2e/tools/go.mod.
+schema:
+	cd e2e/tools && $(GO) run ./schemagen -o ../../kubeschema/schema.json
+
+## schema-check: fail if kubeschema/schema.json is not what its sources generate.
+schema-check:
+	cd e2e/tools && $(GO) run ./schemagen -check -o ../../kubeschema/schema.json
 
 clean:
 	rm -rf bin e2e/bin
