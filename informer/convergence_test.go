@@ -346,7 +346,7 @@ func runConvergence(t *testing.T, seed uint64, figures *convergenceFigures) {
 	figures.incrementalAborts.Add(int64(inf.incrementalAborts.Load()))
 	figures.listRequests.Add(int64(inf.Stats().Reflector.ListRequests))
 	if opts.disableIncrementalRelist == (inf.incrementalLists.Load() != 0) {
-		t.Fatalf("seed %d: %d lists handed over incrementally with DisableIncrementalRelist %v", seed, inf.incrementalLists.Load(), opts.disableIncrementalRelist)
+		t.Fatalf("seed %d: %d lists handed over incrementally with disableIncrementalRelist %v", seed, inf.incrementalLists.Load(), opts.disableIncrementalRelist)
 	}
 }
 

@@ -485,7 +485,7 @@ func (inf *Informer[T]) notifyUpsert(key string, old, obj T, existed, isInInitia
 	inf.distribute(key, notification[T]{kind: kindUpdate, old: old, new: obj})
 }
 
-// applyReplacedAll applies an atomic relist (mode Atomic) to the cache and notifies.
+// applyReplacedAll applies an atomic relist (AtomicFIFO) to the cache and notifies.
 func (inf *Informer[T]) applyReplacedAll(all *deltafifo.ReplacedAllInfo[T], isInInitialList bool) error {
 	if all == nil {
 		return nil
