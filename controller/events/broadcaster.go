@@ -97,9 +97,9 @@ type Broadcaster struct {
 	ran    atomic.Bool
 
 	recorded, queued, dropped, rejected, late atomic.Uint64
-	filtered, created, patched, failed       atomic.Uint64
-	retries                                  atomic.Uint64
-	lastDropLog                              atomic.Int64
+	filtered, created, patched, failed        atomic.Uint64
+	retries                                   atomic.Uint64
+	lastDropLog                               atomic.Int64
 }
 
 // NewBroadcaster returns a broadcaster that writes events through client. It validates the

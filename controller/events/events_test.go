@@ -364,4 +364,3 @@ func TestNewBroadcasterValidates(t *testing.T) {
 	}()
 	_, _ = NewBroadcaster(nil, Options{})
 }
-
