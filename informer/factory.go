@@ -94,6 +94,9 @@ type FactoryOptions struct {
 	KeepManagedFields bool
 	// DisableSharing turns structural sharing off (Options.DisableSharing).
 	DisableSharing bool
+	// DetectCacheMutations turns on every informer's cache mutation detector
+	// (Options.DetectCacheMutations); so does INFORMERKIT_CACHE_MUTATION_DETECTOR=true.
+	DetectCacheMutations bool
 	// BufferSize is the default per-handler buffer before coalescing (Options.BufferSize).
 	BufferSize int
 	// WatchList, MinWatchTimeout, StallTimeout and Backoff are passed to the reflectors (see
@@ -166,16 +169,17 @@ func ForWithOptions[T apiclient.Object](f *Factory, gvr apiclient.GroupVersionRe
 		lw = &selectingLW[T]{lw: lw, labels: key.labels, fields: key.fields}
 	}
 	iopts := Options[T]{
-		Name:                key.name(),
-		DefaultResyncPeriod: o.DefaultResyncPeriod,
-		WatchList:           o.WatchList,
-		StallTimeout:        o.StallTimeout,
-		Backoff:             o.Backoff,
-		MinWatchTimeout:     o.MinWatchTimeout,
-		BufferSize:          o.BufferSize,
-		NotFoundLogInterval: o.NotFoundLogInterval,
-		Logger:              o.Logger,
-		DisableSharing:      o.DisableSharing,
+		Name:                 key.name(),
+		DefaultResyncPeriod:  o.DefaultResyncPeriod,
+		WatchList:            o.WatchList,
+		StallTimeout:         o.StallTimeout,
+		Backoff:              o.Backoff,
+		MinWatchTimeout:      o.MinWatchTimeout,
+		BufferSize:           o.BufferSize,
+		NotFoundLogInterval:  o.NotFoundLogInterval,
+		Logger:               o.Logger,
+		DisableSharing:       o.DisableSharing,
+		DetectCacheMutations: o.DetectCacheMutations,
 	}
 	inf := New(lw, iopts)
 	if o.KeepManagedFields {

@@ -95,12 +95,25 @@ type Options[T apiclient.Object] struct {
 	// Logger receives the informer's and its reflector's log lines (default slog.Default()).
 	Logger *slog.Logger
 
+	// DetectCacheMutations turns on the cache mutation detector (see CacheMutationError):
+	// the cache keeps a deep copy of every object and reports code that changed a cached
+	// object. It doubles the cache's memory; it is meant for tests. Default false, unless the
+	// environment variable INFORMERKIT_CACHE_MUTATION_DETECTOR is "true".
+	DetectCacheMutations bool
+	// OnCacheMutation receives what the detector finds. Default: panic when running under
+	// go test (testing.Testing), otherwise log an error; Stats.CacheMutations counts either
+	// way.
+	OnCacheMutation func(*CacheMutationError)
+
 	// Knobs that exist only to measure and test the alternatives (the package's tests set
 	// them): the DeltaFIFO layout, and relists handed to the DeltaFIFO as one slice
 	// (Replace) as client-go does, instead of object by object, so that the whole new list
 	// sits in memory next to the whole cache (BenchmarkRelistPeakHeap).
 	mode                     fifoMode
 	disableIncrementalRelist bool
+	// mutationCheckInterval replaces CacheMutationCheckInterval: tests that change a cached
+	// object on purpose check by hand, so that no sweep races with their change.
+	mutationCheckInterval time.Duration
 }
 
 // fifoMode selects the DeltaFIFO layout of an informer.
@@ -179,6 +192,8 @@ type Informer[T apiclient.Object] struct {
 	// incrementalLists counts relists (and the first list) handed over object by object;
 	// incrementalAborts those that failed part-way.
 	incrementalLists, incrementalAborts atomic.Uint64
+	// fresh tracks the newest resourceVersion the cache shows (freshness.go).
+	fresh freshness
 }
 
 // New returns an informer of the collection lw lists and watches. Nothing happens until Run.
@@ -229,7 +244,7 @@ func New[T apiclient.Object](lw apiclient.ListerWatcher[T], opts Options[T]) *In
 		lw:         lw,
 		opts:       opts,
 		keyFunc:    opts.KeyFunc,
-		cache:      indexer.New(opts.KeyFunc, indexers),
+		cache:      withMutationDetector(indexer.New(opts.KeyFunc, indexers), name, opts.KeyFunc, opts.DetectCacheMutations, opts.OnCacheMutation, opts.Logger),
 		logger:     opts.Logger.With("informer", name),
 		transform:  transform,
 		resyncKick: make(chan struct{}, 1),
@@ -356,6 +371,7 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { refl.Run(ctx) })
 	wg.Go(func() { inf.processLoop(ctx, fifo) })
+	wg.Go(func() { runMutationDetector(ctx, inf.cache, inf.opts.mutationCheckInterval) })
 	wg.Go(func() {
 		select {
 		case <-fifo.Synced():
@@ -366,6 +382,7 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 		inf.resyncLoop(ctx)
 	})
 	wg.Wait()
+	finalMutationCheck(inf.cache)
 
 	inf.mu.Lock()
 	inf.stopped = true
@@ -390,6 +407,7 @@ func (inf *Informer[T]) processLoop(ctx context.Context, fifo deltafifo.Queue[T]
 		if ctx.Err() != nil {
 			return
 		}
+		inf.afterBatch(fifo)
 		if err != nil {
 			// handleDeltas reports errors it could not apply (a key or index function failing);
 			// the deltas are dropped, as client-go does, and the informer goes on.
@@ -407,6 +425,7 @@ func (inf *Informer[T]) handleBatch(batch []deltafifo.Deltas[T], isInInitialList
 			errs = append(errs, err)
 		}
 	}
+	observeBatch(&inf.fresh, batch)
 	return errors.Join(errs...)
 }
 
@@ -415,8 +434,11 @@ func (inf *Informer[T]) handleBatch(batch []deltafifo.Deltas[T], isInInitialList
 // informer's cache with it by hand before Run.
 func (inf *Informer[T]) handleDeltas(deltas deltafifo.Deltas[T], isInInitialList bool) error {
 	inf.deliverMu.Lock()
+	defer inf.fresh.notify()
 	defer inf.deliverMu.Unlock()
-	return inf.handleDeltasLocked(deltas, isInInitialList)
+	err := inf.handleDeltasLocked(deltas, isInInitialList)
+	observeBatch(&inf.fresh, []deltafifo.Deltas[T]{deltas})
+	return err
 }
 
 func (inf *Informer[T]) handleDeltasLocked(deltas deltafifo.Deltas[T], isInInitialList bool) error {
@@ -616,6 +638,9 @@ type Stats struct {
 	Reflector reflector.Stats
 	// Sharing holds the structural sharing figures.
 	Sharing SharingStats
+	// CacheMutations counts the changes to cached objects the mutation detector found (0
+	// without the detector).
+	CacheMutations uint64
 }
 
 // Stats returns the informer's figures.
@@ -623,7 +648,8 @@ func (inf *Informer[T]) Stats() Stats {
 	inf.mu.Lock()
 	refl, fifo := inf.refl, inf.fifo
 	inf.mu.Unlock()
-	s := Stats{Name: inf.name, Synced: inf.HasSynced(), Cached: inf.cache.Len(), NotFound: inf.notFound.Load(), Sharing: sharingStats(inf.sharer)}
+	s := Stats{Name: inf.name, Synced: inf.HasSynced(), Cached: inf.cache.Len(), NotFound: inf.notFound.Load(), Sharing: sharingStats(inf.sharer),
+		CacheMutations: cacheMutations(inf.cache)}
 	if refl != nil {
 		s.Reflector = refl.Stats()
 	}

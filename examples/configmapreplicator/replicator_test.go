@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,10 +12,15 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
+	"github.com/informerkit/informerkit/informer"
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// The tests run every informer with the cache mutation detector.
+func TestMain(m *testing.M) {
+	os.Setenv(informer.EnvCacheMutationDetector, "true")
+	goleak.VerifyTestMain(m)
+}
 
 const timeout = 20 * time.Second
 

@@ -1,0 +1,83 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func rvNum(t *testing.T, rv string) uint64 {
+	t.Helper()
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		t.Fatalf("resourceVersion %q: %v", rv, err)
+	}
+	return n
+}
+
+// AppliedResourceVersion follows the list and every event, and WaitUntil wakes when the cache
+// changes; a stalled watch holds it back.
+func TestAppliedResourceVersionAndWaitUntil(t *testing.T) {
+	s := newServer(t)
+	mkCM(t, s, "default", "a", map[string]string{"k": "0"})
+	inf := New[*ConfigMap](configMaps(newClient(t, s)), fastOptions(t))
+	if inf.AppliedResourceVersion() != "" {
+		t.Fatal("applied resourceVersion before Run")
+	}
+	start(t, inf)
+	wait(t, inf.Synced(), "sync")
+	if rvNum(t, inf.AppliedResourceVersion()) < rvNum(t, s.ResourceVersion()) {
+		t.Fatalf("after the list: applied %s, server at %s", inf.AppliedResourceVersion(), s.ResourceVersion())
+	}
+	if _, err := s.WaitForWatches(ctxT(t), "configmaps", 1); err != nil {
+		t.Fatal(err)
+	}
+
+	// A write the watch has not delivered yet: the wait times out.
+	release, _, err := s.StallWatches("configmaps", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := rvNum(t, setData(t, s, "default", "a", "k", "1").ResourceVersion())
+	seen := func() bool {
+		cm, ok, _ := inf.GetIndexer().GetByKey("default/a")
+		return rvNum(t, inf.AppliedResourceVersion()) >= written && ok && rvNum(t, cm.ResourceVersion) >= written
+	}
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := inf.WaitUntil(short, seen); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitUntil with a stalled watch = %v", err)
+	}
+	release()
+	if err := inf.WaitUntil(ctxT(t), seen); err != nil {
+		t.Fatalf("WaitUntil after the stall: %v", err)
+	}
+	// A delete advances it too.
+	if err := s.Delete("configmaps", "default", "a"); err != nil {
+		t.Fatal(err)
+	}
+	after := rvNum(t, s.ResourceVersion())
+	if err := inf.WaitUntil(ctxT(t), func() bool { return rvNum(t, inf.AppliedResourceVersion()) >= after }); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := inf.GetIndexer().GetByKey("default/a"); ok {
+		t.Fatal("deleted object still cached once its delete was applied")
+	}
+}
+
+func TestWaitUntilEndsWhenTheInformerStops(t *testing.T) {
+	s := newServer(t)
+	inf := New[*ConfigMap](configMaps(newClient(t, s)), fastOptions(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	go inf.Run(ctx)
+	wait(t, inf.Synced(), "sync")
+	done := make(chan error)
+	go func() { done <- inf.WaitUntil(context.Background(), func() bool { return false }) }()
+	cancel()
+	<-inf.Done()
+	if err := <-done; !errors.Is(err, ErrStopped) {
+		t.Fatalf("WaitUntil = %v", err)
+	}
+}
