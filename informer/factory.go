@@ -190,6 +190,20 @@ func ForWithOptions[T apiclient.Object](f *Factory, gvr apiclient.GroupVersionRe
 	return inf
 }
 
+// Lookup returns the factory's informer of T for gvr, with the factory's namespace and
+// selectors, if For (or ForWithOptions without overrides) has created it. Unlike For it
+// creates nothing.
+func Lookup[T apiclient.Object](f *Factory, gvr apiclient.GroupVersionResource) (*Informer[T], bool) {
+	key := factoryKey{gvr: gvr, typ: reflect.TypeFor[T](), namespace: f.opts.Namespace, labels: f.opts.LabelSelector.String(), fields: f.opts.FieldSelector}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	inf, ok := f.informers[key].(*Informer[T])
+	return inf, ok
+}
+
+// Namespace returns the namespace the factory's informers are restricted to ("" for all).
+func (f *Factory) Namespace() string { return f.opts.Namespace }
+
 // name is "resource.version[.group]", then " in <namespace>" and the selectors if any.
 func (k factoryKey) name() string {
 	var b strings.Builder

@@ -1,0 +1,29 @@
+// Package client is the client of controllers: it reads objects from informer caches and
+// writes them to the API server (controller-runtime's client). For[T] gives the client of a
+// Go type registered with package kinds; reads start the type's informer on first use
+// (Options.DisableStartOnRead to fail instead), return deep copies the caller may change,
+// and select by namespace, label selector or cache index.
+//
+// # Read your writes
+//
+// An informer's cache lags behind the API server. A reconciler that writes an object, is
+// woken again at once, and reads the object from the cache may see the version from before
+// its own write: it then recomputes from stale state, writes again (a 409 Conflict at best, a
+// duplicate child at worst) or reports a stale status. This client remembers, per object, the
+// resourceVersion its last write produced, and a read of that object waits until the cache
+// shows a version at least that new (or has applied an event at least that new, so that
+// whatever it holds, possibly nothing, is newer). The wait is bounded by
+// Options.ReadYourWritesTimeout: past it the read fails with a *StaleCacheError, which a
+// controller returns to be retried with backoff. A delete is waited for the same way: the
+// cache no longer holds the deleted object. Lists wait for the writes of the namespace they
+// read. Writes made before a type's informer exists raise a floor the new informer must reach.
+//
+// docs/read-your-writes.md explains the design and compares it with client-go 1.36's
+// consistency store and controller-runtime's read-your-own-write client.
+//
+// The cache's progress comes from informer.Informer's AppliedResourceVersion, which advances
+// with every applied event and list, and to the reflector's resourceVersion (bookmarks
+// included) whenever the informer has applied everything it was given. A write of an object
+// the informer does not see (another namespace, unmatched selectors) is shown only once a
+// later event reaches the informer; reads of it wait up to the timeout.
+package client

@@ -1,0 +1,24 @@
+package informer
+
+import (
+	"testing"
+
+	"github.com/informerkit/informerkit/apiclient"
+)
+
+func TestFactoryLookup(t *testing.T) {
+	f := NewFactoryWithOptions(newClient(t, newServer(t)), FactoryOptions{Namespace: "team"})
+	if _, ok := Lookup[*ConfigMap](f, cmGVR); ok {
+		t.Fatal("Lookup found an informer For never created")
+	}
+	inf := For[*ConfigMap](f, cmGVR)
+	if got, ok := Lookup[*ConfigMap](f, cmGVR); !ok || got != inf {
+		t.Fatal("Lookup did not find For's informer")
+	}
+	if _, ok := Lookup[*apiclient.Unstructured](f, cmGVR); ok {
+		t.Fatal("Lookup found an informer of another type")
+	}
+	if f.Namespace() != "team" {
+		t.Fatal("Namespace")
+	}
+}
