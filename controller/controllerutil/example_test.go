@@ -1,10 +1,14 @@
 package controllerutil_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/client"
 	"github.com/informerkit/informerkit/controller/controllerutil"
+	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/kinds"
 )
 
@@ -51,4 +55,47 @@ func ExampleAddFinalizer() {
 	// Output:
 	// true false
 	// true []
+}
+
+type ConfigMap struct {
+	apiclient.TypeMeta
+	apiclient.ObjectMeta `json:"metadata"`
+	Data                 map[string]string `json:"data,omitempty"`
+}
+
+func init() { kinds.MustRegister[*ConfigMap](kinds.ConfigMap) }
+
+// CreateOrUpdate writes only what the mutate function changed, and nothing when it changed
+// nothing.
+func ExampleCreateOrUpdate() {
+	srv := apitest.NewServer()
+	defer srv.Close()
+	api, _ := apiclient.New(srv.Config())
+	defer api.Close()
+	factory := informer.NewFactory(api)
+	defer factory.Shutdown()
+	c, _ := client.New(api, factory, client.Options{}) // a controller.Manager makes this one
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c.Start(ctx)
+
+	configMaps := client.For[*ConfigMap](c)
+	want := map[string]string{"color": "blue"}
+	mutate := func(cm *ConfigMap) error {
+		cm.Data = want
+		return nil
+	}
+	for range 2 {
+		cm := &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Namespace: "default", Name: "settings"}}
+		_, result, err := controllerutil.CreateOrUpdate(ctx, configMaps, cm, mutate)
+		fmt.Println(result, err)
+	}
+	want = map[string]string{"color": "red"}
+	cm := &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Namespace: "default", Name: "settings"}}
+	_, result, err := controllerutil.CreateOrUpdate(ctx, configMaps, cm, mutate)
+	fmt.Println(result, err)
+	// Output:
+	// created <nil>
+	// unchanged <nil>
+	// updated <nil>
 }
