@@ -87,7 +87,9 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
-func newWidget() *widget { return &widget{ObjectMeta: apiclient.ObjectMeta{Namespace: "shop", Name: "w"}} }
+func newWidget() *widget {
+	return &widget{ObjectMeta: apiclient.ObjectMeta{Namespace: "shop", Name: "w"}}
+}
 
 // writes counts the write requests to widgets since the last call.
 type writeCounter struct {
