@@ -3,7 +3,6 @@ package apitest
 import (
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
 )
@@ -131,65 +130,4 @@ func (s *Server) writeResourceList(w http.ResponseWriter, group, version string)
 	}
 	gv := apiclient.GroupVersion{Group: group, Version: version}.String()
 	writeJSON(w, http.StatusOK, map[string]any{"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": list})
-}
-
-// table renders objects as a meta.k8s.io/v1 Table (Name and Age columns, as the
-// kube-apiserver does for resources without printer columns).
-func (s *Server) table(res *resource, items []*storedObj, lm apiclient.ListMeta, r *http.Request, headers bool) map[string]any {
-	includeObject := r.URL.Query().Get("includeObject")
-	rows := make([]map[string]any, 0, len(items))
-	now := time.Now()
-	for _, o := range items {
-		m := mustDecode(o.raw)
-		meta := metaOf(m)
-		age := "<unknown>"
-		if ts, err := time.Parse(time.RFC3339, str(meta, "creationTimestamp")); err == nil {
-			age = shortDuration(now.Sub(ts))
-		}
-		row := map[string]any{"cells": []any{o.name, age}}
-		switch includeObject {
-		case "None":
-		case "Object":
-			row["object"] = m
-		default:
-			row["object"] = map[string]any{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": meta}
-		}
-		rows = append(rows, row)
-	}
-	t := map[string]any{"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": lm, "rows": rows}
-	if headers {
-		t["columnDefinitions"] = []map[string]any{
-			{"name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace.", "priority": 0},
-			{"name": "Age", "type": "string", "format": "", "description": "CreationTimestamp is a timestamp representing the server time when this object was created.", "priority": 0},
-		}
-	}
-	return t
-}
-
-// shortDuration formats an age as kubectl does ("5s", "3m", "2h", "4d").
-func shortDuration(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "0s"
-	case d < 2*time.Minute:
-		return itoa(int(d.Seconds())) + "s"
-	case d < 2*time.Hour:
-		return itoa(int(d.Minutes())) + "m"
-	case d < 48*time.Hour:
-		return itoa(int(d.Hours())) + "h"
-	default:
-		return itoa(int(d.Hours()/24)) + "d"
-	}
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for n > 0 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		n /= 10
-	}
-	return string(b)
 }

@@ -1,6 +1,6 @@
 // Package apitest is an in-process Kubernetes API server for tests and demos, in the spirit
 // of net/http/httptest: NewServer starts a real HTTP server on a loopback port that speaks
-// the Kubernetes API (JSON only) faithfully enough that informerkit's reflector, informer and
+// the Kubernetes API (JSON, YAML and, for the built-in kinds, protobuf) faithfully enough that informerkit's reflector, informer and
 // controller tests, its demo, apiclient and kubectl all run against it. No test double in
 // informerkit fakes the API at a lower level than this.
 //
@@ -34,11 +34,11 @@
 //
 // # Known differences from the kube-apiserver
 //
-//   - JSON only (no protobuf, no CBOR). List items carry apiVersion and kind (the real server
-//     omits them in lists of built-in types).
+//   - No CBOR. Protobuf carries quantities as the strings they were written as (the
+//     kube-apiserver canonicalises them: "0.5" becomes "500m").
 //   - No schema: specs are neither defaulted nor validated (only metadata is: names, labels,
-//     finalizer names). Invalid causes are not repeated (the kube-apiserver lists some twice). fieldValidation is accepted and ignored; unknown fields are kept. Tables
-//     have only Name and Age columns.
+//     finalizer names). Invalid causes are not repeated (the kube-apiserver lists some twice). fieldValidation is accepted and ignored; unknown fields are kept.
+//   - Tables of custom resources have Name and Age columns only (no additionalPrinterColumns).
 //   - No server-side apply (application/apply-patch+yaml is 415) and no managedFields.
 //     Strategic merge patches are applied as JSON merge patches (list merge keys and
 //     directives are ignored).

@@ -60,6 +60,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveNonResource(w, r)
 		return
 	}
+	out, st := negotiate(r, ri.res, ri.verb == VerbWatch)
+	if st != nil {
+		writeStatus(w, st)
+		return
+	}
+	cw.out = out
 	if code, retry, ok := s.takeFailure(ri.verb, ri.res.typ.name(), rec); ok {
 		if retry > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(retry))
@@ -94,6 +100,8 @@ type codeWriter struct {
 	s    *Server
 	rec  *Request
 	done bool
+	// out is the negotiated representation of the response (errors too).
+	out output
 }
 
 func (c *codeWriter) WriteHeader(code int) {
@@ -274,60 +282,6 @@ func readBody(r *http.Request) ([]byte, *apiclient.Status) {
 	return b, nil
 }
 
-func decodeBody(r *http.Request) (map[string]any, *apiclient.Status) {
-	b, st := readBody(r)
-	if st != nil {
-		return nil, st
-	}
-	m, err := decodeJSON(b)
-	if err != nil || m == nil {
-		msg := "the request body is not a JSON object"
-		if err != nil {
-			msg = fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json: %v", err)
-		}
-		return nil, errBadRequest(msg)
-	}
-	return m, nil
-}
-
-// objectResponse writes one object in the representation the client accepts.
-func (s *Server) objectResponse(w http.ResponseWriter, r *http.Request, ri *reqInfo, code int, o *storedObj) {
-	switch acceptAs(r) {
-	case "Table":
-		writeJSON(w, code, s.table(ri.res, []*storedObj{o}, apiclient.ListMeta{ResourceVersion: strconv.FormatUint(o.rv, 10)}, r, true))
-		return
-	case "PartialObjectMetadata":
-		writeJSON(w, code, partialMeta(o))
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	w.Write(o.raw)
-	w.Write([]byte("\n"))
-}
-
-// acceptAs returns "Table", "PartialObjectMetadata" or "" from the Accept header.
-func acceptAs(r *http.Request) string {
-	a := r.Header.Get("Accept")
-	for _, part := range strings.Split(a, ",") {
-		if strings.Contains(part, "as=Table") {
-			return "Table"
-		}
-		if strings.Contains(part, "as=PartialObjectMetadata") {
-			return "PartialObjectMetadata"
-		}
-		if strings.Contains(part, "application/json") || strings.Contains(part, "*/*") {
-			return ""
-		}
-	}
-	return ""
-}
-
-func partialMeta(o *storedObj) map[string]any {
-	m := mustDecode(o.raw)
-	return map[string]any{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": m["metadata"]}
-}
-
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, ri *reqInfo) {
 	s.mu.Lock()
 	o := ri.res.objects[objectKey(ri.namespace, ri.name)]
@@ -336,11 +290,11 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, ri *reqInfo) 
 		writeStatus(w, errNotFound(&ri.res.typ, ri.name))
 		return
 	}
-	s.objectResponse(w, r, ri, http.StatusOK, o)
+	s.respondObject(w, r, ri, http.StatusOK, o)
 }
 
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, ri *reqInfo) {
-	obj, st := decodeBody(r)
+	obj, st := readObject(r, ri.res)
 	if st != nil {
 		writeStatus(w, st)
 		return
@@ -353,7 +307,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, ri *reqInf
 		return
 	}
 	s.notifyChange()
-	s.objectResponse(w, r, ri, http.StatusCreated, o)
+	s.respondObject(w, r, ri, http.StatusCreated, o)
 }
 
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, ri *reqInfo) {
@@ -369,7 +323,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, ri *reqInf
 			writeStatus(w, st)
 			return
 		}
-	} else if obj, st = decodeBody(r); st != nil {
+	} else if obj, st = readObject(r, ri.res); st != nil {
 		writeStatus(w, st)
 		return
 	}
@@ -392,7 +346,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, ri *reqInf
 	if created {
 		code = http.StatusCreated
 	}
-	s.objectResponse(w, r, ri, code, o)
+	s.respondObject(w, r, ri, code, o)
 }
 
 func (s *Server) patchLocked(r *resource, ns, name string, pt apiclient.PatchType, patch []byte, mode updateMode, dryRun bool) (*storedObj, *apiclient.Status) {
@@ -423,8 +377,8 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, ri *reqInf
 		writeStatus(w, st)
 		return
 	} else if len(strings.TrimSpace(string(b))) > 0 {
-		if err := json.Unmarshal(b, &opts); err != nil {
-			writeStatus(w, errBadRequest("the DeleteOptions body does not decode: "+err.Error()))
+		if st := decodeDeleteOptions(r, b, &opts); st != nil {
+			writeStatus(w, st)
 			return
 		}
 	}
@@ -440,11 +394,11 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, ri *reqInf
 	if !deleted {
 		// Finalizers hold the object: the kube-apiserver answers 200 with the object
 		// (202 is only for graceful deletion, which apitest does not do).
-		s.objectResponse(w, r, ri, http.StatusOK, o)
+		s.respondObject(w, r, ri, http.StatusOK, o)
 		return
 	}
 	if ri.res.typ.Group == "" && ri.res.typ.Plural == "namespaces" {
-		s.objectResponse(w, r, ri, http.StatusOK, o)
+		s.respondObject(w, r, ri, http.StatusOK, o)
 		return
 	}
 	writeJSON(w, http.StatusOK, &apiclient.Status{
@@ -474,7 +428,10 @@ func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, 
 	}
 	var opts deleteOptions
 	if b, _ := readBody(r); len(strings.TrimSpace(string(b))) > 0 {
-		json.Unmarshal(b, &opts)
+		if st := decodeDeleteOptions(r, b, &opts); st != nil {
+			writeStatus(w, st)
+			return
+		}
 	}
 	// As the kube-apiserver: list, delete each listed object, and answer the list as it was
 	// before the deletions.
@@ -491,7 +448,7 @@ func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, 
 	}
 	s.mu.Unlock()
 	s.notifyChange()
-	s.writeList(w, r, ri, out, apiclient.ListMeta{ResourceVersion: strconv.FormatUint(rv, 10)})
+	s.respondList(w, r, ri, out, apiclient.ListMeta{ResourceVersion: strconv.FormatUint(rv, 10)})
 }
 
 // parseFilter reads the namespace and selectors of a list, watch or deletecollection.
@@ -743,37 +700,19 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, ri *reqInfo)
 			lm.RemainingItemCount = &n
 		}
 	}
-	s.writeList(w, r, ri, out, lm)
+	s.respondList(w, r, ri, out, lm)
 }
 
-// writeList writes a list response from stored objects without re-encoding them.
-func (s *Server) writeList(w http.ResponseWriter, r *http.Request, ri *reqInfo, items []*storedObj, lm apiclient.ListMeta) {
-	switch acceptAs(r) {
-	case "Table":
-		writeJSON(w, http.StatusOK, s.table(ri.res, items, lm, r, true))
-		return
-	case "PartialObjectMetadata":
-		list := map[string]any{"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": lm}
-		metas := make([]any, 0, len(items))
-		for _, o := range items {
-			metas = append(metas, partialMeta(o))
-		}
-		list["items"] = metas
-		writeJSON(w, http.StatusOK, list)
-		return
+// decodeDeleteOptions reads a DeleteOptions body in JSON, YAML or protobuf (client-go's
+// typed clients send it in protobuf).
+func decodeDeleteOptions(r *http.Request, b []byte, opts *deleteOptions) *apiclient.Status {
+	m, st := decodeAs(r.Header.Get("Content-Type"), b, []string{mediaJSON, mediaYAML, mediaProtobuf})
+	if st != nil {
+		return st
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(w, 64<<10)
-	meta, _ := json.Marshal(lm)
-	gv := ri.res.typ.GroupVersion().String()
-	fmt.Fprintf(bw, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`, ri.res.typ.Kind+"List", gv, meta)
-	for i, o := range items {
-		if i > 0 {
-			bw.WriteByte(',')
-		}
-		bw.Write(o.raw)
+	j, _ := json.Marshal(m)
+	if err := json.Unmarshal(j, opts); err != nil {
+		return errBadRequest("the DeleteOptions body does not decode: " + err.Error())
 	}
-	bw.WriteString("]}\n")
-	bw.Flush()
+	return nil
 }

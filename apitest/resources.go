@@ -41,6 +41,8 @@ type ResourceType struct {
 	nameIsLabel bool
 	// extraFields are the field-selector labels accepted beyond metadata.name/namespace.
 	extraFields []string
+	// custom: registered by AddResource (JSON only, items of lists keep apiVersion/kind).
+	custom bool
 }
 
 // GroupVersion returns the group and version of the resource.
@@ -152,6 +154,7 @@ func (s *Server) AddResource(t ResourceType) error {
 		return err
 	}
 	t.generation = true
+	t.custom = true
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.addResourceLocked(t)

@@ -180,9 +180,13 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Write([]byte("\n"))
 }
 
+// writeStatus writes an error in the negotiated format (JSON, YAML or protobuf), as the
+// kube-apiserver does.
 func writeStatus(w http.ResponseWriter, st *apiclient.Status) {
 	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", fmt.Sprint(st.Details.RetryAfterSeconds))
 	}
-	writeJSON(w, int(st.Code), st)
+	out := outputOf(w)
+	out.as = ""
+	writeBody(w, out, int(st.Code), mustJSON(st))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/informerkit/informerkit/apiclient"
 )
@@ -21,6 +22,8 @@ type storedObj struct {
 	deleting   bool // metadata.deletionTimestamp is set
 	finalizers int
 	raw        []byte
+	// cache holds other encodings of raw, made on first use (negotiate.go).
+	cache storedCache
 }
 
 // event is one change of a resource, kept in the resource's bounded history.
@@ -35,7 +38,11 @@ type event struct {
 
 // resource holds the objects and history of one resource type.
 type resource struct {
-	typ     ResourceType
+	typ ResourceType
+	// builtinOnce computes isBuiltin: the kind has a protobuf schema (negotiate.go).
+	builtinOnce sync.Once
+	isBuiltin   bool
+
 	objects map[string]*storedObj
 	sorted  []string // sorted keys; nil when objects changed set
 

@@ -80,6 +80,11 @@ type watcher struct {
 	wake  chan struct{}
 
 	cutAfter int64 // >0: end the stream when sent reaches it
+
+	// out is the negotiated representation of events (watchenc.go); headersSent records
+	// that a Table watch has sent its column definitions (only the first event has them).
+	out         output
+	headersSent bool
 }
 
 func (w *watcher) push(c watchCtl) {
@@ -130,10 +135,14 @@ func (c *chunkedSink) flush() error {
 }
 
 type wsSink struct {
-	conn *websocket.Conn
+	conn   *websocket.Conn
+	binary bool // protobuf frames: binary messages, as they are
 }
 
 func (c *wsSink) write(frame []byte) error {
+	if c.binary {
+		return c.conn.WriteMessage(websocket.BinaryMessage, frame)
+	}
 	return c.conn.WriteMessage(websocket.TextMessage, frame[:len(frame)-1])
 }
 func (c *wsSink) flush() error { return nil }
@@ -240,7 +249,12 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, ri *reqInfo
 	if isWebSocket(r) {
 		protocol = "websocket"
 	}
-	wt := &watcher{s: s, res: res, f: f, bookmark: bookmarks, wake: make(chan struct{}, 1)}
+	wt := &watcher{s: s, res: res, f: f, bookmark: bookmarks, wake: make(chan struct{}, 1), out: outputOf(w)}
+	if wt.out.as == "PartialObjectMetadataList" {
+		writeStatus(w, newStatus(http.StatusNotAcceptable, apiclient.StatusReasonNotAcceptable,
+			fmt.Sprintf("you requested PartialObjectMetadataList, but the requested object is not a list (%s)", goTypeName(res, false))))
+		return
+	}
 	s.mu.Lock()
 	s.nextWatch++
 	wt.id = s.nextWatch
@@ -275,7 +289,7 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, ri *reqInfo
 		}
 		s.setRequestCodeFromWriter(w, http.StatusSwitchingProtocols)
 		wsConn = conn
-		sk = &wsSink{conn: conn}
+		sk = &wsSink{conn: conn, binary: wt.out.format == formatProtobuf}
 		readDone := make(chan struct{})
 		go func() {
 			defer close(readDone)
@@ -291,7 +305,11 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, ri *reqInfo
 			<-readDone
 		}()
 	} else {
-		w.Header().Set("Content-Type", "application/json")
+		ct := mediaJSON
+		if wt.out.format == formatProtobuf {
+			ct = mediaProtobuf + ";stream=watch"
+		}
+		w.Header().Set("Content-Type", ct)
 		w.Header().Set("Cache-Control", "no-cache, private")
 		w.WriteHeader(http.StatusOK)
 		rc := http.NewResponseController(w)
@@ -375,7 +393,7 @@ func (s *Server) runWatch(ctx context.Context, w *watcher, st watchStart, timeou
 
 	for _, o := range initial {
 		if w.f.matches(o) {
-			if err := w.send(frameFor(apiclient.Added, o.raw), o.rv, true); err != nil {
+			if err := w.send(w.eventFrame(apiclient.Added, o, nil, nil), o.rv, true); err != nil {
 				return err
 			}
 		}
@@ -507,25 +525,25 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // transitions into ADDED and DELETED as the kube-apiserver does.
 func (w *watcher) convert(ev *event) []byte {
 	if w.f.empty() && w.f.namespace == "" {
-		return ev.frame
+		return w.eventFrame(ev.typ, ev.obj, nil, ev.frame)
 	}
 	cur := ev.typ != apiclient.Deleted && w.f.matches(ev.obj)
 	old := ev.prev != nil && w.f.matches(ev.prev)
 	switch {
 	case ev.typ == apiclient.Added:
 		if cur {
-			return ev.frame
+			return w.eventFrame(ev.typ, ev.obj, nil, ev.frame)
 		}
 	case ev.typ == apiclient.Deleted:
 		if old {
-			return ev.frame
+			return w.eventFrame(ev.typ, ev.obj, nil, ev.frame)
 		}
 	case cur && old:
-		return ev.frame
+		return w.eventFrame(ev.typ, ev.obj, nil, ev.frame)
 	case cur:
-		return frameFor(apiclient.Added, ev.obj.raw)
+		return w.eventFrame(apiclient.Added, ev.obj, nil, nil)
 	case old:
-		return frameFor(apiclient.Deleted, ev.prev.withRV(ev.rv))
+		return w.eventFrame(apiclient.Deleted, nil, ev.prev.withRV(ev.rv), nil)
 	}
 	return nil
 }
@@ -545,7 +563,7 @@ func (w *watcher) send(frame []byte, rv uint64, counts bool) error {
 
 func (w *watcher) bookmarkFrame(rv uint64, initialEnd bool, padding int) []byte {
 	meta := map[string]any{"resourceVersion": strconv.FormatUint(rv, 10)}
-	ann := map[string]string{}
+	ann := map[string]any{}
 	if initialEnd {
 		ann[apiclient.InitialEventsEndAnnotation] = "true"
 	}
@@ -556,6 +574,9 @@ func (w *watcher) bookmarkFrame(rv uint64, initialEnd bool, padding int) []byte 
 		meta["annotations"] = ann
 	}
 	obj := map[string]any{"kind": w.res.typ.Kind, "apiVersion": w.res.typ.GroupVersion().String(), "metadata": meta}
+	if !w.out.plain() {
+		return w.objectFrame(apiclient.Bookmark, obj)
+	}
 	b, _ := json.Marshal(map[string]any{"type": apiclient.Bookmark, "object": obj})
 	return append(b, '\n')
 }
@@ -566,8 +587,7 @@ func (w *watcher) sendBookmark(rv uint64, initialEnd bool, padding int) error {
 
 // sendError writes an ERROR event and ends the watch.
 func (w *watcher) sendError(st *apiclient.Status) error {
-	b, _ := json.Marshal(map[string]any{"type": apiclient.Error, "object": st})
-	if err := w.sink.write(append(b, '\n')); err != nil {
+	if err := w.sink.write(w.errorFrame(st)); err != nil {
 		return nil
 	}
 	w.sink.flush()
@@ -600,7 +620,7 @@ func (w *watcher) applyCtl(ctx context.Context, c watchCtl) error {
 	case ctlCorrupt:
 		s.recordFault(FaultRecord{Kind: FaultCorruptFrame, Resource: name, WatchID: w.id})
 		// Balanced braces (so a framing reader hands it over) but not JSON.
-		w.sink.write([]byte(`{"type":"MODIFIED","object":{"kind":"` + w.res.typ.Kind + `","metadata":{"name":corrupt!}}}` + "\n"))
+		w.sink.write(w.corruptFrame())
 		w.sink.flush()
 	case ctlOversize:
 		s.recordFault(FaultRecord{Kind: FaultOversizedFrame, Resource: name, WatchID: w.id, Detail: strconv.Itoa(c.n) + " bytes"})

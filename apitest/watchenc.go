@@ -1,0 +1,76 @@
+package apitest
+
+import (
+	"encoding/json"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/kubeproto"
+)
+
+// Watch events in the negotiated representation: JSON lines (shared by all plain JSON
+// watchers), length-delimited protobuf WatchEvents, and events whose objects are
+// PartialObjectMetadata or Tables.
+
+// eventFrame returns the frame of an event about o (or, when o is nil, about the object
+// whose JSON is raw). shared is the event's plain JSON frame, if already made.
+func (w *watcher) eventFrame(typ apiclient.EventType, o *storedObj, raw, shared []byte) []byte {
+	if o != nil {
+		raw = o.raw
+	}
+	if w.out.plain() {
+		if shared != nil {
+			return shared
+		}
+		return frameFor(typ, raw)
+	}
+	if w.out.format == formatProtobuf && w.out.as == "" && o != nil {
+		return kubeproto.AppendFrame(nil, kubeproto.WatchEvent(string(typ), o.protobuf(w.res)))
+	}
+	return w.objectFrame(typ, mustDecode(raw))
+}
+
+// objectFrame transforms and encodes an event's object (JSON form) for this watcher.
+func (w *watcher) objectFrame(typ apiclient.EventType, obj map[string]any) []byte {
+	switch w.out.as {
+	case "PartialObjectMetadata":
+		obj = map[string]any{"kind": "PartialObjectMetadata", "apiVersion": w.out.asAPIVersion(), "metadata": obj["metadata"]}
+	case "Table":
+		raw, _ := json.Marshal(obj)
+		include := w.info.Query.Get("includeObject")
+		t := w.s.table(w.res, []*storedObj{{raw: raw}}, apiclient.ListMeta{ResourceVersion: str(metaOf(obj), "resourceVersion")}, include, !w.headersSent)
+		w.headersSent = true
+		b, _ := json.Marshal(t)
+		obj = mustDecode(b)
+	}
+	return w.encodeFrame(string(typ), obj)
+}
+
+// errorFrame is an ERROR event carrying a Status.
+func (w *watcher) errorFrame(st *apiclient.Status) []byte {
+	m, _ := toMap(st)
+	return w.encodeFrame(string(apiclient.Error), m)
+}
+
+func (w *watcher) encodeFrame(typ string, obj map[string]any) []byte {
+	if w.out.format == formatProtobuf {
+		b, err := kubeproto.EncodeObject(obj)
+		if err != nil {
+			st := errInternal("protobuf: " + err.Error())
+			m, _ := toMap(st)
+			b, _ = kubeproto.EncodeObject(m)
+			typ = string(apiclient.Error)
+		}
+		return kubeproto.AppendFrame(nil, kubeproto.WatchEvent(typ, b))
+	}
+	b, _ := json.Marshal(map[string]any{"type": typ, "object": obj})
+	return append(b, '\n')
+}
+
+// corruptFrame is a frame the client's decoder cannot read.
+func (w *watcher) corruptFrame() []byte {
+	if w.out.format == formatProtobuf {
+		return kubeproto.AppendFrame(nil, []byte{0x0a, 0x7f, 0xff, 0xff})
+	}
+	// Balanced braces (so a framing reader hands it over) but not JSON.
+	return []byte(`{"type":"MODIFIED","object":{"kind":"` + w.res.typ.Kind + `","metadata":{"name":corrupt!}}}` + "\n")
+}
