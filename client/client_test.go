@@ -451,3 +451,27 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestForResolvesOnFirstUse(t *testing.T) {
+	e := newEnv(t, Options{})
+	type late struct {
+		apiclient.TypeMeta
+		apiclient.ObjectMeta `json:"metadata"`
+	}
+	typed := For[*late](e.c) // before the registration
+	if _, err := typed.Get(ctxT(t), "a", "x", GetOptions{}); !errors.Is(err, kinds.ErrNotRegistered) {
+		t.Fatalf("before registration: %v", err)
+	}
+	if err := e.c.Registry().Register(reflect.TypeFor[*late](), kinds.ConfigMap); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := typed.Get(ctxT(t), "a", "x", GetOptions{}); !apiclient.IsNotFound(err) {
+		t.Fatalf("after registration: %v", err)
+	}
+	if typed.Info() != kinds.ConfigMap {
+		t.Fatalf("Info = %v", typed.Info())
+	}
+	if _, err := ForKind[*late](e.c, kinds.Info{Kind: "X"}).Get(ctxT(t), "a", "x", GetOptions{}); err == nil {
+		t.Fatal("invalid ForKind info accepted")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
@@ -43,52 +44,81 @@ type ListOptions struct {
 // Get one with For or ForKind; it is cheap, and every Typed[T] of a Client shares the
 // informer and the read-your-writes bookkeeping.
 type Typed[T apiclient.Object] struct {
-	c    *Client
+	c     *Client
+	fixed *kinds.Info // ForKind's
+	state atomic.Pointer[typedState[T]]
+}
+
+// typedState is what a Typed resolves once: T's kind and resource.
+type typedState[T apiclient.Object] struct {
 	info kinds.Info
-	err  error // the registry lookup's, returned by every call
 	res  *apiclient.Resource[T]
 }
 
-// For returns the client of T, whose kind and resource come from the client's registry (T
-// must be registered: kinds.Register). If it is not, every call returns the
-// *kinds.NotRegisteredError.
+// For returns the client of T, whose kind and resource come from the client's registry. T
+// must be registered (kinds.Register, or controller.For for a built-in resource) by the time
+// of the first call; until it is, calls return the *kinds.NotRegisteredError.
 func For[T apiclient.Object](c *Client) *Typed[T] {
-	info, err := kinds.ForIn[T](c.opts.Registry)
-	if err == nil {
-		err = info.Validate()
-	}
-	return newTyped[T](c, info, err)
+	return &Typed[T]{c: c}
 }
 
 // ForKind returns the client of T for the kind info, whatever the registry says: for
-// *apiclient.Unstructured, or a type used for several kinds.
+// *apiclient.Unstructured, or a type used for several kinds. An invalid info is returned as
+// the error of every call.
 func ForKind[T apiclient.Object](c *Client, info kinds.Info) *Typed[T] {
-	return newTyped[T](c, info, info.Validate())
+	return &Typed[T]{c: c, fixed: &info}
 }
 
-func newTyped[T apiclient.Object](c *Client, info kinds.Info, err error) *Typed[T] {
-	t := &Typed[T]{c: c, info: info, err: err}
-	if err == nil {
-		t.res = apiclient.NewResource[T](c.api, info.GroupVersionResource()).WithKind(info.Kind)
+// resolve returns T's kind and resource, looking them up on the first call that succeeds.
+func (t *Typed[T]) resolve() (*typedState[T], error) {
+	if st := t.state.Load(); st != nil {
+		return st, nil
 	}
-	return t
+	var info kinds.Info
+	if t.fixed != nil {
+		info = *t.fixed
+	} else {
+		var err error
+		if info, err = kinds.ForIn[T](t.c.opts.Registry); err != nil {
+			return nil, err
+		}
+	}
+	if err := info.Validate(); err != nil {
+		return nil, err
+	}
+	st := &typedState[T]{info: info, res: apiclient.NewResource[T](t.c.api, info.GroupVersionResource()).WithKind(info.Kind)}
+	t.state.Store(st)
+	return st, nil
 }
 
-// Info returns the kind and resource of T.
-func (t *Typed[T]) Info() kinds.Info { return t.info }
+// Info returns the kind and resource of T (the zero Info if T is not registered).
+func (t *Typed[T]) Info() kinds.Info {
+	st, err := t.resolve()
+	if err != nil {
+		return kinds.Info{}
+	}
+	return st.info
+}
 
 // Resource returns the typed API client of T's resource, for requests the client does not
 // offer (watches, paged lists, dry runs); they bypass the cache and read-your-writes.
-func (t *Typed[T]) Resource() (*apiclient.Resource[T], error) { return t.res, t.err }
+func (t *Typed[T]) Resource() (*apiclient.Resource[T], error) {
+	st, err := t.resolve()
+	if err != nil {
+		return nil, err
+	}
+	return st.res, nil
+}
 
 // Informer returns the factory's informer of T, creating it if needed (it runs when the
 // factory starts, or at once if the client has started). Use it to add event handlers,
 // indexes or controller sources before the manager starts.
 func (t *Typed[T]) Informer() (*informer.Informer[T], error) {
-	if t.err != nil {
-		return nil, t.err
+	st, err := t.resolve()
+	if err != nil {
+		return nil, err
 	}
-	return informer.For[T](t.c.factory, t.info.GroupVersionResource()), nil
+	return informer.For[T](t.c.factory, st.info.GroupVersionResource()), nil
 }
 
 // AddIndexers adds indexes to T's cache (creating the informer if needed), for
@@ -104,10 +134,11 @@ func (t *Typed[T]) AddIndexers(indexers indexer.Indexers[T]) error {
 // informer returns T's informer, synced: it starts it if needed (unless DisableStartOnRead)
 // and waits for its first list, bounded by ctx and CacheSyncTimeout.
 func (t *Typed[T]) informer(ctx context.Context) (*informer.Informer[T], error) {
-	if t.err != nil {
-		return nil, t.err
+	st, err := t.resolve()
+	if err != nil {
+		return nil, err
 	}
-	gvr := t.info.GroupVersionResource()
+	gvr := st.info.GroupVersionResource()
 	inf, ok := informer.Lookup[T](t.c.factory, gvr)
 	if !ok {
 		if t.c.opts.DisableStartOnRead {
@@ -158,7 +189,8 @@ func (t *Typed[T]) Get(ctx context.Context, namespace, name string, opts GetOpti
 	if err != nil {
 		return zero, err
 	}
-	if !t.info.Namespaced {
+	st, _ := t.resolve() // resolved by informer
+	if !st.info.Namespaced {
 		namespace = "" // a cluster-scoped object has no namespace, whatever the caller says
 	}
 	key := objectKey(namespace, name)
@@ -195,7 +227,7 @@ func (t *Typed[T]) List(ctx context.Context, opts ListOptions) ([]T, error) {
 	case opts.Index != "":
 		objs, err = inf.GetIndexer().ByIndex(opts.Index, opts.IndexValue)
 		if err != nil {
-			return nil, fmt.Errorf("client: listing %s: %w", t.info.GroupVersionResource(), err)
+			return nil, fmt.Errorf("client: listing %s: %w", t.Info().GroupVersionResource(), err)
 		}
 		objs = filter(objs, opts.Namespace, opts.LabelSelector)
 	case opts.Namespace != "":
@@ -226,7 +258,8 @@ func (t *Typed[T]) awaitWrites(ctx context.Context, inf *informer.Informer[T], m
 	if t.c.opts.ReadYourWritesTimeout < 0 {
 		return nil
 	}
-	w := tracker[T](t.c, t.info.GroupVersionResource())
+	gvr := t.Info().GroupVersionResource()
+	w := tracker[T](t.c, gvr)
 	left := w.unshown(inf, match)
 	if len(left) == 0 {
 		return nil
@@ -245,7 +278,7 @@ func (t *Typed[T]) awaitWrites(ctx context.Context, inf *informer.Informer[T], m
 		return ctx.Err()
 	}
 	for k, p := range left {
-		e := &StaleCacheError{Resource: t.info.GroupVersionResource().String(), Key: k, Written: p.rvText,
+		e := &StaleCacheError{Resource: gvr.String(), Key: k, Written: p.rvText,
 			Applied: inf.AppliedResourceVersion(), Waited: time.Since(start)}
 		if cached, ok, _ := inf.GetIndexer().GetByKey(k); ok {
 			e.Cached = cached.GetResourceVersion()
@@ -260,57 +293,62 @@ func (t *Typed[T]) awaitWrites(ctx context.Context, inf *informer.Informer[T], m
 // Create creates obj (in its namespace) and returns the server's version of it. Reads of
 // the object through this client then see at least that version.
 func (t *Typed[T]) Create(ctx context.Context, obj T, opts apiclient.CreateOptions) (T, error) {
-	if t.err != nil {
+	st, err := t.resolve()
+	if err != nil {
 		var zero T
-		return zero, t.err
+		return zero, err
 	}
-	t.setTypeMeta(obj)
-	out, err := t.res.Create(ctx, obj, opts)
-	return t.wrote(out, err)
+	setTypeMeta(st.info, obj)
+	out, err := st.res.Create(ctx, obj, opts)
+	return t.wrote(st, out, err)
 }
 
 // Update replaces obj (addressed by its namespace and name; its resourceVersion must be
 // current, or the server answers 409 Conflict) and returns the server's version. With a
 // status subresource, the update leaves the status unchanged: use Status().Update.
 func (t *Typed[T]) Update(ctx context.Context, obj T, opts apiclient.UpdateOptions) (T, error) {
-	if t.err != nil {
+	st, err := t.resolve()
+	if err != nil {
 		var zero T
-		return zero, t.err
+		return zero, err
 	}
-	t.setTypeMeta(obj)
-	out, err := t.res.Update(ctx, obj, opts)
-	return t.wrote(out, err)
+	setTypeMeta(st.info, obj)
+	out, err := st.res.Update(ctx, obj, opts)
+	return t.wrote(st, out, err)
 }
 
 // Patch applies a patch of type pt to namespace/name and returns the result.
 func (t *Typed[T]) Patch(ctx context.Context, namespace, name string, pt apiclient.PatchType, data []byte, opts apiclient.PatchOptions) (T, error) {
-	if t.err != nil {
+	st, err := t.resolve()
+	if err != nil {
 		var zero T
-		return zero, t.err
+		return zero, err
 	}
-	out, err := t.res.Namespace(namespace).Patch(ctx, name, pt, data, opts)
-	return t.wrote(out, err)
+	out, err := st.res.Namespace(namespace).Patch(ctx, name, pt, data, opts)
+	return t.wrote(st, out, err)
 }
 
 // Apply is a server-side apply of obj (a struct or map carrying apiVersion, kind and the
 // fields the manager owns) to namespace/name; opts.FieldManager is required.
 func (t *Typed[T]) Apply(ctx context.Context, namespace, name string, obj any, opts apiclient.ApplyOptions) (T, error) {
-	if t.err != nil {
+	st, err := t.resolve()
+	if err != nil {
 		var zero T
-		return zero, t.err
+		return zero, err
 	}
-	out, err := t.res.Namespace(namespace).Apply(ctx, name, obj, opts)
-	return t.wrote(out, err)
+	out, err := st.res.Namespace(namespace).Apply(ctx, name, obj, opts)
+	return t.wrote(st, out, err)
 }
 
 // Delete deletes obj (by namespace and name). Reads through this client then no longer see
 // it (or see it marked for deletion, while finalizers hold it).
 func (t *Typed[T]) Delete(ctx context.Context, obj T, opts apiclient.DeleteOptions) error {
-	if t.err != nil {
-		return t.err
+	st, err := t.resolve()
+	if err != nil {
+		return err
 	}
 	ns, name := obj.GetNamespace(), obj.GetName()
-	if err := t.res.Namespace(ns).Delete(ctx, name, opts); err != nil {
+	if err := st.res.Namespace(ns).Delete(ctx, name, opts); err != nil {
 		return err
 	}
 	if t.c.opts.ReadYourWritesTimeout >= 0 {
@@ -318,8 +356,8 @@ func (t *Typed[T]) Delete(ctx context.Context, obj T, opts apiclient.DeleteOptio
 		if u, ok := any(obj).(interface{ GetUID() string }); ok {
 			uid = u.GetUID()
 		}
-		inf, _ := informer.Lookup[T](t.c.factory, t.info.GroupVersionResource())
-		tracker[T](t.c, t.info.GroupVersionResource()).deleted(inf, objectKey(ns, name), uid)
+		inf, _ := informer.Lookup[T](t.c.factory, st.info.GroupVersionResource())
+		tracker[T](t.c, st.info.GroupVersionResource()).deleted(inf, objectKey(ns, name), uid)
 	}
 	return nil
 }
@@ -333,57 +371,61 @@ type StatusWriter[T apiclient.Object] struct{ t *Typed[T] }
 // Update replaces the status of obj; the rest of obj is ignored. T's kind must have a
 // status subresource.
 func (s *StatusWriter[T]) Update(ctx context.Context, obj T, opts apiclient.UpdateOptions) (T, error) {
-	if err := s.check(); err != nil {
+	st, err := s.check()
+	if err != nil {
 		var zero T
 		return zero, err
 	}
-	s.t.setTypeMeta(obj)
-	out, err := s.t.res.UpdateStatus(ctx, obj, opts)
-	return s.t.wrote(out, err)
+	setTypeMeta(st.info, obj)
+	out, err := st.res.UpdateStatus(ctx, obj, opts)
+	return s.t.wrote(st, out, err)
 }
 
 // Patch patches the status subresource of namespace/name.
 func (s *StatusWriter[T]) Patch(ctx context.Context, namespace, name string, pt apiclient.PatchType, data []byte, opts apiclient.PatchOptions) (T, error) {
-	if err := s.check(); err != nil {
+	st, err := s.check()
+	if err != nil {
 		var zero T
 		return zero, err
 	}
-	out, err := s.t.res.Namespace(namespace).Patch(ctx, name, pt, data, opts, "status")
-	return s.t.wrote(out, err)
+	out, err := st.res.Namespace(namespace).Patch(ctx, name, pt, data, opts, "status")
+	return s.t.wrote(st, out, err)
 }
 
 // Apply is a server-side apply to the status subresource of namespace/name.
 func (s *StatusWriter[T]) Apply(ctx context.Context, namespace, name string, obj any, opts apiclient.ApplyOptions) (T, error) {
-	if err := s.check(); err != nil {
+	st, err := s.check()
+	if err != nil {
 		var zero T
 		return zero, err
 	}
-	out, err := s.t.res.Namespace(namespace).Apply(ctx, name, obj, opts, "status")
-	return s.t.wrote(out, err)
+	out, err := st.res.Namespace(namespace).Apply(ctx, name, obj, opts, "status")
+	return s.t.wrote(st, out, err)
 }
 
 // ErrNoStatusSubresource is wrapped by the error of a status write of a kind without one.
 var ErrNoStatusSubresource = errors.New("the kind has no status subresource")
 
-func (s *StatusWriter[T]) check() error {
-	if s.t.err != nil {
-		return s.t.err
+func (s *StatusWriter[T]) check() (*typedState[T], error) {
+	st, err := s.t.resolve()
+	if err != nil {
+		return nil, err
 	}
-	if !s.t.info.StatusSubresource {
-		return fmt.Errorf("client: %v: %w (kinds.Info.StatusSubresource is false)", s.t.info, ErrNoStatusSubresource)
+	if !st.info.StatusSubresource {
+		return nil, fmt.Errorf("client: %v: %w (kinds.Info.StatusSubresource is false)", st.info, ErrNoStatusSubresource)
 	}
-	return nil
+	return st, nil
 }
 
 // wrote records a successful write for read-your-writes.
-func (t *Typed[T]) wrote(out T, err error) (T, error) {
+func (t *Typed[T]) wrote(st *typedState[T], out T, err error) (T, error) {
 	if err != nil || t.c.opts.ReadYourWritesTimeout < 0 || any(out) == nil {
 		return out, err
 	}
 	// Tracked even without an informer yet: the first read starts one, whose first list may
 	// come from the API server's watch cache and be older than this write.
-	inf, _ := informer.Lookup[T](t.c.factory, t.info.GroupVersionResource())
-	tracker[T](t.c, t.info.GroupVersionResource()).wrote(inf, objectKey(out.GetNamespace(), out.GetName()), out.GetResourceVersion())
+	inf, _ := informer.Lookup[T](t.c.factory, st.info.GroupVersionResource())
+	tracker[T](t.c, st.info.GroupVersionResource()).wrote(inf, objectKey(out.GetNamespace(), out.GetName()), out.GetResourceVersion())
 	return out, nil
 }
 
@@ -394,11 +436,11 @@ var typeMetaType = reflect.TypeFor[apiclient.TypeMeta]()
 
 // setTypeMeta fills in obj's apiVersion and kind if it embeds an empty TypeMeta (objects
 // read from caches of built-in types have none): the API server wants them in a body.
-func (t *Typed[T]) setTypeMeta(obj T) {
+func setTypeMeta[T apiclient.Object](info kinds.Info, obj T) {
 	if u, ok := any(obj).(*apiclient.Unstructured); ok {
 		if u != nil && u.GetKind() == "" {
-			u.SetAPIVersion(t.info.APIVersion())
-			u.SetKind(t.info.Kind)
+			u.SetAPIVersion(info.APIVersion())
+			u.SetKind(info.Kind)
 		}
 		return
 	}
@@ -426,6 +468,6 @@ func (t *Typed[T]) setTypeMeta(obj T) {
 	}
 	tm := f.Addr().Interface().(*apiclient.TypeMeta)
 	if tm.Kind == "" && tm.APIVersion == "" {
-		*tm = t.info.TypeMeta()
+		*tm = info.TypeMeta()
 	}
 }

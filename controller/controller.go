@@ -58,6 +58,12 @@ type Options struct {
 	// NeedLeaderElection, if set to false, lets a Manager run the controller on every
 	// replica instead of only on the leader. Default true.
 	NeedLeaderElection *bool
+	// MaxRetries bounds the retries of a Request whose reconciles keep failing: after
+	// MaxRetries requeues with backoff, the next failure forgets the Request (until an event
+	// enqueues it again), logs its last error and counts it in the dropped-requests metric,
+	// as kube-controller-manager's controllers do (the DeploymentController's maxRetries is
+	// 15). Default 0: retry for ever, as controller-runtime does.
+	MaxRetries int
 }
 
 // Controller runs a Reconciler over a work queue of Requests fed by sources (the
@@ -101,6 +107,9 @@ func New(name string, reconciler Reconciler, opts Options) (*Controller, error) 
 	}
 	if reconciler == nil {
 		return nil, fmt.Errorf("controller %q: New needs a Reconciler", name)
+	}
+	if opts.MaxRetries < 0 {
+		return nil, fmt.Errorf("controller %q: MaxRetries %d is negative", name, opts.MaxRetries)
 	}
 	if opts.MaxConcurrentReconciles < 0 {
 		return nil, fmt.Errorf("controller %q: MaxConcurrentReconciles %d is negative", name, opts.MaxConcurrentReconciles)
@@ -237,7 +246,7 @@ func (c *Controller) Start(ctx context.Context) error {
 	// Workers take Requests until workCtx is done.
 	workCtx, stopWork := context.WithCancel(ctx)
 	defer stopWork()
-	w := &worker{c: c, q: q, m: metrics, timeout: opts.ReconcileTimeout}
+	w := &worker{c: c, q: q, m: metrics, timeout: opts.ReconcileTimeout, maxRetries: opts.MaxRetries}
 	var wg sync.WaitGroup
 	for range opts.MaxConcurrentReconciles {
 		wg.Go(func() { w.run(workCtx, rctx) })
@@ -311,10 +320,11 @@ func describe(s Source) string {
 
 // worker is what the controller's goroutines run.
 type worker struct {
-	c       *Controller
-	q       Queue
-	m       *controllerMetrics
-	timeout time.Duration
+	c          *Controller
+	q          Queue
+	m          *controllerMetrics
+	timeout    time.Duration
+	maxRetries int
 }
 
 // run takes Requests until stop is done or the queue shuts down; reconciles run under rctx.
@@ -343,6 +353,13 @@ func (w *worker) process(ctx context.Context, req Request) {
 		if isTerminal(err) {
 			w.q.Forget(req)
 			log.Error("reconcile failed; not retrying", "request", req.String(), "err", err)
+			return
+		}
+		if n := w.q.NumRequeues(req); w.maxRetries > 0 && n >= w.maxRetries {
+			w.q.Forget(req)
+			w.m.dropped.Inc()
+			log.Error("reconcile failed too often; dropping the request until an event enqueues it again",
+				"request", req.String(), "err", err, "retries", n, "maxRetries", w.maxRetries)
 			return
 		}
 		w.q.AddRateLimited(req)

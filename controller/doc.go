@@ -21,13 +21,20 @@
 // Manager serves /healthz, /readyz and /metrics (package controller/metrics) on
 // ManagerOptions.HTTPAddress; leader election is package controller/leaderelection.
 //
+// The Manager also hands reconcilers what they need besides the informers: Client (package
+// client: cache reads that see the client's own writes, writes to the API server),
+// EventRecorderFor (package controller/events) and the type registry (Kinds, package kinds);
+// package controller/controllerutil has the finalizer, owner-reference and CreateOrUpdate
+// helpers.
+//
 // Handlers, predicates and sources are generic over the object type, so a handler for Pods
 // cannot be attached to an informer of ConfigMaps; the binding happens in Kind, where the
 // type is known, and the Controller itself has no type parameter.
 //
 // # Reconcile results
 //
-//   - error (or a panic, recovered and counted): AddRateLimited, exponential backoff per Request;
+//   - error (or a panic, recovered and counted): AddRateLimited, exponential backoff per
+//     Request; past Options.MaxRetries retries the Request is forgotten, logged and counted;
 //   - TerminalError: logged and counted, not retried;
 //   - Result.RequeueAfter > 0: Forget, then AddAfter(d);
 //   - Result.Requeue: AddRateLimited;

@@ -10,15 +10,19 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/client"
+	"github.com/informerkit/informerkit/controller/events"
 	"github.com/informerkit/informerkit/controller/leaderelection"
 	"github.com/informerkit/informerkit/controller/metrics"
 	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/reflector"
 )
 
@@ -80,6 +84,18 @@ type ManagerOptions struct {
 	InformerOptions informer.FactoryOptions
 	// Registry receives every metric (default a new Registry; see Manager.Registry).
 	Registry *metrics.Registry
+
+	// Kinds is the type registry of the manager's client, event recorders and owner
+	// references (default kinds.Default). For registers the informer's type in it when the
+	// resource is a built-in one.
+	Kinds *kinds.Registry
+	// ClientOptions are the options of Manager.Client (read-your-writes timeout, ...). Their
+	// Registry defaults to Kinds and their Logger to Logger.
+	ClientOptions client.Options
+	// EventOptions are the options of the event broadcaster behind EventRecorderFor. Their
+	// Registry defaults to Kinds, Logger to Logger, DrainTimeout to GracefulShutdownTimeout
+	// and Instance to the leader election identity (else the host name).
+	EventOptions events.Options
 }
 
 // Runnable is something a Manager runs: Start blocks until ctx is done (returning nil) or
@@ -132,6 +148,8 @@ type Manager struct {
 	opts        ManagerOptions
 	log         *slog.Logger
 	client      *apiclient.Client
+	ctrlClient  *client.Client
+	events      *events.Broadcaster
 	leClient    *apiclient.Client
 	factory     *informer.Factory
 	registry    *metrics.Registry
@@ -187,18 +205,21 @@ func NewManager(config *apiclient.Config, opts ManagerOptions) (*Manager, error)
 	if opts.Registry == nil {
 		opts.Registry = metrics.NewRegistry()
 	}
+	if opts.Kinds == nil {
+		opts.Kinds = kinds.Default
+	}
 	cfg := *config
 	if cfg.Logger == nil {
 		cfg.Logger = opts.Logger
 	}
-	client, err := apiclient.New(&cfg)
+	api, err := apiclient.New(&cfg)
 	if err != nil {
 		return nil, fmt.Errorf("controller: NewManager: %w", err)
 	}
 	m := &Manager{
 		opts:     opts,
 		log:      opts.Logger,
-		client:   client,
+		client:   api,
 		registry: opts.Registry,
 		elected:  make(chan struct{}),
 		synced:   make(chan struct{}),
@@ -207,14 +228,18 @@ func NewManager(config *apiclient.Config, opts ManagerOptions) (*Manager, error)
 	if fopts.Logger == nil {
 		fopts.Logger = opts.Logger
 	}
-	m.factory = informer.NewFactoryWithOptions(client, fopts)
+	m.factory = informer.NewFactoryWithOptions(api, fopts)
 	if opts.LeaderElection {
 		if err := m.setupLeaderElection(&cfg); err != nil {
-			client.Close()
+			api.Close()
 			return nil, err
 		}
 		m.leaderGauge = m.registry.NewGauge("leader_election_master_status",
 			"Whether this replica leads (1) or not (0), per Lease.", "name").With(m.opts.LeaderElectionID)
+	}
+	if err := m.setupClientAndEvents(); err != nil {
+		api.Close()
+		return nil, err
 	}
 	m.registry.NewGaugeFunc("informerkit_informer_staleness_seconds",
 		"Seconds since the informer last had evidence that its cache is current (event, bookmark, list or re-opened watch).",
@@ -294,9 +319,79 @@ func (m *Manager) setupLeaderElection(cfg *apiclient.Config) error {
 	return nil
 }
 
-// Client returns the manager's API client, shared by its informers and meant for the
-// reconcilers' writes.
-func (m *Manager) Client() *apiclient.Client { return m.client }
+// setupClientAndEvents creates the controller client and the event broadcaster.
+func (m *Manager) setupClientAndEvents() error {
+	copts := m.opts.ClientOptions
+	if copts.Registry == nil {
+		copts.Registry = m.opts.Kinds
+	}
+	if copts.Logger == nil {
+		copts.Logger = m.log
+	}
+	c, err := client.New(m.client, m.factory, copts)
+	if err != nil {
+		return fmt.Errorf("controller: NewManager: %w", err)
+	}
+	eopts := m.opts.EventOptions
+	if eopts.Registry == nil {
+		eopts.Registry = m.opts.Kinds
+	}
+	if eopts.Logger == nil {
+		eopts.Logger = m.log
+	}
+	if eopts.DrainTimeout == 0 {
+		eopts.DrainTimeout = m.opts.GracefulShutdownTimeout
+	}
+	if eopts.Instance == "" {
+		eopts.Instance = m.opts.LeaderElectionIdentity
+	}
+	b, err := events.NewBroadcaster(m.client, eopts)
+	if err != nil {
+		return fmt.Errorf("controller: NewManager: %w", err)
+	}
+	m.ctrlClient, m.events = c, b
+	m.registry.NewGaugeFunc("informerkit_event_recorder_events",
+		"Events handled by the manager's event recorders since start, by outcome (counts, exposed as gauges): created, patched (count updates), filtered (spam filter), dropped (queue full), rejected (unknown kind, bad type), failed (given up), late (after shutdown).",
+		[]string{"outcome"}, func(emit func(float64, ...string)) {
+			s := b.Stats()
+			for _, o := range []struct {
+				name string
+				n    uint64
+			}{{"created", s.Created}, {"patched", s.Patched}, {"filtered", s.Filtered}, {"dropped", s.Dropped},
+				{"rejected", s.Rejected}, {"failed", s.Failed}, {"late", s.Late}} {
+				emit(float64(o.n), o.name)
+			}
+		})
+	m.registry.NewGaugeFunc("informerkit_informer_cache_mutations",
+		"Changes to cached objects found by the cache mutation detector since start, per informer (a count, exposed as a gauge; 0 without the detector).",
+		[]string{"informer"}, func(emit func(float64, ...string)) {
+			for _, inf := range m.factory.Informers() {
+				emit(float64(inf.Stats().CacheMutations), inf.Name())
+			}
+		})
+	return nil
+}
+
+// Client returns the controller client: reads from the manager's informers (started on first
+// use), writes to the API server, and reads that see its own writes (see package client).
+func (m *Manager) Client() *client.Client { return m.ctrlClient }
+
+// APIClient returns the manager's API client, shared by its informers and its Client.
+func (m *Manager) APIClient() *apiclient.Client { return m.client }
+
+// Kinds returns the manager's type registry (ManagerOptions.Kinds).
+func (m *Manager) Kinds() *kinds.Registry { return m.opts.Kinds }
+
+// EventRecorderFor returns a recorder of events whose source and reporting controller are
+// name (a controller's name). Events are written in the background by the manager's event
+// broadcaster, from Start until the runnables have stopped (then the queued events are
+// written within GracefulShutdownTimeout); recorded before Start, they wait in its queue.
+func (m *Manager) EventRecorderFor(name string) events.EventRecorder {
+	return m.events.NewRecorder(name)
+}
+
+// EventBroadcaster returns the broadcaster behind EventRecorderFor (for its Stats).
+func (m *Manager) EventBroadcaster() *events.Broadcaster { return m.events }
 
 // Factory returns the manager's shared informer factory. Informers created from it before
 // Start are started by Start and covered by /readyz and the informer metrics, whether they
@@ -318,7 +413,9 @@ func (m *Manager) Identity() string {
 }
 
 // For returns the manager's shared informer of T for gvr (see informer.For) and registers it
-// for the readiness check and the informer metrics. Call it before Start.
+// for the readiness check and the informer metrics. Call it before Start. If gvr is a
+// built-in resource and T is not in the manager's type registry yet, T is registered as that
+// kind, so that events and owner references about T's objects know their kind.
 func For[T apiclient.Object](m *Manager, gvr apiclient.GroupVersionResource) *informer.Informer[T] {
 	return ForWithOptions[T](m, gvr, informer.ForOptions{})
 }
@@ -328,6 +425,11 @@ func For[T apiclient.Object](m *Manager, gvr apiclient.GroupVersionResource) *in
 func ForWithOptions[T apiclient.Object](m *Manager, gvr apiclient.GroupVersionResource, opts informer.ForOptions) *informer.Informer[T] {
 	inf := informer.ForWithOptions[T](m.factory, gvr, opts)
 	m.track(inf.Name(), inf)
+	if info, ok := kinds.BuiltinForResource(gvr); ok {
+		if _, known := m.opts.Kinds.Lookup(reflect.TypeFor[T]()); !known {
+			_ = m.opts.Kinds.Register(reflect.TypeFor[T](), info) // cannot conflict: T is not registered
+		}
+	}
 	return inf
 }
 
@@ -496,6 +598,20 @@ func (m *Manager) Start(ctx context.Context) (err error) {
 		m.factory.Shutdown()
 	}()
 	m.factory.Start(cachesCtx)
+	m.ctrlClient.Start(cachesCtx)
+
+	// Events are written from now until the runnables have stopped (deferred after the
+	// caches' stop, so it runs before it): the reconciles that finish during the drain
+	// still record theirs.
+	eventsCtx, stopEvents := context.WithCancel(context.WithoutCancel(ctx))
+	eventsDone := make(chan error, 1)
+	go func() { eventsDone <- m.events.Run(eventsCtx) }()
+	defer func() {
+		stopEvents()
+		if err := <-eventsDone; err != nil {
+			m.log.Error("event recorder", "err", err)
+		}
+	}()
 
 	// runCtx ends the runnables: ctx done, a runnable failed, or leadership lost.
 	runCtx, stopRun := context.WithCancelCause(ctx)

@@ -20,7 +20,9 @@ const (
 //   - reconcile panics (controller_runtime_reconcile_panics_total);
 //   - reconcile time in seconds (controller_runtime_reconcile_time_seconds, a histogram);
 //   - active workers (controller_runtime_active_workers): reconciles in progress;
-//   - max concurrent reconciles (controller_runtime_max_concurrent_reconciles).
+//   - max concurrent reconciles (controller_runtime_max_concurrent_reconciles);
+//   - requests dropped after Options.MaxRetries failed reconciles
+//     (informerkit_controller_dropped_requests_total; controller-runtime has no MaxRetries).
 //
 // The metrics are called from the workers and must be safe for concurrent use and quick.
 type MetricsProvider interface {
@@ -30,6 +32,7 @@ type MetricsProvider interface {
 	NewReconcileTimeMetric(controller string) workqueue.HistogramMetric
 	NewActiveWorkersMetric(controller string) workqueue.GaugeMetric
 	NewMaxConcurrentReconcilesMetric(controller string) workqueue.SettableGaugeMetric
+	NewDroppedRequestsMetric(controller string) workqueue.CounterMetric
 }
 
 // controllerMetrics are the metrics of one controller; with no provider they are no-ops.
@@ -40,6 +43,7 @@ type controllerMetrics struct {
 	reconcileTime workqueue.HistogramMetric
 	activeWorkers workqueue.GaugeMetric
 	maxConcurrent workqueue.SettableGaugeMetric
+	dropped       workqueue.CounterMetric
 }
 
 type noopMetric struct{}
@@ -56,8 +60,8 @@ func newControllerMetrics(name string, p MetricsProvider) *controllerMetrics {
 		for _, r := range results {
 			m.total[r] = noopMetric{}
 		}
-		m.errors, m.panics, m.reconcileTime, m.activeWorkers, m.maxConcurrent =
-			noopMetric{}, noopMetric{}, noopMetric{}, noopMetric{}, noopMetric{}
+		m.errors, m.panics, m.reconcileTime, m.activeWorkers, m.maxConcurrent, m.dropped =
+			noopMetric{}, noopMetric{}, noopMetric{}, noopMetric{}, noopMetric{}, noopMetric{}
 		return m
 	}
 	for _, r := range results {
@@ -68,5 +72,6 @@ func newControllerMetrics(name string, p MetricsProvider) *controllerMetrics {
 	m.reconcileTime = p.NewReconcileTimeMetric(name)
 	m.activeWorkers = p.NewActiveWorkersMetric(name)
 	m.maxConcurrent = p.NewMaxConcurrentReconcilesMetric(name)
+	m.dropped = p.NewDroppedRequestsMetric(name)
 	return m
 }

@@ -61,6 +61,11 @@ func (r registryMetrics) NewMaxConcurrentReconcilesMetric(controller string) wor
 	return r.reg.NewGauge("controller_runtime_max_concurrent_reconciles", "Maximum number of concurrent reconciles per controller.", "controller").With(controller)
 }
 
+// NewDroppedRequestsMetric implements MetricsProvider.
+func (r registryMetrics) NewDroppedRequestsMetric(controller string) workqueue.CounterMetric {
+	return r.reg.NewCounter("informerkit_controller_dropped_requests_total", "Requests forgotten after MaxRetries failed reconciles, per controller.", "controller").With(controller)
+}
+
 // Work queue metrics (workqueue.MetricsProvider), with client-go's names; each vector has
 // the one label "name".
 

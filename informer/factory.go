@@ -96,7 +96,11 @@ type FactoryOptions struct {
 	DisableSharing bool
 	// DetectCacheMutations turns on every informer's cache mutation detector
 	// (Options.DetectCacheMutations); so does INFORMERKIT_CACHE_MUTATION_DETECTOR=true.
-	DetectCacheMutations bool
+	// OnCacheMutation and CacheMutationCheckInterval are the detector's settings (see
+	// Options).
+	DetectCacheMutations       bool
+	OnCacheMutation            func(*CacheMutationError)
+	CacheMutationCheckInterval time.Duration
 	// BufferSize is the default per-handler buffer before coalescing (Options.BufferSize).
 	BufferSize int
 	// WatchList, MinWatchTimeout, StallTimeout and Backoff are passed to the reflectors (see
@@ -169,17 +173,19 @@ func ForWithOptions[T apiclient.Object](f *Factory, gvr apiclient.GroupVersionRe
 		lw = &selectingLW[T]{lw: lw, labels: key.labels, fields: key.fields}
 	}
 	iopts := Options[T]{
-		Name:                 key.name(),
-		DefaultResyncPeriod:  o.DefaultResyncPeriod,
-		WatchList:            o.WatchList,
-		StallTimeout:         o.StallTimeout,
-		Backoff:              o.Backoff,
-		MinWatchTimeout:      o.MinWatchTimeout,
-		BufferSize:           o.BufferSize,
-		NotFoundLogInterval:  o.NotFoundLogInterval,
-		Logger:               o.Logger,
-		DisableSharing:       o.DisableSharing,
-		DetectCacheMutations: o.DetectCacheMutations,
+		Name:                       key.name(),
+		DefaultResyncPeriod:        o.DefaultResyncPeriod,
+		WatchList:                  o.WatchList,
+		StallTimeout:               o.StallTimeout,
+		Backoff:                    o.Backoff,
+		MinWatchTimeout:            o.MinWatchTimeout,
+		BufferSize:                 o.BufferSize,
+		NotFoundLogInterval:        o.NotFoundLogInterval,
+		Logger:                     o.Logger,
+		DisableSharing:             o.DisableSharing,
+		DetectCacheMutations:       o.DetectCacheMutations,
+		OnCacheMutation:            o.OnCacheMutation,
+		CacheMutationCheckInterval: o.CacheMutationCheckInterval,
 	}
 	inf := New(lw, iopts)
 	if o.KeepManagedFields {

@@ -104,6 +104,11 @@ type Options[T apiclient.Object] struct {
 	// go test (testing.Testing), otherwise log an error; Stats.CacheMutations counts either
 	// way.
 	OnCacheMutation func(*CacheMutationError)
+	// CacheMutationCheckInterval is the period of the detector's sweep over the whole cache
+	// (default CacheMutationCheckInterval). Negative: no sweep; objects are checked only when
+	// they are replaced or deleted and when the informer stops (tests that change cached
+	// objects on purpose use it, so that no sweep races with their change).
+	CacheMutationCheckInterval time.Duration
 
 	// Knobs that exist only to measure and test the alternatives (the package's tests set
 	// them): the DeltaFIFO layout, and relists handed to the DeltaFIFO as one slice
@@ -111,9 +116,6 @@ type Options[T apiclient.Object] struct {
 	// sits in memory next to the whole cache (BenchmarkRelistPeakHeap).
 	mode                     fifoMode
 	disableIncrementalRelist bool
-	// mutationCheckInterval replaces CacheMutationCheckInterval: tests that change a cached
-	// object on purpose check by hand, so that no sweep races with their change.
-	mutationCheckInterval time.Duration
 }
 
 // fifoMode selects the DeltaFIFO layout of an informer.
@@ -371,7 +373,7 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { refl.Run(ctx) })
 	wg.Go(func() { inf.processLoop(ctx, fifo) })
-	wg.Go(func() { runMutationDetector(ctx, inf.cache, inf.opts.mutationCheckInterval) })
+	wg.Go(func() { runMutationDetector(ctx, inf.cache, inf.opts.CacheMutationCheckInterval) })
 	wg.Go(func() {
 		select {
 		case <-fifo.Synced():

@@ -178,11 +178,11 @@ func (d *mutationDetector[T]) sweep() {
 	})
 }
 
-// runMutationDetector sweeps cache every interval (CacheMutationCheckInterval if 0) until ctx
-// is done, if it is a detector.
+// runMutationDetector sweeps cache every interval (CacheMutationCheckInterval if 0, never if
+// negative) until ctx is done, if it is a detector.
 func runMutationDetector[T any](ctx context.Context, cache indexer.Indexer[T], interval time.Duration) {
 	d, ok := cache.(*mutationDetector[T])
-	if !ok {
+	if !ok || interval < 0 {
 		return
 	}
 	if interval <= 0 {

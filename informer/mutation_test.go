@@ -33,7 +33,7 @@ func detectorOptions(t *testing.T, found mutations) Options[*ConfigMap] {
 	opts := fastOptions(t)
 	opts.DetectCacheMutations = true
 	opts.OnCacheMutation = func(err *CacheMutationError) { found <- err }
-	opts.mutationCheckInterval = time.Hour
+	opts.CacheMutationCheckInterval = -1
 	return opts
 }
 

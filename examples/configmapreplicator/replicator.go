@@ -83,7 +83,7 @@ func Setup(mgr *controller.Manager, opts Options) (*controller.Controller, error
 	if opts.Logger == nil {
 		opts.Logger = mgr.Logger()
 	}
-	client := mgr.Client()
+	client := mgr.APIClient()
 	r := &Replicator{
 		replications: apiclient.NewResource[*ConfigMapReplication](client, ReplicationGVR),
 		configMaps:   apiclient.NewResource[*ConfigMap](client, ConfigMapGVR),
