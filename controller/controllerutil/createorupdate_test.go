@@ -226,6 +226,10 @@ func TestCreateOrUpdateErrors(t *testing.T) {
 	if _, _, err := CreateOrUpdate(ctxT(t), e.widgets, newWidget(), func(w *widget) error { w.Spec.Size = 1; return nil }); err != nil {
 		t.Fatal(err)
 	}
+	// The cache has the widget (a read through the client waits for its own create).
+	if _, err := e.widgets.Get(ctxT(t), "shop", "w", client.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := e.srv.WaitForWatches(ctxT(t), "widgets", 1); err != nil {
 		t.Fatal(err)
 	}
