@@ -47,6 +47,15 @@ func CRD() map[string]any {
 					"copies":             map[string]any{"type": "integer"},
 					"namespaces":         map[string]any{"type": "array", "items": str},
 					"message":            str,
+					"conditions": map[string]any{"type": "array", "items": map[string]any{
+						"type":     "object",
+						"required": []any{"type", "status", "lastTransitionTime", "reason", "message"},
+						"properties": map[string]any{
+							"type": str, "status": str, "reason": str, "message": str,
+							"observedGeneration": map[string]any{"type": "integer", "format": "int64"},
+							"lastTransitionTime": map[string]any{"type": "string", "format": "date-time"},
+						},
+					}},
 				},
 			},
 		},

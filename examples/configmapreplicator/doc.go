@@ -17,8 +17,10 @@
 //   - four event sources into one work queue: the primary resource (GenerationChanged, so its
 //     own status writes do not wake it), its children (EnqueueRequestForOwner), the source
 //     ConfigMaps and the namespaces (EnqueueRequestsFromMapFunc);
-//   - a level-triggered Reconcile that reads only caches, creates, updates and deletes the
-//     copies, and records what it did in the status subresource;
+//   - a level-triggered Reconcile that reads through the Manager's client (cached reads that
+//     see the controller's own writes), writes each copy with controllerutil.CreateOrUpdate
+//     and SetControllerReference, records events, and writes a status with a Ready condition
+//     through the status subresource;
 //   - owner references that the API accepts: the copies live in other namespaces than the
 //     source, and a namespaced owner must share its dependents' namespace (the garbage
 //     collector treats a cross-namespace owner as missing and deletes the dependent), so the

@@ -2,15 +2,20 @@ package configmapreplicator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/client"
+	"github.com/informerkit/informerkit/conditions"
 	"github.com/informerkit/informerkit/controller"
+	"github.com/informerkit/informerkit/controller/controllerutil"
+	"github.com/informerkit/informerkit/controller/events"
 	"github.com/informerkit/informerkit/indexer"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/labels"
@@ -42,26 +47,17 @@ type Options struct {
 }
 
 // Replicator is the reconciler: it keeps the copies of each ConfigMapReplication's source in
-// the selected namespaces, and records the result in the replication's status.
+// the selected namespaces, and records the result in the replication's status and events.
 type Replicator struct {
-	replications *apiclient.Resource[*ConfigMapReplication]
-	configMaps   *apiclient.Resource[*ConfigMap]
+	replications *client.Typed[*ConfigMapReplication]
+	configMaps   *client.Typed[*ConfigMap]
+	namespaces   *client.Typed[*Namespace]
+	events       events.EventRecorder
 
+	// The informers, for the event sources and their map functions.
 	replInf *informer.Informer[*ConfigMapReplication]
 	cmInf   *informer.Informer[*ConfigMap]
 	nsInf   *informer.Informer[*Namespace]
-
-	log *slog.Logger
-
-	// written remembers the last status this controller wrote to each replication, with the
-	// resourceVersion the write produced (see statusUpToDate).
-	mu      sync.Mutex
-	written map[string]writtenStatus
-}
-
-type writtenStatus struct {
-	resourceVersion string
-	status          ReplicationStatus
 }
 
 // Setup creates the controller and its informers on mgr and adds it to mgr: three shared
@@ -83,15 +79,18 @@ func Setup(mgr *controller.Manager, opts Options) (*controller.Controller, error
 	if opts.Logger == nil {
 		opts.Logger = mgr.Logger()
 	}
-	client := mgr.APIClient()
+	if err := mgr.Kinds().Register(reflect.TypeFor[*ConfigMapReplication](), ReplicationKind); err != nil {
+		return nil, err
+	}
+	c := mgr.Client()
 	r := &Replicator{
-		replications: apiclient.NewResource[*ConfigMapReplication](client, ReplicationGVR),
-		configMaps:   apiclient.NewResource[*ConfigMap](client, ConfigMapGVR),
+		replications: client.For[*ConfigMapReplication](c),
+		configMaps:   client.For[*ConfigMap](c),
+		namespaces:   client.For[*Namespace](c),
+		events:       mgr.EventRecorderFor(opts.Name),
 		replInf:      controller.For[*ConfigMapReplication](mgr, ReplicationGVR),
 		cmInf:        controller.For[*ConfigMap](mgr, ConfigMapGVR),
 		nsInf:        controller.For[*Namespace](mgr, NamespaceGVR),
-		log:          opts.Logger.With("controller", opts.Name),
-		written:      map[string]writtenStatus{},
 	}
 	if err := r.replInf.AddIndexers(indexer.Indexers[*ConfigMapReplication]{indexBySource: func(o *ConfigMapReplication) ([]string, error) {
 		return []string{o.Spec.Source.String()}, nil
@@ -113,7 +112,7 @@ func Setup(mgr *controller.Manager, opts Options) (*controller.Controller, error
 		traceFIFO(tr, r.nsInf, "namespaces")
 	}
 
-	c, err := controller.New(opts.Name, traced(tr, r), controller.Options{
+	ctl, err := controller.New(opts.Name, traced(tr, r), controller.Options{
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		Logger:                  opts.Logger,
 	})
@@ -136,20 +135,20 @@ func Setup(mgr *controller.Manager, opts Options) (*controller.Controller, error
 			tracePredicate(tr, "Namespace", "LabelsChanged", controller.LabelsChanged[*Namespace]())),
 	}
 	for _, s := range sources {
-		if err := c.Watch(s); err != nil {
+		if err := ctl.Watch(s); err != nil {
 			return nil, err
 		}
 	}
-	if err := mgr.Add(c); err != nil {
+	if err := mgr.Add(ctl); err != nil {
 		return nil, err
 	}
-	return c, nil
+	return ctl, nil
 }
 
 // replicationsOfSource maps a ConfigMap to the replications whose source it is.
 func (r *Replicator) replicationsOfSource(_ context.Context, cm *ConfigMap) []controller.Request {
 	var out []controller.Request
-	_ = r.replInf.GetIndexer().RangeByIndex(indexBySource, cm.Namespace+"/"+cm.Name, func(_ string, repl *ConfigMapReplication) bool {
+	_ = r.replInf.GetIndexer().RangeByIndex(indexBySource, key(cm.Namespace, cm.Name), func(_ string, repl *ConfigMapReplication) bool {
 		out = append(out, controller.Request{Name: repl.Name})
 		return true
 	})
@@ -166,56 +165,62 @@ func (r *Replicator) allReplications(context.Context, *Namespace) []controller.R
 	return out
 }
 
-// Reconcile makes the copies of one replication match its source and selector, from the
-// informers' caches, and writes the status.
+// errForeign: a ConfigMap with the copy's name exists and another controller (or a person)
+// manages it.
+var errForeign = errors.New("exists and is not managed by the replication")
+
+// Reconcile makes the copies of one replication match its source and selector and writes the
+// status. Reads go through the client: they come from the caches, and see this controller's
+// own earlier writes (so a stale status or a missing fresh copy is never acted on).
 func (r *Replicator) Reconcile(ctx context.Context, req controller.Request) (controller.Result, error) {
 	var actions []string
 	defer func() { report(ctx, actions) }()
 
-	repl, err := r.replInf.Lister().Get("", req.Name)
+	repl, err := r.replications.Get(ctx, "", req.Name, client.GetOptions{})
 	if apiclient.IsNotFound(err) {
-		r.mu.Lock()
-		delete(r.written, req.Name)
-		r.mu.Unlock()
 		// Gone: delete its copies. (On a real cluster the garbage collector would too, since
 		// the copies name it as their owner; apitest has no garbage collector.)
-		for _, cm := range r.copies(req.Name) {
+		copies, err := r.copies(ctx, req.Name)
+		for _, cm := range copies {
 			if err := r.deleteCopy(ctx, cm); err != nil {
 				return controller.Result{}, err
 			}
 			actions = append(actions, "delete "+key(cm.Namespace, cm.Name)+" (replication gone)")
 		}
-		return controller.Result{}, nil
+		return controller.Result{}, err
 	}
 	if err != nil {
 		return controller.Result{}, err
 	}
 
 	// Desired: a copy in every selected namespace, if the source exists.
-	src, err := r.cmInf.Lister().Get(repl.Spec.Source.Namespace, repl.Spec.Source.Name)
+	src, err := r.configMaps.Get(ctx, repl.Spec.Source.Namespace, repl.Spec.Source.Name, client.GetOptions{})
 	sourceMissing := apiclient.IsNotFound(err)
 	if err != nil && !sourceMissing {
 		return controller.Result{}, err
 	}
 	want := map[string]bool{}
 	if !sourceMissing {
-		sel := labels.SelectorFromSet(repl.Spec.NamespaceSelector.MatchLabels)
-		for _, ns := range r.nsInf.Lister().List(sel) {
-			if ns.Name == src.Namespace || ns.DeletionTimestamp != nil || ns.Status.Phase == "Terminating" {
-				continue
+		nss, err := r.namespaces.List(ctx, client.ListOptions{LabelSelector: labels.SelectorFromSet(repl.Spec.NamespaceSelector.MatchLabels), UnsafeDisableDeepCopy: true})
+		if err != nil {
+			return controller.Result{}, err
+		}
+		for _, ns := range nss {
+			if ns.Name != src.Namespace && ns.DeletionTimestamp == nil && ns.Status.Phase != "Terminating" {
+				want[ns.Name] = true
 			}
-			want[ns.Name] = true
 		}
 	}
 
-	// Keep one up-to-date candidate per wanted namespace; delete the rest.
-	existing := map[string]*ConfigMap{}
-	var problems []string
-	var have []string
-	requeue := false
-	for _, cm := range r.copies(repl.Name) {
-		if want[cm.Namespace] && cm.Name == repl.Spec.Source.Name && existing[cm.Namespace] == nil {
-			existing[cm.Namespace] = cm
+	// Keep one copy per wanted namespace; delete the rest.
+	copies, err := r.copies(ctx, repl.Name)
+	if err != nil {
+		return controller.Result{}, err
+	}
+	kept := map[string]bool{}
+	for _, cm := range copies {
+		if want[cm.Namespace] && cm.Name == repl.Spec.Source.Name && !kept[cm.Namespace] {
+			kept[cm.Namespace] = true
 			continue
 		}
 		if err := r.deleteCopy(ctx, cm); err != nil {
@@ -228,88 +233,93 @@ func (r *Replicator) Reconcile(ctx context.Context, req controller.Request) (con
 		actions = append(actions, fmt.Sprintf("delete %s (%s)", key(cm.Namespace, cm.Name), why))
 	}
 	// Create or update the wanted ones.
+	var have, problems []string
 	for _, ns := range slices.Sorted(maps.Keys(want)) {
-		desired := r.copyOf(repl, src, ns)
-		cur, ok := existing[ns]
-		switch {
-		case !ok:
-			// Not ours in the cache: is there a foreign ConfigMap with that name?
-			if other, err := r.cmInf.Lister().Get(ns, desired.Name); err == nil && !ownedBy(other, repl) {
-				problems = append(problems, fmt.Sprintf("%s exists and is not managed by %s", key(ns, desired.Name), repl.Name))
-				continue
-			}
-			_, err := r.configMaps.Namespace(ns).Create(ctx, desired, apiclient.CreateOptions{FieldManager: "configmap-replicator"})
-			if apiclient.IsAlreadyExists(err) {
-				requeue = true // the cache has not seen it yet
-				continue
-			}
-			if err != nil {
-				return controller.Result{}, fmt.Errorf("creating %s: %w", key(ns, desired.Name), err)
-			}
-			actions = append(actions, "create "+key(ns, desired.Name))
-		case !upToDate(cur, desired):
-			desired.ResourceVersion = cur.ResourceVersion
-			desired.UID = cur.UID
-			if _, err := r.configMaps.Namespace(ns).Update(ctx, desired, apiclient.UpdateOptions{FieldManager: "configmap-replicator"}); err != nil {
-				if apiclient.IsConflict(err) || apiclient.IsNotFound(err) {
-					requeue = true
-					continue
-				}
-				return controller.Result{}, fmt.Errorf("updating %s: %w", key(ns, desired.Name), err)
-			}
-			actions = append(actions, "update "+key(ns, desired.Name))
+		k := key(ns, src.Name)
+		switch result, err := r.writeCopy(ctx, repl, src, ns); {
+		case errors.Is(err, errForeign):
+			problems = append(problems, fmt.Sprintf("%s exists and is not managed by %s", k, repl.Name))
+			r.events.Eventf(repl, events.Warning, "ForeignConfigMap", "%s exists and is not managed by %s", k, repl.Name)
+			continue
+		case err != nil:
+			return controller.Result{}, fmt.Errorf("copying to %s: %w", k, err)
+		case result == controllerutil.OperationResultCreated:
+			actions = append(actions, "create "+k)
+			r.events.Eventf(repl, events.Normal, "Copied", "created %s", k)
+		case result != controllerutil.OperationResultNone:
+			actions = append(actions, "update "+k)
+			r.events.Eventf(repl, events.Normal, "Copied", "updated %s", k)
 		}
 		have = append(have, ns)
 	}
 
-	if requeue {
-		// Some writes found the cache behind: do not record a passing undercount, look again.
-		return controller.Result{Requeue: true}, nil
-	}
-
-	// Status.
-	status := ReplicationStatus{ObservedGeneration: repl.Generation, Copies: len(have), Namespaces: have}
+	// Status, with a Ready condition.
+	next := repl.Status
+	next.ObservedGeneration, next.Copies, next.Namespaces, next.Message = repl.Generation, len(have), have, ""
+	ready := conditions.Condition{Type: "Ready", Status: conditions.True, Reason: "Replicated", ObservedGeneration: repl.Generation}
 	switch {
 	case sourceMissing:
-		status.Message = fmt.Sprintf("source ConfigMap %s not found", repl.Spec.Source)
+		next.Message = fmt.Sprintf("source ConfigMap %s not found", repl.Spec.Source)
+		ready.Status, ready.Reason = conditions.False, "SourceNotFound"
 	case len(problems) > 0:
-		status.Message = strings.Join(problems, "; ")
+		next.Message = strings.Join(problems, "; ")
+		ready.Status, ready.Reason = conditions.False, "ForeignConfigMaps"
 	}
-	if !r.statusUpToDate(repl, status) {
-		next := *repl
-		next.Status = status
-		out, err := r.replications.UpdateStatus(ctx, &next, apiclient.UpdateOptions{FieldManager: "configmap-replicator"})
-		if err != nil {
-			if apiclient.IsConflict(err) {
-				return controller.Result{Requeue: true}, nil // the cache was behind: look again
-			}
-			if apiclient.IsNotFound(err) {
-				return controller.Result{}, nil
-			}
-			return controller.Result{}, fmt.Errorf("writing the status of %s: %w", repl.Name, err)
+	ready.Message = next.Message
+	changed := conditions.Set(&next.Conditions, ready)
+	if !changed && statusEqual(repl.Status, next) {
+		return controller.Result{}, nil
+	}
+	repl.Status = next
+	if _, err := r.replications.Status().Update(ctx, repl, apiclient.UpdateOptions{FieldManager: "configmap-replicator"}); err != nil {
+		if apiclient.IsNotFound(err) {
+			return controller.Result{}, nil
 		}
-		r.mu.Lock()
-		r.written[repl.Name] = writtenStatus{resourceVersion: out.ResourceVersion, status: status}
-		r.mu.Unlock()
-		actions = append(actions, fmt.Sprintf("status copies=%d%s", status.Copies, messageSuffix(status.Message)))
+		return controller.Result{}, fmt.Errorf("writing the status of %s: %w", repl.Name, err)
 	}
-	return controller.Result{Requeue: requeue}, nil
+	actions = append(actions, fmt.Sprintf("status copies=%d%s", next.Copies, messageSuffix(next.Message)))
+	return controller.Result{}, nil
 }
 
-// statusUpToDate reports whether the status need not be written. The cache may lag behind
-// the controller's own last status write, and status-only updates do not wake the controller
-// (GenerationChanged), so a stale cached status that happens to equal the desired one must
-// not be trusted alone: until the cache has caught up with the last write (same
-// resourceVersion), that write must equal the desired status too. Otherwise the controller
-// writes, gets a conflict if the cache was behind, and looks again.
-func (r *Replicator) statusUpToDate(repl *ConfigMapReplication, want ReplicationStatus) bool {
-	if !statusEqual(repl.Status, want) {
-		return false
+// writeCopy creates or updates the copy of src in namespace ns: its data, its label and
+// annotation, and its controller reference to repl. It refuses a ConfigMap repl does not
+// control (errForeign).
+func (r *Replicator) writeCopy(ctx context.Context, repl *ConfigMapReplication, src *ConfigMap, ns string) (controllerutil.OperationResult, error) {
+	cm := &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Namespace: ns, Name: src.Name}}
+	_, result, err := controllerutil.CreateOrUpdate(ctx, r.configMaps, cm, func(cm *ConfigMap) error {
+		if cm.ResourceVersion != "" && !controllerutil.IsControlledBy(cm, repl) {
+			return errForeign
+		}
+		cm.Labels = withEntry(cm.Labels, LabelReplication, repl.Name)
+		cm.Annotations = withEntry(cm.Annotations, AnnotationSource, key(src.Namespace, src.Name))
+		cm.Data, cm.BinaryData = src.Data, src.BinaryData
+		return controllerutil.SetControllerReference(repl, cm)
+	})
+	return result, err
+}
+
+func withEntry(m map[string]string, k, v string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
 	}
-	r.mu.Lock()
-	last, ok := r.written[repl.Name]
-	r.mu.Unlock()
-	return !ok || last.resourceVersion == repl.ResourceVersion || statusEqual(last.status, want)
+	m[k] = v
+	return m
+}
+
+// copies returns the ConfigMaps labelled as copies of the replication name (cached objects:
+// read, never changed).
+func (r *Replicator) copies(ctx context.Context, name string) ([]*ConfigMap, error) {
+	return r.configMaps.List(ctx, client.ListOptions{Index: indexByReplication, IndexValue: name, UnsafeDisableDeepCopy: true})
+}
+
+// deleteCopy deletes cm, only if it is still the object the cache holds (uid precondition).
+func (r *Replicator) deleteCopy(ctx context.Context, cm *ConfigMap) error {
+	uid := cm.UID
+	err := r.configMaps.Delete(ctx, cm, apiclient.DeleteOptions{Preconditions: &apiclient.Preconditions{UID: &uid}})
+	if err != nil && !apiclient.IsNotFound(err) && !apiclient.IsConflict(err) {
+		return fmt.Errorf("deleting %s: %w", key(cm.Namespace, cm.Name), err)
+	}
+	return nil
 }
 
 func messageSuffix(m string) string {
@@ -317,66 +327,6 @@ func messageSuffix(m string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (%s)", m)
-}
-
-// copies returns the cached ConfigMaps labelled as copies of the replication name.
-func (r *Replicator) copies(name string) []*ConfigMap {
-	out, _ := r.cmInf.GetIndexer().ByIndex(indexByReplication, name)
-	return out
-}
-
-// deleteCopy deletes cm, only if it is still the object the cache holds (UID precondition).
-func (r *Replicator) deleteCopy(ctx context.Context, cm *ConfigMap) error {
-	uid := cm.UID
-	err := r.configMaps.Namespace(cm.Namespace).Delete(ctx, cm.Name, apiclient.DeleteOptions{
-		Preconditions: &apiclient.Preconditions{UID: &uid},
-	})
-	if err != nil && !apiclient.IsNotFound(err) && !apiclient.IsConflict(err) {
-		return fmt.Errorf("deleting %s: %w", key(cm.Namespace, cm.Name), err)
-	}
-	return nil
-}
-
-// copyOf is the desired copy of src in namespace ns.
-func (r *Replicator) copyOf(repl *ConfigMapReplication, src *ConfigMap, ns string) *ConfigMap {
-	yes := true
-	return &ConfigMap{
-		TypeMeta: apiclient.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: apiclient.ObjectMeta{
-			Namespace:   ns,
-			Name:        src.Name,
-			Labels:      map[string]string{LabelReplication: repl.Name},
-			Annotations: map[string]string{AnnotationSource: key(src.Namespace, src.Name)},
-			OwnerReferences: []apiclient.OwnerReference{{
-				APIVersion: Group + "/" + Version, Kind: Kind, Name: repl.Name, UID: repl.UID,
-				Controller: &yes, BlockOwnerDeletion: &yes,
-			}},
-		},
-		Data:       src.Data,
-		BinaryData: src.BinaryData,
-	}
-}
-
-func ownedBy(cm *ConfigMap, repl *ConfigMapReplication) bool {
-	for _, ref := range cm.OwnerReferences {
-		if ref.IsController() && ref.UID == repl.UID {
-			return true
-		}
-	}
-	return false
-}
-
-// upToDate compares what the controller manages: data, its label, annotation and owner.
-func upToDate(cur, want *ConfigMap) bool {
-	return maps.Equal(cur.Data, want.Data) && mapsEqualBytes(cur.BinaryData, want.BinaryData) &&
-		cur.Labels[LabelReplication] == want.Labels[LabelReplication] &&
-		cur.Annotations[AnnotationSource] == want.Annotations[AnnotationSource] &&
-		len(cur.OwnerReferences) == 1 && cur.OwnerReferences[0].UID == want.OwnerReferences[0].UID &&
-		cur.OwnerReferences[0].IsController()
-}
-
-func mapsEqualBytes(a, b map[string][]byte) bool {
-	return maps.EqualFunc(a, b, func(x, y []byte) bool { return string(x) == string(y) })
 }
 
 func statusEqual(a, b ReplicationStatus) bool {

@@ -2,6 +2,8 @@ package configmapreplicator
 
 import (
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/conditions"
+	"github.com/informerkit/informerkit/kinds"
 )
 
 // The API of the example: a cluster-scoped custom resource, and the labels and annotations
@@ -20,6 +22,9 @@ const (
 	// LabelReplicateInto is the namespace label the demo selects on (any selector works).
 	LabelReplicateInto = "informerkit.io/replicate-into"
 )
+
+// ReplicationKind describes ConfigMapReplication for the type registry (package kinds).
+var ReplicationKind = kinds.Info{Group: Group, Version: Version, Kind: Kind, Resource: Plural, StatusSubresource: true}
 
 // The resources the controller reads and writes.
 var (
@@ -71,6 +76,8 @@ type ReplicationStatus struct {
 	Namespaces []string `json:"namespaces,omitempty"`
 	// Message explains why fewer copies exist than namespaces selected, if so.
 	Message string `json:"message,omitempty"`
+	// Conditions holds Ready: True once every selected namespace has an up-to-date copy.
+	Conditions []conditions.Condition `json:"conditions,omitempty"`
 }
 
 // ConfigMap declares the fields of a ConfigMap the controller reads and copies.
