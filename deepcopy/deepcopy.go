@@ -164,7 +164,7 @@ func (b *builder) pointerFixup(t reflect.Type) func(unsafe.Pointer) {
 		}
 		nv := reflect.New(elem)
 		np := nv.UnsafePointer()
-		typedCopy(elem, np, old)
+		nv.Elem().Set(reflect.NewAt(elem, old).Elem()) // a typed move, with write barriers
 		if f := ec.fixup; f != nil {
 			f(np)
 		}
@@ -226,10 +226,9 @@ func (b *builder) sliceFixup(t reflect.Type) func(unsafe.Pointer) {
 		f := ec.fixup
 		for i := range n {
 			off := uintptr(i) * size
-			d := unsafe.Add(h.data, off)
-			typedCopy(elem, d, unsafe.Add(old.data, off))
+			sv.Index(i).Set(reflect.NewAt(elem, unsafe.Add(old.data, off)).Elem())
 			if f != nil {
-				f(d)
+				f(unsafe.Add(h.data, off))
 			}
 		}
 	}
@@ -407,10 +406,4 @@ func (b *builder) arrayFixup(t reflect.Type) func(unsafe.Pointer) {
 			ec.fixup(unsafe.Add(p, uintptr(i)*size))
 		}
 	}
-}
-
-// typedCopy copies the value of type t at src to dst with the write barriers the garbage
-// collector needs (reflect's typed memmove).
-func typedCopy(t reflect.Type, dst, src unsafe.Pointer) {
-	reflect.NewAt(t, dst).Elem().Set(reflect.NewAt(t, src).Elem())
 }
