@@ -20,8 +20,6 @@ var version = map[string]string{
 	"platform":     "linux/amd64",
 }
 
-var resourceVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
-
 // serveNonResource answers discovery, /version and health paths.
 func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -109,7 +107,7 @@ func (s *Server) writeResourceList(w http.ResponseWriter, group, version string)
 		}
 		e := map[string]any{
 			"name": t.Plural, "singularName": t.Singular, "namespaced": t.Namespaced, "kind": t.Kind,
-			"verbs": resourceVerbs, "storageVersionHash": "",
+			"verbs": t.resourceVerbs(), "storageVersionHash": "",
 		}
 		if len(t.ShortNames) > 0 {
 			e["shortNames"] = t.ShortNames
@@ -118,9 +116,16 @@ func (s *Server) writeResourceList(w http.ResponseWriter, group, version string)
 			e["categories"] = t.Categories
 		}
 		list = append(list, e)
-		if t.StatusSubresource {
-			list = append(list, map[string]any{"name": t.Plural + "/status", "singularName": "", "namespaced": t.Namespaced,
-				"kind": t.Kind, "verbs": []string{"get", "patch", "update"}})
+		for _, sub := range t.subresources() {
+			se := map[string]any{"name": t.Plural + "/" + sub.name, "singularName": "", "namespaced": t.Namespaced,
+				"kind": t.Kind, "verbs": sub.verbs}
+			if sub.kind != "" {
+				se["kind"] = sub.kind
+			}
+			if sub.group != "" {
+				se["group"], se["version"] = sub.group, sub.version
+			}
+			list = append(list, se)
 		}
 	}
 	s.mu.Unlock()

@@ -11,8 +11,10 @@
 //
 // What it serves, as the kube-apiserver does:
 //
-//   - Discovery, a minimal /openapi/v3, the core, apps and coordination resources the tests
-//     use, and resources added at run time (AddResource, as a CRD would).
+//   - Discovery with the kube-apiserver's verbs per resource, /openapi/v3, the core, apps,
+//     coordination and events.k8s.io resources, the subresources status, scale
+//     (deployments, replicasets), binding and eviction (pods), SelfSubjectAccessReview and
+//     SelfSubjectRulesReview, and resources added at run time (AddResource, as a CRD would).
 //   - get, list, watch, create, update, update of /status, patch, delete (finalizers,
 //     preconditions, dryRun) and deletecollection, with label and field selectors, paging,
 //     Tables and PartialObjectMetadata, and the server's Status errors.
@@ -36,8 +38,15 @@
 //
 //   - No CBOR. Protobuf carries quantities as the strings they were written as (the
 //     kube-apiserver canonicalises them: "0.5" becomes "500m").
-//   - No schema: specs are neither defaulted nor validated (only metadata is: names, labels,
-//     finalizer names). Invalid causes are not repeated (the kube-apiserver lists some twice). fieldValidation is accepted and ignored; unknown fields are kept.
+//   - Built-in kinds are decoded, defaulted and validated from kubeschema's table (wrong JSON
+//     types 400, unknown fields dropped with a warning or, with fieldValidation=Strict, 400;
+//     the server's defaults; required fields and the common rules of pods, workloads,
+//     services, configmaps and secrets), but not every rule of the kube-apiserver's
+//     validation is there, and updates of pods may change any field. Invalid causes are not
+//     repeated (the kube-apiserver lists some twice). Custom resources are stored as sent.
+//   - events.k8s.io/v1 and v1 events are stored apart (the kube-apiserver serves one store
+//     in both versions). Evictions always succeed (no PodDisruptionBudgets); every access
+//     review is allowed. Services get cluster IPs from 10.0.0.0/24 in order, not at random.
 //   - Tables of custom resources have Name and Age columns only (no additionalPrinterColumns).
 //   - No server-side apply (application/apply-patch+yaml is 415) and no managedFields.
 //     Strategic merge patches are applied as JSON merge patches (list merge keys and

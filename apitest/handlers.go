@@ -74,6 +74,14 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.delayWrite(r, ri.res)
+	if ri.res.typ.createOnly != nil {
+		s.handleCreateOnly(w, r, ri)
+		return
+	}
+	if ri.sub != "" && ri.sub != "status" && ri.sub != "finalize" {
+		s.handleSubresource(w, r, ri)
+		return
+	}
 	switch ri.verb {
 	case VerbGet:
 		s.handleGet(w, r, ri)
@@ -212,10 +220,23 @@ func (s *Server) route(r *http.Request, rec *Request) (*reqInfo, *apiclient.Stat
 	if ri.namespace != "" && !res.typ.Namespaced {
 		return nil, errNoResource()
 	}
-	if ri.sub != "" && !(ri.sub == "status" && res.typ.StatusSubresource) && !(ri.sub == "finalize" && plural == "namespaces") {
-		return nil, errNoResource()
+	if ri.sub != "" {
+		sub, ok := res.typ.subresource(ri.sub)
+		if !ok {
+			return nil, errNoResource()
+		}
+		if r.Method == http.MethodPost {
+			ri.verb, rec.Verb = VerbCreate, VerbCreate
+		}
+		if !contains(sub.verbs, string(ri.verb)) {
+			return nil, errMethodNotAllowed()
+		}
+		return ri, nil
 	}
 	if ri.name == "" && ri.namespace == "" && res.typ.Namespaced && ri.verb != VerbList && ri.verb != VerbWatch {
+		return nil, errMethodNotAllowed()
+	}
+	if !res.typ.allows(ri.verb) {
 		return nil, errMethodNotAllowed()
 	}
 	return ri, nil
@@ -299,13 +320,19 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, ri *reqInf
 		writeStatus(w, st)
 		return
 	}
+	wo, st := requestWriteOptions(r)
+	if st != nil {
+		writeStatus(w, st)
+		return
+	}
 	s.mu.Lock()
-	o, st := s.createLocked(ri.res, ri.namespace, obj, dryRun(r))
+	o, st := s.createLocked(ri.res, ri.namespace, obj, wo)
 	s.mu.Unlock()
 	if st != nil {
 		writeStatus(w, st)
 		return
 	}
+	setWarnings(w, *wo.warnings)
 	s.notifyChange()
 	s.respondObject(w, r, ri, http.StatusCreated, o)
 }
@@ -328,19 +355,25 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, ri *reqInf
 		return
 	}
 	pt := apiclient.PatchType(strings.TrimSpace(strings.Split(r.Header.Get("Content-Type"), ";")[0]))
+	wo, st := requestWriteOptions(r)
+	if st != nil {
+		writeStatus(w, st)
+		return
+	}
 	s.mu.Lock()
 	var o *storedObj
 	created := false
 	if ri.verb == VerbPatch {
-		o, st = s.patchLocked(ri.res, ri.namespace, ri.name, pt, body, mode, dryRun(r))
+		o, st = s.patchLocked(ri.res, ri.namespace, ri.name, pt, body, mode, wo)
 	} else {
-		o, created, st = s.updateLocked(ri.res, ri.namespace, ri.name, obj, mode, dryRun(r))
+		o, created, st = s.updateLocked(ri.res, ri.namespace, ri.name, obj, mode, wo)
 	}
 	s.mu.Unlock()
 	if st != nil {
 		writeStatus(w, st)
 		return
 	}
+	setWarnings(w, *wo.warnings)
 	s.notifyChange()
 	code := http.StatusOK
 	if created {
@@ -349,7 +382,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, ri *reqInf
 	s.respondObject(w, r, ri, code, o)
 }
 
-func (s *Server) patchLocked(r *resource, ns, name string, pt apiclient.PatchType, patch []byte, mode updateMode, dryRun bool) (*storedObj, *apiclient.Status) {
+func (s *Server) patchLocked(r *resource, ns, name string, pt apiclient.PatchType, patch []byte, mode updateMode, wo writeOptions) (*storedObj, *apiclient.Status) {
 	switch pt {
 	case apiclient.JSONPatchType, apiclient.MergePatchType, apiclient.StrategicMergePatchType:
 	default:
@@ -367,7 +400,7 @@ func (s *Server) patchLocked(r *resource, ns, name string, pt apiclient.PatchTyp
 		}
 		return nil, errBadRequest(err.Error())
 	}
-	o, _, st := s.updateLocked(r, ns, name, doc, mode, dryRun)
+	o, _, st := s.updateLocked(r, ns, name, doc, mode, wo)
 	return o, st
 }
 

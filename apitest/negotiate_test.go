@@ -272,11 +272,14 @@ func TestProtobufAndMetadataWatches(t *testing.T) {
 
 func TestTableColumns(t *testing.T) {
 	rc := newRaw(t)
-	_, err := rc.s.Create("pods", map[string]any{"metadata": map[string]any{"name": "p"},
-		"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "nginx"}}},
-		"status": map[string]any{"phase": "Running", "containerStatuses": []any{map[string]any{"name": "c", "ready": true, "restartCount": 2,
-			"state": map[string]any{"running": map[string]any{}}}}}})
+	pod, err := rc.s.Create("pods", map[string]any{"metadata": map[string]any{"name": "p"},
+		"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "nginx"}}}})
 	if err != nil {
+		t.Fatal(err)
+	}
+	pod["status"] = map[string]any{"phase": "Running", "containerStatuses": []any{map[string]any{"name": "c", "ready": true, "restartCount": 2,
+		"image": "nginx", "imageID": "", "state": map[string]any{"running": map[string]any{}}}}}
+	if _, err := rc.s.UpdateStatus("pods", pod); err != nil {
 		t.Fatal(err)
 	}
 	_, body := rc.do("GET", "/api/v1/namespaces/default/pods", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json", "", nil)

@@ -123,7 +123,7 @@ func (s *Server) Create(resource string, obj any) (Object, error) {
 		ns = "default"
 	}
 	s.mu.Lock()
-	o, st := s.createLocked(r, ns, m, false)
+	o, st := s.createLocked(r, ns, m, writeOptions{})
 	s.mu.Unlock()
 	if st != nil {
 		return nil, st
@@ -188,7 +188,7 @@ func (s *Server) update(resource string, obj any, mode updateMode) (Object, erro
 	}
 	meta := metaOf(m)
 	s.mu.Lock()
-	o, _, st := s.updateLocked(r, str(meta, "namespace"), str(meta, "name"), m, mode, false)
+	o, _, st := s.updateLocked(r, str(meta, "namespace"), str(meta, "name"), m, mode, writeOptions{})
 	s.mu.Unlock()
 	if st != nil {
 		return nil, st
@@ -212,19 +212,24 @@ func (s *Server) Mutate(resource, namespace, name string, fn func(Object)) (Obje
 	}
 	obj := toObject(cur.raw)
 	fn(obj)
-	m := map[string]any(obj)
-	o, _, st := s.updateLocked(r, namespace, name, m, updateMain, false)
+	// The update of the main resource keeps the stored status (and may rewrite obj), so the
+	// status fn wants is taken first.
+	want, err := toMap(map[string]any(obj))
+	if err != nil {
+		return nil, err
+	}
+	o, _, st := s.updateLocked(r, namespace, name, map[string]any(obj), updateMain, writeOptions{})
 	if st != nil {
 		return nil, st
 	}
-	if r.typ.StatusSubresource {
-		if _, ok := m["status"]; ok {
-			sm, _ := toMap(obj)
-			metaOf(sm)["resourceVersion"] = strconv.FormatUint(o.rv, 10)
-			if o2, _, st := s.updateLocked(r, namespace, name, sm, updateStatus, false); st == nil {
-				o = o2
-			}
+	if status, ok := want["status"]; ok && r.typ.StatusSubresource {
+		next := toObject(o.raw)
+		next["status"] = status
+		o2, _, st := s.updateLocked(r, namespace, name, next, updateStatus, writeOptions{})
+		if st != nil {
+			return nil, st
 		}
+		o = o2
 	}
 	return toObject(o.raw), nil
 }
@@ -236,7 +241,7 @@ func (s *Server) Patch(resource, namespace, name string, pt apiclient.PatchType,
 		return nil, err
 	}
 	s.mu.Lock()
-	o, st := s.patchLocked(r, namespace, name, pt, patch, updateMain, false)
+	o, st := s.patchLocked(r, namespace, name, pt, patch, updateMain, writeOptions{})
 	s.mu.Unlock()
 	if st != nil {
 		return nil, st

@@ -2,6 +2,7 @@ package apitest
 
 import (
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 
@@ -39,10 +40,20 @@ type ResourceType struct {
 	allowCreateOnUpdate bool
 	// nameIsLabel: names are DNS-1123 labels (namespaces) rather than subdomains.
 	nameIsLabel bool
-	// extraFields are the field-selector labels accepted beyond metadata.name/namespace.
+	// extraFields are the field-selector labels accepted beyond metadata.name/namespace;
+	// fieldLabels: the kind has its own field label conversion, so an unknown label is
+	// "field label not supported" (as for pods, secrets, events) rather than "not a known
+	// field selector".
 	extraFields []string
+	fieldLabels bool
 	// custom: registered by AddResource (JSON only, items of lists keep apiVersion/kind).
 	custom bool
+	// verbs overrides the verbs discovery lists (nil: all); others answer 405.
+	verbs []string
+	// subs are the subresources beyond status (subresources.go).
+	subs []subresource
+	// createOnly serves a resource without storage that only takes POSTs (reviews, bindings).
+	createOnly func(s *Server, w http.ResponseWriter, r *http.Request, ri *reqInfo, obj map[string]any)
 }
 
 // GroupVersion returns the group and version of the resource.
@@ -70,17 +81,20 @@ func (t ResourceType) qualified() string { return t.name() }
 func builtinResources() []ResourceType {
 	verbsAll := []string{"all"}
 	return []ResourceType{
-		{Version: "v1", Kind: "Namespace", Plural: "namespaces", ShortNames: []string{"ns"}, StatusSubresource: true, nameIsLabel: true, extraFields: []string{"status.phase"}},
+		{Version: "v1", Kind: "Namespace", Plural: "namespaces", ShortNames: []string{"ns"}, StatusSubresource: true, nameIsLabel: true, extraFields: []string{"status.phase"}, fieldLabels: true,
+			verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"}, subs: []subresource{{name: "finalize", verbs: []string{"update"}}}},
 		{Version: "v1", Kind: "ConfigMap", Plural: "configmaps", ShortNames: []string{"cm"}, Namespaced: true},
-		{Version: "v1", Kind: "Secret", Plural: "secrets", Namespaced: true, extraFields: []string{"type"}},
-		{Version: "v1", Kind: "Pod", Plural: "pods", ShortNames: []string{"po"}, Namespaced: true, StatusSubresource: true, Categories: verbsAll, generation: true,
+		{Version: "v1", Kind: "Secret", Plural: "secrets", Namespaced: true, extraFields: []string{"type"}, fieldLabels: true},
+		{Version: "v1", Kind: "Pod", Plural: "pods", ShortNames: []string{"po"}, Namespaced: true, StatusSubresource: true, Categories: verbsAll, generation: true, fieldLabels: true,
+			subs:        []subresource{{name: "binding", kind: "Binding", verbs: createV}, {name: "eviction", group: "policy", version: "v1", kind: "Eviction", verbs: createV}},
 			extraFields: []string{"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "status.phase", "status.podIP", "status.nominatedNodeName"}},
 		{Version: "v1", Kind: "PodTemplate", Plural: "podtemplates", Namespaced: true, generation: true},
-		{Version: "v1", Kind: "Service", Plural: "services", ShortNames: []string{"svc"}, Namespaced: true, StatusSubresource: true, Categories: verbsAll},
-		{Version: "v1", Kind: "Event", Plural: "events", ShortNames: []string{"ev"}, Namespaced: true, allowCreateOnUpdate: true,
+		{Version: "v1", Kind: "Service", Plural: "services", ShortNames: []string{"svc"}, Namespaced: true, StatusSubresource: true, Categories: verbsAll,
+			extraFields: []string{"spec.clusterIP", "spec.type"}, fieldLabels: true},
+		{Version: "v1", Kind: "Event", Plural: "events", ShortNames: []string{"ev"}, Namespaced: true, allowCreateOnUpdate: true, fieldLabels: true,
 			extraFields: []string{"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}},
-		{Group: "apps", Version: "v1", Kind: "Deployment", Plural: "deployments", ShortNames: []string{"deploy"}, Namespaced: true, StatusSubresource: true, Categories: verbsAll, generation: true},
-		{Group: "apps", Version: "v1", Kind: "ReplicaSet", Plural: "replicasets", ShortNames: []string{"rs"}, Namespaced: true, StatusSubresource: true, Categories: verbsAll, generation: true},
+		{Group: "apps", Version: "v1", Kind: "Deployment", Plural: "deployments", ShortNames: []string{"deploy"}, Namespaced: true, StatusSubresource: true, Categories: verbsAll, generation: true, subs: []subresource{scaleSub}},
+		{Group: "apps", Version: "v1", Kind: "ReplicaSet", Plural: "replicasets", ShortNames: []string{"rs"}, Namespaced: true, StatusSubresource: true, Categories: verbsAll, generation: true, subs: []subresource{scaleSub}},
 		{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease", Plural: "leases", Namespaced: true, allowCreateOnUpdate: true},
 	}
 }
@@ -122,6 +136,9 @@ func (s *Server) lookupLocked(name string) (*resource, error) {
 		if match {
 			found = append(found, r)
 		}
+	}
+	if len(found) > 1 && found[0].typ.Group == "" {
+		found = found[:1] // as kubectl: the core group wins (events, "ev")
 	}
 	switch len(found) {
 	case 1:

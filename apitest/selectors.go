@@ -38,6 +38,10 @@ func parseFieldSelector(s string, t *ResourceType) (fieldSelector, error) {
 		r.field = strings.TrimSpace(r.field)
 		r.value = unescapeField(r.value)
 		if r.field != "metadata.name" && r.field != "metadata.namespace" && !contains(t.extraFields, r.field) {
+			if t.fieldLabels {
+				// Kinds with their own field label conversion (pods, secrets, events, ...).
+				return nil, fmt.Errorf("field label not supported: %s", r.field)
+			}
 			known := []string{`"metadata.name"`, `"metadata.namespace"`}
 			for _, f := range t.extraFields {
 				known = append(known, strconv.Quote(f))

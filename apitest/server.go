@@ -109,6 +109,8 @@ type Server struct {
 	writeWait map[string]time.Duration // resource name ("" = all) → delay per write
 	// hasWriteWait lets the hot paths skip s.mu when no write delay is set.
 	hasWriteWait atomic.Bool
+	// serviceIPs and nodePorts count the allocations of Services (strategy.go).
+	serviceIPs, nodePorts int
 
 	// logMu guards the logs, the fault rules and the change broadcast.
 	logMu     sync.Mutex
@@ -165,7 +167,7 @@ func Start(o Options) (*Server, error) {
 		changed:   make(chan struct{}),
 		rv:        1,
 	}
-	for _, t := range builtinResources() {
+	for _, t := range append(builtinResources(), extraBuiltinResources()...) {
 		if err := s.addResourceLocked(t); err != nil {
 			return nil, err
 		}

@@ -264,7 +264,7 @@ func TestDiscovery(t *testing.T) {
 		}
 	}
 	get("/apis/apps/v1", &rl)
-	if rl.GroupVersion != "apps/v1" || len(rl.Resources) != 4 {
+	if rl.GroupVersion != "apps/v1" || len(rl.Resources) != 6 || rl.Resources[1].Name != "deployments/scale" {
 		t.Fatalf("apps/v1 %+v", rl)
 	}
 	s.AddResource(apitest.ResourceType{Group: "example.com", Version: "v1alpha1", Kind: "Gadget", Plural: "gadgets"})

@@ -46,13 +46,17 @@ func TestPatchTypes(t *testing.T) {
 func TestStatusSubresourceAndGeneration(t *testing.T) {
 	e := newEnv(t)
 	deps := apiclient.NewResource[*Deployment](e.c, deploymentsGVR).Namespace("default")
-	d := &Deployment{ObjectMeta: apiclient.ObjectMeta{Name: "d"}, Spec: map[string]any{"replicas": 1}, Status: map[string]any{"ignored": true}}
+	d := &Deployment{ObjectMeta: apiclient.ObjectMeta{Name: "d"}, Spec: map[string]any{"replicas": 1,
+		"selector": map[string]any{"matchLabels": map[string]any{"app": "d"}},
+		"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "d"}},
+			"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "nginx"}}}}},
+		Status: map[string]any{"readyReplicas": 5}}
 	got, err := deps.Create(e.ctx, d, apiclient.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Generation != 1 {
-		t.Fatalf("generation on create %d", got.Generation)
+	if got.Generation != 1 || len(got.Status) != 0 {
+		t.Fatalf("generation on create %d, status %v (the server resets it)", got.Generation, got.Status)
 	}
 	// Status change through /status: generation stays.
 	got.Status = map[string]any{"observedGeneration": 1}
@@ -65,12 +69,12 @@ func TestStatusSubresourceAndGeneration(t *testing.T) {
 	}
 	// Spec change through the main resource: generation bumps, status is kept.
 	st.Spec["replicas"] = 3
-	st.Status = map[string]any{"clobbered": true}
+	st.Status = map[string]any{"readyReplicas": 7}
 	up, err := deps.Update(e.ctx, st, apiclient.UpdateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if up.Generation != 2 || up.Status["clobbered"] != nil || up.Status["observedGeneration"] == nil {
+	if up.Generation != 2 || up.Status["readyReplicas"] != nil || up.Status["observedGeneration"] == nil {
 		t.Fatalf("after spec update: gen %d status %v", up.Generation, up.Status)
 	}
 	// Metadata-only change: generation stays.
@@ -323,5 +327,42 @@ func TestListExactSnapshot(t *testing.T) {
 	mustStatus(t, err, 504, apiclient.StatusReasonTimeout)
 	if !apiclient.IsTooLargeResourceVersion(err) {
 		t.Fatalf("not a too-large-RV error: %v", err)
+	}
+}
+
+func TestMutateWritesStatus(t *testing.T) {
+	e := newEnv(t)
+	if _, err := e.s.Create("pods", map[string]any{"metadata": map[string]any{"name": "p"},
+		"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "nginx"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.s.Mutate("pods", "default", "p", func(o apitest.Object) {
+		o["status"] = map[string]any{"phase": "Running", "podIP": "10.1.2.3"}
+		o["metadata"].(map[string]any)["labels"] = map[string]any{"ran": "yes"}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, _ := e.s.Get("pods", "default", "p")
+	for _, o := range []apitest.Object{got, stored} {
+		st, _ := o["status"].(map[string]any)
+		if st["phase"] != "Running" || st["podIP"] != "10.1.2.3" || o.Labels()["ran"] != "yes" {
+			t.Fatalf("Mutate lost the status or labels: %v", o)
+		}
+	}
+}
+
+func TestDeletionTimestampBumpsGeneration(t *testing.T) {
+	e := newEnv(t)
+	if _, err := e.s.Create("pods", map[string]any{"metadata": map[string]any{"name": "p", "finalizers": []any{"example.com/hold"}},
+		"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "nginx"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.s.Delete("pods", "default", "p"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := e.s.Get("pods", "default", "p")
+	if got.Generation() != 2 || got["metadata"].(map[string]any)["deletionTimestamp"] == nil {
+		t.Fatalf("after delete with a finalizer: generation %d, metadata %v", got.Generation(), got["metadata"])
 	}
 }

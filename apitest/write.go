@@ -145,7 +145,7 @@ func validateMeta(t *ResourceType, meta map[string]any) []fieldError {
 }
 
 // createLocked validates obj and stores it as a new object.
-func (s *Server) createLocked(r *resource, ns string, obj map[string]any, dryRun bool) (*storedObj, *apiclient.Status) {
+func (s *Server) createLocked(r *resource, ns string, obj map[string]any, wo writeOptions) (*storedObj, *apiclient.Status) {
 	t := &r.typ
 	if st := checkType(t, obj); st != nil {
 		return nil, st
@@ -169,6 +169,12 @@ func (s *Server) createLocked(r *resource, ns string, obj map[string]any, dryRun
 	if errs := validateMeta(t, meta); len(errs) > 0 {
 		return nil, errInvalid(t.Kind, t.Group, name, errs)
 	}
+	obj, warnings, st := s.defaultWriteLocked(r, obj, nil, wo.fieldValidation)
+	if st != nil {
+		return nil, st
+	}
+	wo.warn(warnings)
+	meta = metaOf(obj)
 	if t.Namespaced {
 		if _, ok := s.resources["namespaces"].objects[ns]; !ok {
 			return nil, errNamespaceNotFound(ns)
@@ -197,7 +203,7 @@ func (s *Server) createLocked(r *resource, ns string, obj map[string]any, dryRun
 		}
 		obj["status"] = map[string]any{"phase": "Active"}
 	}
-	if dryRun {
+	if wo.dryRun {
 		o, err := newStored(obj, s.rv)
 		if err != nil {
 			return nil, errInternal(err.Error())
@@ -225,10 +231,11 @@ type updateMode int
 const (
 	updateMain   updateMode = iota // PUT/PATCH of the object: status is kept with a status subresource
 	updateStatus                   // PUT/PATCH of /status: only status changes
+	updateSystem                   // a write of the server's own (pods/binding): spec and status, no new generation
 )
 
 // updateLocked replaces the object ns/name with obj (after checks and the system fields).
-func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, mode updateMode, dryRun bool) (*storedObj, bool, *apiclient.Status) {
+func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, mode updateMode, wo writeOptions) (*storedObj, bool, *apiclient.Status) {
 	t := &r.typ
 	if st := checkType(t, obj); st != nil {
 		return nil, false, st
@@ -245,7 +252,7 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 	if !exists {
 		if t.allowCreateOnUpdate && mode == updateMain {
 			delete(meta, "resourceVersion")
-			o, st := s.createLocked(r, ns, obj, dryRun)
+			o, st := s.createLocked(r, ns, obj, wo)
 			return o, true, st
 		}
 		return nil, false, errNotFound(t, name)
@@ -258,6 +265,12 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 	}
 	prev := mustDecode(old.raw)
 	prevMeta := metaOf(prev)
+	obj, warnings, st := s.defaultWriteLocked(r, obj, prev, wo.fieldValidation)
+	if st != nil {
+		return nil, false, st
+	}
+	wo.warn(warnings)
+	meta = metaOf(obj)
 	if mode == updateStatus {
 		// Only the status changes.
 		next := mustDecode(old.raw)
@@ -276,7 +289,7 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 				delete(meta, k)
 			}
 		}
-		if t.StatusSubresource {
+		if t.StatusSubresource && mode != updateSystem {
 			if st, ok := prev["status"]; ok {
 				obj["status"] = st
 			} else {
@@ -300,7 +313,7 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 		if errs = append(errs, validateMeta(t, meta)...); len(errs) > 0 {
 			return nil, false, errInvalid(t.Kind, t.Group, name, errs)
 		}
-		if t.generation && specChanged(prev, obj, t.StatusSubresource) {
+		if t.generation && mode != updateSystem && specChanged(prev, obj, t.StatusSubresource) {
 			g, _ := strconv.ParseInt(fmt.Sprint(prevMeta["generation"]), 10, 64)
 			meta["generation"] = json.Number(strconv.FormatInt(g+1, 10))
 		}
@@ -309,7 +322,7 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 	if b, err := json.Marshal(obj); err == nil && bytes.Equal(b, old.raw) {
 		return old, false, nil // nothing changed: no new resourceVersion, no event
 	}
-	if dryRun {
+	if wo.dryRun {
 		o, err := newStored(obj, old.rv)
 		if err != nil {
 			return nil, false, errInternal(err.Error())
@@ -408,6 +421,11 @@ func (s *Server) deleteLocked(r *resource, ns, name string, opts deleteOptions, 
 		meta := metaOf(obj)
 		meta["deletionTimestamp"] = nowString()
 		meta["deletionGracePeriodSeconds"] = json.Number("0")
+		if g := num(meta["generation"]); g > 0 {
+			// As the registry's BeforeDelete: setting deletionTimestamp is a change of
+			// intent, so objects that have a generation get the next one.
+			meta["generation"] = json.Number(strconv.FormatInt(g+1, 10))
+		}
 		o, err := s.commitLocked(r, apiclient.Modified, obj, old)
 		if err != nil {
 			return nil, false, errInternal(err.Error())

@@ -1,0 +1,268 @@
+package apitest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/kubeproto"
+	"github.com/informerkit/informerkit/kubeschema"
+)
+
+// Built-in kinds go through what the kube-apiserver does to a request body before storing
+// it: decoding into the Go type (wrong JSON types are a 400, unknown fields are dropped with
+// a warning or, with fieldValidation=Strict, a 400), defaulting (kubeschema's table, plus
+// the few defaults that copy other fields), the registry strategy (strategy.go) and
+// validation (validate.go). Custom resources are stored as sent.
+
+// kindKey is the kind as kubeschema.Field.DefaultKinds names it ("v1/Pod", "apps/v1/Deployment").
+func (t *ResourceType) kindKey() string {
+	if t.Group == "" {
+		return t.Version + "/" + t.Kind
+	}
+	return t.Group + "/" + t.Version + "/" + t.Kind
+}
+
+// schemaType is the kubeschema type of a built-in resource's objects (nil for others).
+func (r *resource) schemaType() *kubeschema.Type {
+	if !r.builtin() {
+		return nil
+	}
+	k, _ := kubeschema.ForKind(r.typ.Group, r.typ.Version, r.typ.Kind)
+	return k.Type
+}
+
+// fieldValidation is the request's fieldValidation parameter ("Ignore", "Warn", "Strict").
+type fieldValidation string
+
+// decodeTyped is the decoding step: obj becomes the JSON that Go's encoding/json writes for
+// the Go struct obj unmarshals into. unknown lists the fields that were dropped ("spec.foo").
+func decodeTyped(r *resource, obj map[string]any) (map[string]any, []string, *apiclient.Status) {
+	t := r.schemaType()
+	if t == nil {
+		return obj, nil, nil
+	}
+	unknown := unknownFields(t, obj, "")
+	b, err := kubeproto.Encode(t, obj)
+	var out map[string]any
+	if err == nil {
+		out, err = kubeproto.Decode(t, b)
+	}
+	if err != nil {
+		detail := err.Error()
+		var e *kubeproto.Error
+		if errors.As(err, &e) {
+			detail = fmt.Sprintf("json: %s at %s", e.Msg, e.Path)
+		}
+		return nil, nil, errBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %s", r.typ.Kind, r.typ.Version, r.typ.Kind, detail))
+	}
+	out["apiVersion"], out["kind"] = obj["apiVersion"], obj["kind"]
+	return out, unknown, nil
+}
+
+// unknownFields lists the JSON fields the schema does not have, as the kube-apiserver's
+// strict decoder names them.
+func unknownFields(t *kubeschema.Type, obj map[string]any, path string) []string {
+	var out []string
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if path == "" && (k == "apiVersion" || k == "kind") {
+			continue
+		}
+		p := joinField(path, k)
+		f := t.Field(k)
+		if f == nil {
+			out = append(out, p)
+			continue
+		}
+		if f.Kind != kubeschema.Message || f.Type().JSON != "" {
+			continue
+		}
+		v := obj[k]
+		switch {
+		case f.Repeated:
+			l, _ := v.([]any)
+			for i, e := range l {
+				if m, ok := e.(map[string]any); ok {
+					out = append(out, unknownFields(f.Type(), m, fmt.Sprintf("%s[%d]", p, i))...)
+				}
+			}
+		case f.MapKey != "":
+			m, _ := v.(map[string]any)
+			for mk, e := range m {
+				if em, ok := e.(map[string]any); ok {
+					out = append(out, unknownFields(f.Type(), em, p+"."+mk)...)
+				}
+			}
+		default:
+			if m, ok := v.(map[string]any); ok {
+				out = append(out, unknownFields(f.Type(), m, p)...)
+			}
+		}
+	}
+	return out
+}
+
+func joinField(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// checkUnknown applies fieldValidation to the dropped fields: a 400 with Strict, warnings
+// (returned) with Warn, the default.
+func checkUnknown(fv string, unknown []string) ([]string, *apiclient.Status) {
+	if len(unknown) == 0 || fv == "Ignore" {
+		return nil, nil
+	}
+	msgs := make([]string, len(unknown))
+	for i, u := range unknown {
+		msgs[i] = fmt.Sprintf("unknown field %q", u)
+	}
+	if fv == "Strict" {
+		return nil, errBadRequest("strict decoding error: " + strings.Join(msgs, ", "))
+	}
+	return msgs, nil
+}
+
+func validFieldValidation(v string) *apiclient.Status {
+	switch v {
+	case "", "Ignore", "Warn", "Strict":
+		return nil
+	}
+	return errBadRequest(fmt.Sprintf("fieldValidation parameter unsupported: %v", v))
+}
+
+// applyDefaults sets the table's defaults on obj (of type t) and in everything it holds,
+// for an object of kind (kindKey).
+func applyDefaults(t *kubeschema.Type, obj map[string]any, kind string) {
+	if t.JSON != "" || obj == nil {
+		return
+	}
+	fields := t.JSONFields()
+	// Unconditional defaults first: conditions look at sibling values (a Service's
+	// internalTrafficPolicy depends on its defaulted type).
+	for pass := 0; pass < 2; pass++ {
+		for _, f := range fields {
+			if f.Default == nil || (f.DefaultWhen != "") != (pass == 1) || !unset(f, obj[f.Name]) {
+				continue
+			}
+			if f.AppliesDefault(kind, obj) {
+				var v any
+				d := json.NewDecoder(strings.NewReader(string(f.Default)))
+				d.UseNumber()
+				d.Decode(&v)
+				obj[f.Name] = v
+			}
+		}
+	}
+	for _, f := range fields {
+		if f.Kind != kubeschema.Message || f.Type().JSON != "" {
+			continue
+		}
+		switch v := obj[f.Name].(type) {
+		case map[string]any:
+			if f.MapKey != "" {
+				for _, e := range v {
+					if m, ok := e.(map[string]any); ok {
+						applyDefaults(f.Type(), m, kind)
+					}
+				}
+				continue
+			}
+			applyDefaults(f.Type(), v, kind)
+		case []any:
+			for _, e := range v {
+				if m, ok := e.(map[string]any); ok {
+					applyDefaults(f.Type(), m, kind)
+				}
+			}
+		}
+	}
+}
+
+// unset reports whether a field counts as not set for defaulting: absent or null, or, for a
+// non-pointer scalar, its zero value (Go's defaulting tests == "" and == 0).
+func unset(f *kubeschema.Field, v any) bool {
+	if v == nil {
+		return true
+	}
+	if f.Pointer || f.Repeated || f.MapKey != "" {
+		return false
+	}
+	switch x := v.(type) {
+	case string:
+		return x == "" && f.Kind == kubeschema.String
+	case json.Number:
+		return x == "0"
+	case bool:
+		return !x
+	}
+	return false
+}
+
+// defaultWriteLocked runs the decoding, defaulting, strategy and validation of a built-in
+// kind's create (old nil) or update. It returns the object to store, the warnings to send,
+// or the error. s.mu is held.
+func (s *Server) defaultWriteLocked(r *resource, obj, old map[string]any, fv string) (map[string]any, []string, *apiclient.Status) {
+	if !r.builtin() {
+		return obj, nil, nil
+	}
+	norm, unknown, st := decodeTyped(r, obj)
+	if st != nil {
+		return nil, nil, st
+	}
+	warnings, st := checkUnknown(fv, unknown)
+	if st != nil {
+		return nil, nil, st
+	}
+	applyDefaults(r.schemaType(), norm, r.typ.kindKey())
+	derivedDefaults(r, norm)
+	if old == nil {
+		s.prepareForCreateLocked(r, norm)
+	} else {
+		s.prepareForUpdateLocked(r, norm, old)
+	}
+	if errs := validateBuiltin(r, norm, old); len(errs) > 0 {
+		return nil, nil, errInvalid(r.typ.Kind, r.typ.Group, str(metaOf(norm), "name"), errs)
+	}
+	return norm, warnings, nil
+}
+
+// setWarnings adds Warning headers (RFC 7234 code 299, as the kube-apiserver sends them).
+func setWarnings(w http.ResponseWriter, warnings []string) {
+	for _, m := range warnings {
+		w.Header().Add("Warning", fmt.Sprintf("299 - %q", m))
+	}
+}
+
+// writeOptions are a write request's options: dryRun=All, fieldValidation, and where to
+// put the warnings to send (nil: nowhere, for the Go helpers).
+type writeOptions struct {
+	dryRun          bool
+	fieldValidation string
+	warnings        *[]string
+}
+
+func requestWriteOptions(r *http.Request) (writeOptions, *apiclient.Status) {
+	fv := r.URL.Query().Get("fieldValidation")
+	if st := validFieldValidation(fv); st != nil {
+		return writeOptions{}, st
+	}
+	return writeOptions{dryRun: dryRun(r), fieldValidation: fv, warnings: new([]string)}, nil
+}
+
+func (wo writeOptions) warn(msgs []string) {
+	if wo.warnings != nil {
+		*wo.warnings = append(*wo.warnings, msgs...)
+	}
+}

@@ -1,0 +1,349 @@
+package apitest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/informerkit/informerkit/apiclient"
+)
+
+// Subresources (deployments/scale, replicasets/scale, pods/binding, pods/eviction) and the
+// create-only resources (bindings, selfsubjectaccessreviews, selfsubjectrulesreviews), with
+// the verbs the kube-apiserver's discovery lists for each.
+
+var allVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+
+// subresource is one subresource of a ResourceType, as discovery lists it.
+type subresource struct {
+	name                 string
+	group, version, kind string // "" : the parent's
+	verbs                []string
+}
+
+// resourceVerbs are the verbs of the resource (discovery, and 405 for the others).
+func (t *ResourceType) resourceVerbs() []string {
+	if t.verbs != nil {
+		return t.verbs
+	}
+	return allVerbs
+}
+
+func (t *ResourceType) allows(v Verb) bool {
+	for _, x := range t.resourceVerbs() {
+		if Verb(x) == v {
+			return true
+		}
+	}
+	return false
+}
+
+// subresources lists the resource's subresources (status from StatusSubresource).
+func (t *ResourceType) subresources() []subresource {
+	var out []subresource
+	if t.StatusSubresource {
+		out = append(out, subresource{name: "status", verbs: []string{"get", "patch", "update"}})
+	}
+	out = append(out, t.subs...)
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+func (t *ResourceType) subresource(name string) (subresource, bool) {
+	for _, s := range t.subresources() {
+		if s.name == name {
+			return s, true
+		}
+	}
+	return subresource{}, false
+}
+
+var (
+	scaleSub = subresource{name: "scale", group: "autoscaling", version: "v1", kind: "Scale", verbs: []string{"get", "patch", "update"}}
+	createV  = []string{"create"}
+)
+
+// extraBuiltinResources are the built-in resources beyond the stored ones of
+// builtinResources: events.k8s.io events and the create-only resources.
+func extraBuiltinResources() []ResourceType {
+	return []ResourceType{
+		{Group: "events.k8s.io", Version: "v1", Kind: "Event", Plural: "events", ShortNames: []string{"ev"}, Namespaced: true, allowCreateOnUpdate: true, fieldLabels: true,
+			extraFields: []string{"reason", "type", "reportingController", "regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid", "regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath"}},
+		{Version: "v1", Kind: "Binding", Plural: "bindings", Namespaced: true, verbs: createV, createOnly: (*Server).createBinding},
+		{Group: "authorization.k8s.io", Version: "v1", Kind: "SelfSubjectAccessReview", Plural: "selfsubjectaccessreviews", verbs: createV, createOnly: (*Server).createAccessReview},
+		{Group: "authorization.k8s.io", Version: "v1", Kind: "SelfSubjectRulesReview", Plural: "selfsubjectrulesreviews", verbs: createV, createOnly: (*Server).createRulesReview},
+	}
+}
+
+// handleSubresource serves the subresources other than status.
+func (s *Server) handleSubresource(w http.ResponseWriter, r *http.Request, ri *reqInfo) {
+	switch ri.sub {
+	case "scale":
+		s.handleScale(w, r, ri)
+	case "binding":
+		obj, st := readObject(r, &resource{typ: ResourceType{Version: "v1", Kind: "Binding"}})
+		if st == nil {
+			st = s.bind(ri.namespace, ri.name, obj)
+		}
+		writeCreated(w, st)
+	case "eviction":
+		s.handleEviction(w, r, ri)
+	default:
+		writeStatus(w, errNoResource())
+	}
+}
+
+// writeCreated answers a create-style subresource: the Status of success (201) or failure.
+func writeCreated(w http.ResponseWriter, st *apiclient.Status) {
+	if st != nil {
+		writeStatus(w, st)
+		return
+	}
+	writeBody(w, outputOf(w), http.StatusCreated, []byte(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201}`))
+}
+
+// ---- scale ----
+
+func scaleOf(o *storedObj) map[string]any {
+	obj := mustDecode(o.raw)
+	meta := metaOf(obj)
+	spec, status := asMap(obj["spec"]), asMap(obj["status"])
+	sel := formatSelector(asMap(spec["selector"]))
+	if sel == "<none>" {
+		sel = ""
+	}
+	scaleMeta := map[string]any{}
+	for _, k := range []string{"name", "namespace", "uid", "resourceVersion", "creationTimestamp"} {
+		if v, ok := meta[k]; ok {
+			scaleMeta[k] = v
+		}
+	}
+	replicas := spec["replicas"]
+	if replicas == nil {
+		replicas = json.Number("0")
+	}
+	statusReplicas := status["replicas"]
+	if statusReplicas == nil {
+		statusReplicas = json.Number("0")
+	}
+	return map[string]any{"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": scaleMeta,
+		"spec":   map[string]any{"replicas": replicas},
+		"status": map[string]any{"replicas": statusReplicas, "selector": sel}}
+}
+
+func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, ri *reqInfo) {
+	out := outputOf(w)
+	scaleRes := &resource{typ: ResourceType{Group: "autoscaling", Version: "v1", Kind: "Scale"}}
+	switch ri.verb {
+	case VerbGet:
+		s.mu.Lock()
+		o := ri.res.objects[objectKey(ri.namespace, ri.name)]
+		s.mu.Unlock()
+		if o == nil {
+			writeStatus(w, errNotFound(&ri.res.typ, ri.name))
+			return
+		}
+		writeBody(w, out, http.StatusOK, mustJSON(scaleOf(o)))
+		return
+	case VerbUpdate, VerbPatch:
+	default:
+		writeStatus(w, errMethodNotAllowed())
+		return
+	}
+	var scale map[string]any
+	var patch []byte
+	var st *apiclient.Status
+	if ri.verb == VerbUpdate {
+		scale, st = readObject(r, scaleRes)
+	} else {
+		patch, st = readBody(r)
+	}
+	if st != nil {
+		writeStatus(w, st)
+		return
+	}
+	s.mu.Lock()
+	o := ri.res.objects[objectKey(ri.namespace, ri.name)]
+	if o == nil {
+		s.mu.Unlock()
+		writeStatus(w, errNotFound(&ri.res.typ, ri.name))
+		return
+	}
+	if patch != nil {
+		pt := apiclient.PatchType(strings.TrimSpace(strings.Split(r.Header.Get("Content-Type"), ";")[0]))
+		var err error
+		if scale, err = applyPatch(scaleOf(o), pt, patch); err != nil {
+			s.mu.Unlock()
+			writeStatus(w, errBadRequest(err.Error()))
+			return
+		}
+	}
+	o2, st := s.scaleLocked(ri.res, o, scale, dryRun(r))
+	s.mu.Unlock()
+	if st != nil {
+		writeStatus(w, st)
+		return
+	}
+	s.notifyChange()
+	writeBody(w, out, http.StatusOK, mustJSON(scaleOf(o2)))
+}
+
+// scaleLocked writes scale.spec.replicas into the object o (deployment or replica set).
+func (s *Server) scaleLocked(res *resource, o *storedObj, scale map[string]any, dryRun bool) (*storedObj, *apiclient.Status) {
+	meta := metaOf(scale)
+	if name := str(meta, "name"); name != "" && name != o.name {
+		return nil, errBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, o.name))
+	}
+	if rv := str(meta, "resourceVersion"); rv != "" && rv != strconv.FormatUint(o.rv, 10) {
+		return nil, errConflict(&res.typ, o.name, conflictModified)
+	}
+	replicas := asMap(scale["spec"])["replicas"]
+	if replicas == nil {
+		replicas = json.Number("0")
+	}
+	if n, err := intOfJSON(replicas); err != nil || n < 0 {
+		return nil, errInvalid("Scale", "autoscaling", o.name, []fieldError{invalidValue("spec.replicas", replicas, "must be greater than or equal to 0")})
+	}
+	obj := mustDecode(o.raw)
+	spec := asMap(obj["spec"])
+	if spec == nil {
+		spec = map[string]any{}
+		obj["spec"] = spec
+	}
+	spec["replicas"] = replicas
+	o2, _, st := s.updateLocked(res, o.namespace, o.name, obj, updateMain, writeOptions{dryRun: dryRun})
+	return o2, st
+}
+
+func intOfJSON(v any) (int64, error) {
+	switch x := v.(type) {
+	case json.Number:
+		return x.Int64()
+	case float64:
+		return int64(x), nil
+	}
+	return 0, fmt.Errorf("not a number")
+}
+
+// ---- binding ----
+
+// bind assigns the pod ns/name to the node of binding.target, as the scheduler's POST of
+// pods/binding (or bindings) does: spec.nodeName and the PodScheduled condition.
+func (s *Server) bind(ns, name string, binding map[string]any) *apiclient.Status {
+	if n := str(metaOf(binding), "name"); name == "" {
+		name = n
+	}
+	target := asMap(binding["target"])
+	node := str(target, "name")
+	bindingType := &ResourceType{Plural: "pods/binding"}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pods := s.resources["pods"]
+	o := pods.objects[objectKey(ns, name)]
+	if o == nil {
+		return errNotFound(&pods.typ, name)
+	}
+	if node == "" {
+		return errInvalid("Binding", "", name, []fieldError{requiredErr("target.name")})
+	}
+	obj := mustDecode(o.raw)
+	spec, status := asMap(obj["spec"]), asMap(obj["status"])
+	if cur := str(spec, "nodeName"); cur != "" {
+		return errConflict(bindingType, name, fmt.Sprintf("pod %s is already assigned to node %q", name, cur))
+	}
+	if o.deleting {
+		return errConflict(bindingType, name, fmt.Sprintf("pod %s is being deleted, cannot be assigned to a host", name))
+	}
+	spec["nodeName"] = node
+	if status == nil {
+		status = map[string]any{}
+		obj["status"] = status
+	}
+	var conds []any
+	for _, c := range listAt(status, "conditions") {
+		if str(asMap(c), "type") != "PodScheduled" {
+			conds = append(conds, c)
+		}
+	}
+	status["conditions"] = append(conds, map[string]any{"type": "PodScheduled", "status": "True", "lastProbeTime": nil,
+		"lastTransitionTime": time.Now().UTC().Truncate(time.Second).Format(time.RFC3339)})
+	_, _, st := s.updateLocked(pods, ns, name, obj, updateSystem, writeOptions{})
+	return st
+}
+
+func (s *Server) createBinding(w http.ResponseWriter, r *http.Request, ri *reqInfo, obj map[string]any) {
+	writeCreated(w, s.bind(ri.namespace, "", obj))
+}
+
+// ---- eviction ----
+
+func (s *Server) handleEviction(w http.ResponseWriter, r *http.Request, ri *reqInfo) {
+	ev, st := readObject(r, &resource{typ: ResourceType{Group: "policy", Version: "v1", Kind: "Eviction"}})
+	if st != nil {
+		writeStatus(w, st)
+		return
+	}
+	var opts deleteOptions
+	if d := asMap(ev["deleteOptions"]); d != nil {
+		b, _ := json.Marshal(d)
+		json.Unmarshal(b, &opts)
+	}
+	// No PodDisruptionBudgets are served: every eviction is allowed.
+	s.mu.Lock()
+	_, _, st = s.deleteLocked(ri.res, ri.namespace, ri.name, opts, dryRun(r) || contains(opts.DryRun, "All"))
+	s.mu.Unlock()
+	if st == nil {
+		s.notifyChange()
+	}
+	writeCreated(w, st)
+}
+
+// ---- authorization reviews: everything is allowed ----
+
+func (s *Server) createAccessReview(w http.ResponseWriter, r *http.Request, ri *reqInfo, obj map[string]any) {
+	obj["status"] = map[string]any{"allowed": true}
+	if obj["metadata"] == nil {
+		obj["metadata"] = map[string]any{}
+	}
+	writeBody(w, outputOf(w), http.StatusCreated, mustJSON(obj))
+}
+
+func (s *Server) createRulesReview(w http.ResponseWriter, r *http.Request, ri *reqInfo, obj map[string]any) {
+	star := []any{"*"}
+	obj["status"] = map[string]any{
+		"resourceRules": []any{
+			map[string]any{"verbs": star, "apiGroups": star, "resources": star},
+		},
+		"nonResourceRules": []any{map[string]any{"verbs": star, "nonResourceURLs": star}},
+		"incomplete":       false,
+	}
+	if obj["metadata"] == nil {
+		obj["metadata"] = map[string]any{}
+	}
+	if obj["spec"] == nil {
+		obj["spec"] = map[string]any{}
+	}
+	writeBody(w, outputOf(w), http.StatusCreated, mustJSON(obj))
+}
+
+// handleCreateOnly serves a create-only resource.
+func (s *Server) handleCreateOnly(w http.ResponseWriter, r *http.Request, ri *reqInfo) {
+	if ri.verb != VerbCreate {
+		writeStatus(w, errMethodNotAllowed())
+		return
+	}
+	obj, st := readObject(r, ri.res)
+	if st != nil {
+		writeStatus(w, st)
+		return
+	}
+	if st := checkType(&ri.res.typ, obj); st != nil {
+		writeStatus(w, st)
+		return
+	}
+	ri.res.typ.createOnly(s, w, r, ri, obj)
+}
