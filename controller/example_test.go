@@ -7,7 +7,9 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/client"
 	"github.com/informerkit/informerkit/controller"
+	"github.com/informerkit/informerkit/controller/events"
 )
 
 // ConfigMap declares the fields the example reads.
@@ -99,4 +101,62 @@ func ExampleOr() {
 	// true
 	// false
 	// false
+}
+
+// A reconciler with the Manager's kit: it reads through the Manager's client (a deep copy from
+// the cache that sees its own earlier writes), writes with it, and records an event; a
+// Request that keeps failing is dropped after MaxRetries.
+func ExampleManager_Client() {
+	srv := apitest.NewServer()
+	defer srv.Close()
+	_, _ = srv.Create("configmaps", map[string]any{"metadata": map[string]any{"namespace": "default", "name": "hello"}})
+
+	mgr, err := controller.NewManager(srv.Config(), controller.ManagerOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		panic(err)
+	}
+	// For registers *ConfigMap as the built-in kind ConfigMap in the manager's type registry.
+	cmInformer := controller.For[*ConfigMap](mgr, apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+	configMaps := client.For[*ConfigMap](mgr.Client())
+	recorder := mgr.EventRecorderFor("stamper")
+
+	done := make(chan struct{})
+	c, err := controller.New("stamper", controller.ReconcilerFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
+		cm, err := configMaps.Get(ctx, req.Namespace, req.Name, client.GetOptions{})
+		if apiclient.IsNotFound(err) {
+			return controller.Result{}, nil
+		}
+		if err != nil {
+			return controller.Result{}, err
+		}
+		if cm.Data["stamped"] == "yes" {
+			close(done)
+			return controller.Result{}, nil
+		}
+		cm.Data = map[string]string{"stamped": "yes"} // a copy: the cache is untouched
+		if _, err := configMaps.Update(ctx, cm, apiclient.UpdateOptions{}); err != nil {
+			return controller.Result{}, err
+		}
+		recorder.Event(cm, events.Normal, "Stamped", "stamped the ConfigMap")
+		return controller.Result{Requeue: true}, nil // the next read sees the update
+	}), controller.Options{MaxRetries: 15})
+	if err != nil {
+		panic(err)
+	}
+	_ = c.Watch(controller.Kind(cmInformer, controller.EnqueueRequestForObject[*ConfigMap]()))
+	_ = mgr.Add(c)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error)
+	go func() { stopped <- mgr.Start(ctx) }()
+	<-done
+	cancel()
+	fmt.Println("Start:", <-stopped) // the queued events are written before Start returns
+	evs, _, _ := srv.List("events", "default")
+	var ev events.Event
+	_ = evs[0].Into(&ev)
+	fmt.Println(ev.InvolvedObject.Kind, ev.InvolvedObject.Name, ev.Reason, ev.Source.Component)
+	// Output:
+	// Start: <nil>
+	// ConfigMap hello Stamped stamper
 }

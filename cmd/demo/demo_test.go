@@ -3,15 +3,21 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/informer"
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// The demo's informers run with the cache mutation detector in the tests.
+func TestMain(m *testing.M) {
+	os.Setenv(informer.EnvCacheMutationDetector, "true")
+	goleak.VerifyTestMain(m)
+}
 
 // TestDemo runs the whole demo against the embedded API server, as `make demo` does.
 func TestDemo(t *testing.T) {
