@@ -156,6 +156,13 @@ func (c *Client) Registry() *kinds.Registry { return c.opts.Registry }
 // Factory returns the informer factory the reads go through.
 func (c *Client) Factory() *informer.Factory { return c.factory }
 
+// inScope reports whether objects of info in namespace ns are in the factory's informers
+// (a factory restricted to a namespace sees no other).
+func (c *Client) inScope(info kinds.Info, ns string) bool {
+	fns := c.factory.Namespace()
+	return fns == "" || !info.Namespaced || ns == fns
+}
+
 func (c *Client) started() context.Context {
 	c.mu.Lock()
 	defer c.mu.Unlock()

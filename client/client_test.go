@@ -475,3 +475,23 @@ func TestForResolvesOnFirstUse(t *testing.T) {
 		t.Fatal("invalid ForKind info accepted")
 	}
 }
+
+func TestWritesOutsideTheFactoryNamespaceAreNotWaitedFor(t *testing.T) {
+	e := newEnv(t, Options{ReadYourWritesTimeout: time.Hour})
+	factory := informer.NewFactoryWithOptions(e.api, informer.FactoryOptions{Namespace: "a", Logger: slog.New(slog.DiscardHandler)})
+	c, err := New(e.api, factory, Options{Registry: e.c.Registry(), ReadYourWritesTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.Start(ctx)
+	defer func() { cancel(); factory.Shutdown() }()
+	cms := For[*ConfigMap](c)
+	if _, err := cms.Create(ctxT(t), cm("b", "x", nil), apiclient.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Not in the cache, and no wait for a write the cache will never show.
+	if _, err := cms.Get(ctxT(t), "b", "x", GetOptions{}); !apiclient.IsNotFound(err) {
+		t.Fatalf("Get outside the factory's namespace: %v", err)
+	}
+}

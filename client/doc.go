@@ -23,7 +23,8 @@
 //
 // The cache's progress comes from informer.Informer's AppliedResourceVersion, which advances
 // with every applied event and list, and to the reflector's resourceVersion (bookmarks
-// included) whenever the informer has applied everything it was given. A write of an object
-// the informer does not see (another namespace, unmatched selectors) is shown only once a
-// later event reaches the informer; reads of it wait up to the timeout.
+// included) whenever the informer has applied everything it was given. Writes outside the
+// factory's namespace are not tracked (the cache never holds them); a write of an object the
+// informer's selectors exclude is shown only once a later event reaches the informer, and
+// reads wait for it up to the timeout.
 package client

@@ -351,7 +351,7 @@ func (t *Typed[T]) Delete(ctx context.Context, obj T, opts apiclient.DeleteOptio
 	if err := st.res.Namespace(ns).Delete(ctx, name, opts); err != nil {
 		return err
 	}
-	if t.c.opts.ReadYourWritesTimeout >= 0 {
+	if t.c.opts.ReadYourWritesTimeout >= 0 && t.c.inScope(st.info, ns) {
 		uid := ""
 		if u, ok := any(obj).(interface{ GetUID() string }); ok {
 			uid = u.GetUID()
@@ -421,6 +421,9 @@ func (s *StatusWriter[T]) check() (*typedState[T], error) {
 func (t *Typed[T]) wrote(st *typedState[T], out T, err error) (T, error) {
 	if err != nil || t.c.opts.ReadYourWritesTimeout < 0 || any(out) == nil {
 		return out, err
+	}
+	if !t.c.inScope(st.info, out.GetNamespace()) {
+		return out, nil // the informer will never show it: a read would only wait
 	}
 	// Tracked even without an informer yet: the first read starts one, whose first list may
 	// come from the API server's watch cache and be older than this write.
