@@ -215,4 +215,22 @@ func TestCreateOrUpdateStatusOnKubeAPIServer(t *testing.T) {
 	if _, res, err := controllerutil.CreateOrUpdate(ctx, gadgets, newGadget(), mutate); err != nil || res != controllerutil.OperationResultNone {
 		t.Fatalf("second CreateOrUpdate: %q %v", res, err)
 	}
+
+	// Server-side apply through the client, of the object and of its status; reads through
+	// the client see the results at once.
+	applied, err := gadgets.Apply(ctx, ns, "h", map[string]any{"apiVersion": info.APIVersion(), "kind": "Gadget",
+		"metadata": map[string]any{"name": "h", "namespace": ns}, "spec": map[string]any{"size": 5}},
+		apiclient.ApplyOptions{FieldManager: "kit-e2e"})
+	if err != nil || applied.Spec.Size != 5 {
+		t.Fatalf("Apply: %+v %v", applied, err)
+	}
+	if _, err := gadgets.Status().Apply(ctx, ns, "h", map[string]any{"apiVersion": info.APIVersion(), "kind": "Gadget",
+		"metadata": map[string]any{"name": "h", "namespace": ns}, "status": map[string]any{"ready": true}},
+		apiclient.ApplyOptions{FieldManager: "kit-e2e"}); err != nil {
+		t.Fatalf("status Apply: %v", err)
+	}
+	got, err := gadgets.Get(ctx, ns, "h", client.GetOptions{})
+	if err != nil || got.Spec.Size != 5 || !got.Status.Ready {
+		t.Fatalf("read after the applies: %+v %v", got, err)
+	}
 }

@@ -364,3 +364,21 @@ func TestNewBroadcasterValidates(t *testing.T) {
 	}()
 	_, _ = NewBroadcaster(nil, Options{})
 }
+
+func TestRetryHonoursRetryAfter(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.run(t)
+	// A 429 asking for 1 s, longer than the 5 ms retry interval of these tests.
+	if err := e.srv.FailRequests(apitest.VerbCreate, "events", 1, 429, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	e.rec.Event(w("a"), Normal, "R", "m")
+	e.waitEvents(t, "shop", "the event", func(ev []Event) bool { return len(ev) == 1 })
+	reqs := e.srv.RequestsFor(apitest.VerbCreate, "events")
+	if len(reqs) != 2 || reqs[0].Code != 429 {
+		t.Fatalf("requests %+v", reqs)
+	}
+	if gap := reqs[1].Time.Sub(reqs[0].Time); gap < time.Second {
+		t.Fatalf("retried after %v, before the server's Retry-After of 1s", gap)
+	}
+}
