@@ -111,6 +111,9 @@ type Server struct {
 	hasWriteWait atomic.Bool
 	// serviceIPs and nodePorts count the allocations of Services (strategy.go).
 	serviceIPs, nodePorts int
+	// openapi caches the OpenAPI v3 documents, built for openapiFor resources.
+	openapi    map[string]openAPIDoc
+	openapiFor int
 
 	// logMu guards the logs, the fault rules and the change broadcast.
 	logMu     sync.Mutex

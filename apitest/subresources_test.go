@@ -172,3 +172,35 @@ func TestFieldSelectorErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenAPIV3Schemas(t *testing.T) {
+	rc := newRaw(t)
+	resp, b := rc.do("GET", "/openapi/v3", "", "", nil)
+	var idx struct {
+		Paths map[string]struct {
+			ServerRelativeURL string `json:"serverRelativeURL"`
+		}
+	}
+	json.Unmarshal(b, &idx)
+	url := idx.Paths["api/v1"].ServerRelativeURL
+	if resp.StatusCode != 200 || !strings.HasPrefix(url, "/openapi/v3/api/v1?hash=") || idx.Paths["apis/apps/v1"].ServerRelativeURL == "" {
+		t.Fatalf("index: %d %s", resp.StatusCode, b)
+	}
+	_, b = rc.do("GET", url, "", "", nil)
+	var doc struct {
+		Components struct{ Schemas map[string]map[string]any }
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	pod := doc.Components.Schemas["io.k8s.api.core.v1.Pod"]
+	gvk, _ := pod["x-kubernetes-group-version-kind"].([]any)
+	props, _ := pod["properties"].(map[string]any)
+	if len(gvk) != 1 || props["spec"] == nil || props["apiVersion"] == nil || pod["description"] == "" {
+		t.Fatalf("Pod schema %v", pod)
+	}
+	containers := doc.Components.Schemas["io.k8s.api.core.v1.PodSpec"]["properties"].(map[string]any)["containers"].(map[string]any)
+	if containers["x-kubernetes-patch-merge-key"] != "name" || containers["x-kubernetes-list-type"] != "map" || containers["type"] != "array" {
+		t.Fatalf("containers schema %v", containers)
+	}
+}
