@@ -25,6 +25,6 @@
 // with every applied event and list, and to the reflector's resourceVersion (bookmarks
 // included) whenever the informer has applied everything it was given. Writes outside the
 // factory's namespace are not tracked (the cache never holds them); a write of an object the
-// informer's selectors exclude is shown only once a later event reaches the informer, and
-// reads wait for it up to the timeout.
+// informer's selectors exclude is shown once the watch has moved past it (an event or a
+// bookmark).
 package client

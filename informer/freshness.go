@@ -17,18 +17,48 @@ import (
 // Kubernetes resourceVersions are decimal integers that grow with every write of a
 // resource (comparable since Kubernetes 1.35, as client-go's consistency store relies on); a
 // resourceVersion that is not a decimal integer is ignored here.
+//
+// Bookmarks advance the reflector's resourceVersion without queueing anything. While a
+// WaitUntil waits, the informer queues a marker (the atomic FIFO's keyless SyncAll delta,
+// which nothing else queues in an informer) behind everything the reflector has queued, after
+// reading the reflector's resourceVersion; once the marker is applied, so is everything up to
+// that resourceVersion. One marker is outstanding at a time, and one is queued only when the
+// reflector is ahead of the cache, so a waiter whose condition never holds does not spin.
 type freshness struct {
 	applied atomic.Uint64
 	mu      sync.Mutex
 	changed chan struct{} // nil until a waiter asks for it: no cost without waiters
+
+	waiting       atomic.Int32  // WaitUntil calls in progress
+	markerPending atomic.Bool   // a SyncAll marker is queued
+	markerRV      atomic.Uint64 // the reflector's resourceVersion when it was queued
+}
+
+// reflectorAdvanced is called by the reflector's store after every resourceVersion it
+// records (events and bookmarks): waiters re-check, and may queue a marker.
+func (f *freshness) reflectorAdvanced() {
+	if f.waiting.Load() > 0 {
+		f.notify()
+	}
+}
+
+// markerApplied records that the cache has applied everything queued before the marker.
+func (f *freshness) markerApplied() {
+	if f.markerPending.Load() {
+		f.raise(f.markerRV.Load())
+		f.markerPending.Store(false)
+	}
 }
 
 // observe records that the cache has applied resourceVersion rv.
 func (f *freshness) observe(rv string) {
-	n, err := strconv.ParseUint(rv, 10, 64)
-	if err != nil {
-		return
+	if n, err := strconv.ParseUint(rv, 10, 64); err == nil {
+		f.raise(n)
 	}
+}
+
+// raise makes the applied resourceVersion at least n.
+func (f *freshness) raise(n uint64) {
 	for {
 		cur := f.applied.Load()
 		if n <= cur || f.applied.CompareAndSwap(cur, n) {
@@ -86,7 +116,8 @@ var ErrStopped = errors.New("informer: stopped")
 // the last list, or of the newest event applied ("" before the first list). Every event up
 // to it has been applied, so an object cached now is at least as new as any write of it at
 // or before that resourceVersion. The informer also advances it to the reflector's last
-// resourceVersion (bookmarks included) whenever it has applied everything it was given.
+// resourceVersion (bookmarks included) whenever it has applied everything it was given, and,
+// while a WaitUntil waits, through a marker queued behind the reflector's events.
 func (inf *Informer[T]) AppliedResourceVersion() string {
 	n := inf.fresh.applied.Load()
 	if n == 0 {
@@ -99,11 +130,14 @@ func (inf *Informer[T]) AppliedResourceVersion() string {
 // cond returns true (WaitUntil returns nil), ctx is done (it returns ctx's error) or the
 // informer stops (ErrStopped). cond runs on the caller's goroutine and may read the cache.
 func (inf *Informer[T]) WaitUntil(ctx context.Context, cond func() bool) error {
+	inf.fresh.waiting.Add(1)
+	defer inf.fresh.waiting.Add(-1)
 	for {
 		ch := inf.fresh.wait()
 		if cond() {
 			return nil
 		}
+		inf.requestMarker()
 		select {
 		case <-ch:
 		case <-ctx.Done():
@@ -114,6 +148,28 @@ func (inf *Informer[T]) WaitUntil(ctx context.Context, cond func() bool) error {
 			}
 			return ErrStopped
 		}
+	}
+}
+
+// requestMarker queues a marker (see freshness) if the reflector has a resourceVersion the
+// cache has not applied and no marker is queued. Only the atomic FIFO has markers.
+func (inf *Informer[T]) requestMarker() {
+	if inf.opts.mode != fifoAtomic {
+		return
+	}
+	inf.mu.Lock()
+	refl, fifo := inf.refl, inf.fifo
+	inf.mu.Unlock()
+	if refl == nil || fifo == nil {
+		return
+	}
+	n, err := strconv.ParseUint(refl.LastSyncResourceVersion(), 10, 64) // read before queueing
+	if err != nil || n <= inf.fresh.applied.Load() || !inf.fresh.markerPending.CompareAndSwap(false, true) {
+		return
+	}
+	inf.fresh.markerRV.Store(n)
+	if err := fifo.Resync(); err != nil { // a relist in progress: its end will advance the cache
+		inf.fresh.markerPending.Store(false)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/informerkit/informerkit/apitest"
 )
 
 func rvNum(t *testing.T, rv string) uint64 {
@@ -79,5 +81,27 @@ func TestWaitUntilEndsWhenTheInformerStops(t *testing.T) {
 	<-inf.Done()
 	if err := <-done; !errors.Is(err, ErrStopped) {
 		t.Fatalf("WaitUntil = %v", err)
+	}
+}
+
+// A write the informer never sees (its label selector excludes the object): bookmarks
+// advance the reflector, and a waiter's marker carries that to the applied resourceVersion,
+// with no event in the informer's collection.
+func TestWaitUntilAdvancesWithBookmarks(t *testing.T) {
+	s := newServerWithOptions(t, apitest.Options{ProgressNotify: true, BookmarkInterval: 20 * time.Millisecond})
+	opts := fastOptions(t)
+	lw := &selectingLW[*ConfigMap]{lw: configMaps(newClient(t, s)), labels: "app=web"}
+	inf := New[*ConfigMap](lw, opts)
+	start(t, inf)
+	wait(t, inf.Synced(), "sync")
+	written := rvNum(t, mkCM(t, s, "default", "other", nil).ResourceVersion()) // not app=web
+	if err := inf.WaitUntil(ctxT(t), func() bool {
+		applied, _ := strconv.ParseUint(inf.AppliedResourceVersion(), 10, 64)
+		return applied >= written
+	}); err != nil {
+		t.Fatalf("the applied resourceVersion did not reach the write: %v (applied %q, written %d)", err, inf.AppliedResourceVersion(), written)
+	}
+	if n := inf.Stats().Cached; n != 0 {
+		t.Fatalf("%d objects cached", n)
 	}
 }

@@ -460,7 +460,11 @@ func (inf *Informer[T]) handleDeltasLocked(deltas deltafifo.Deltas[T], isInIniti
 			inf.applyReplacedEnd(d.End)
 		case deltafifo.SyncAll, deltafifo.Sync:
 			// Resyncs are generated per handler by the informer itself (see resync); the
-			// reflector is configured without a resync period, so these do not occur.
+			// reflector is configured without a resync period. A SyncAll is a freshness
+			// marker (freshness.go).
+			if d.Type == deltafifo.SyncAll {
+				inf.fresh.markerApplied()
+			}
 		case deltafifo.Deleted:
 			key, err := inf.keyFunc(d.Object)
 			if err != nil {

@@ -17,7 +17,12 @@ type incrementalFIFO[T any] struct {
 	// finished and aborted count the replacements that ended either way (the informer's
 	// figures).
 	finished, aborted *atomic.Uint64
+	// fresh hears every resourceVersion the reflector records (freshness.go).
+	fresh *freshness
 }
+
+// UpdateResourceVersion implements reflector.ResourceVersionUpdater.
+func (f incrementalFIFO[T]) UpdateResourceVersion(string) { f.fresh.reflectorAdvanced() }
 
 var _ reflector.IncrementalReplacer[int] = incrementalFIFO[int]{}
 
@@ -64,7 +69,7 @@ func (inf *Informer[T]) reflectorStore(fifo deltafifo.Queue[T]) reflector.Store[
 	if inf.opts.disableIncrementalRelist {
 		return fifo
 	}
-	return incrementalFIFO[T]{fifo, &inf.incrementalLists, &inf.incrementalAborts}
+	return incrementalFIFO[T]{fifo, &inf.incrementalLists, &inf.incrementalAborts, &inf.fresh}
 }
 
 // applyReplacedChunk applies part of an incremental relist (AtomicFIFO): every object is
