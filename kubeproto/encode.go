@@ -44,6 +44,13 @@ func encErr(path, format string, args ...any) *Error {
 	return newError(ErrSchema, path, -1, format, args...)
 }
 
+// typeErr is a JSON value of the wrong type for field f (elem: for one element of it).
+func typeErr(path string, f *kubeschema.Field, v any, elem bool, format string, args ...any) *Error {
+	e := newError(ErrSchema, path, -1, format, args...)
+	e.Field, e.Value, e.Elem = f, v, elem
+	return e
+}
+
 func encodeMsg(b []byte, t *kubeschema.Type, obj map[string]any, depth int, path string) ([]byte, error) {
 	if depth > maxDepth {
 		return nil, encErr(path, "messages nested deeper than %d", maxDepth)
@@ -68,7 +75,7 @@ func encodeMsg(b []byte, t *kubeschema.Type, obj map[string]any, depth int, path
 			}
 			m, ok := v.(map[string]any)
 			if !ok {
-				return nil, encErr(fpath, "want an object, got %s", jsonType(v))
+				return nil, typeErr(fpath, f, v, false, "want an object, got %s", jsonType(v))
 			}
 			keys := make([]string, 0, len(m))
 			for k := range m {
@@ -93,7 +100,7 @@ func encodeMsg(b []byte, t *kubeschema.Type, obj map[string]any, depth int, path
 			}
 			l, ok := v.([]any)
 			if !ok {
-				return nil, encErr(fpath, "want an array, got %s", jsonType(v))
+				return nil, typeErr(fpath, f, v, false, "want an array, got %s", jsonType(v))
 			}
 			for i, x := range l {
 				if b, err = encodeValue(b, f.Number, f, x, true, depth, fpath+"["+strconv.Itoa(i)+"]"); err != nil {
@@ -117,13 +124,14 @@ func encodeValue(b []byte, num int, f *kubeschema.Field, v any, present bool, de
 	if v == nil {
 		present = false
 	}
+	elem := f.Repeated || f.MapKey != ""
 	switch f.Kind {
 	case kubeschema.String:
 		s := ""
 		if present {
 			var ok bool
 			if s, ok = v.(string); !ok {
-				return nil, encErr(path, "want a string, got %s", jsonType(v))
+				return nil, typeErr(path, f, v, elem, "want a string, got %s", jsonType(v))
 			}
 		}
 		return appendString(b, num, s), nil
@@ -132,7 +140,7 @@ func encodeValue(b []byte, num int, f *kubeschema.Field, v any, present bool, de
 		if present {
 			s, ok := v.(string)
 			if !ok {
-				return nil, encErr(path, "want a base64 string, got %s", jsonType(v))
+				return nil, typeErr(path, f, v, elem, "want a base64 string, got %s", jsonType(v))
 			}
 			var err error
 			if raw, err = base64.StdEncoding.DecodeString(s); err != nil {
@@ -145,7 +153,7 @@ func encodeValue(b []byte, num int, f *kubeschema.Field, v any, present bool, de
 		if present {
 			var ok bool
 			if x, ok = v.(bool); !ok {
-				return nil, encErr(path, "want a boolean, got %s", jsonType(v))
+				return nil, typeErr(path, f, v, elem, "want a boolean, got %s", jsonType(v))
 			}
 		}
 		b = appendTag(b, num, kubeschema.Varint)
@@ -158,7 +166,7 @@ func encodeValue(b []byte, num int, f *kubeschema.Field, v any, present bool, de
 		if present {
 			var err error
 			if n, err = intOf(v, f.Kind == kubeschema.Int32); err != nil {
-				return nil, encErr(path, "%v", err)
+				return nil, typeErr(path, f, v, elem, "%v", err)
 			}
 		}
 		b = appendTag(b, num, kubeschema.Varint)
@@ -176,6 +184,9 @@ func encodeValue(b []byte, num int, f *kubeschema.Field, v any, present bool, de
 	case kubeschema.Message:
 		sub, err := encodeMessageValue(f.Type(), v, present, depth+1, path)
 		if err != nil {
+			if e, ok := err.(*Error); ok && e.Field == nil && e.Path == path {
+				e.Field, e.Value, e.Elem = f, v, elem
+			}
 			return nil, err
 		}
 		return appendBytes(b, num, sub), nil

@@ -58,6 +58,12 @@ type Error struct {
 	Offset int
 	// Msg says what is wrong.
 	Msg string
+	// Field and Value, when a JSON value has the wrong type for its field (encode): the
+	// field and the value, from which callers can word the error as encoding/json does.
+	// Elem says the value is an element of a list or map field.
+	Field *kubeschema.Field
+	Value any
+	Elem  bool
 }
 
 func newError(kind error, path string, off int, format string, args ...any) *Error {

@@ -181,7 +181,8 @@ type Field struct {
 	// Description is the OpenAPI description.
 	Description string `json:"description,omitempty"`
 
-	typ *Type
+	typ   *Type
+	owner *Type
 }
 
 // GroupVersionKind names a kind.
@@ -233,6 +234,7 @@ func parse(b []byte) (*table, error) {
 	}
 	for _, ty := range t.Types {
 		for _, f := range ty.Fields {
+			f.owner = ty
 			if f.Kind == Message {
 				if f.typ = t.byName[f.TypeName]; f.typ == nil {
 					return nil, fmt.Errorf("%s.%s: unknown type %s", ty.Name, f.Name, f.TypeName)
@@ -344,6 +346,43 @@ func (t *Type) String() string { return t.Name }
 
 // Type returns the message type of a Message field (nil otherwise).
 func (f *Field) Type() *Type { return f.typ }
+
+// Owner returns the type the field belongs to.
+func (f *Field) Owner() *Type { return f.owner }
+
+// GoType is the Go type of the field as encoding/json's errors name it ("string",
+// "[]v1.Container", "map[string]string", "*int32" is "int32"); elem gives the type of one
+// element of a list or map.
+func (f *Field) GoType(elem bool) string {
+	var t string
+	switch f.Kind {
+	case Bytes:
+		t = "[]uint8"
+	case Message:
+		t = shortGo(f.typ.Go)
+	default:
+		t = string(f.Kind)
+	}
+	switch {
+	case elem:
+	case f.Repeated:
+		t = "[]" + t
+	case f.MapKey != "":
+		t = "map[string]" + t
+	}
+	return t
+}
+
+// shortGo turns "k8s.io/api/core/v1.Pod" into "v1.Pod".
+func shortGo(goType string) string {
+	if i := strings.LastIndex(goType, "/"); i >= 0 {
+		return goType[i+1:]
+	}
+	return goType
+}
+
+// GoName returns the type's Go name without its import path ("v1.Pod").
+func (t *Type) GoName() string { return shortGo(t.Go) }
 
 // Wire returns the protobuf wire type of one value of the field (a list element, a map
 // entry: LengthDelimited).
