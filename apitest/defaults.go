@@ -56,9 +56,9 @@ func decodeTyped(r *resource, obj map[string]any) (map[string]any, []string, *ap
 		detail := err.Error()
 		var e *kubeproto.Error
 		if errors.As(err, &e) {
-			detail = fmt.Sprintf("json: %s at %s", e.Msg, e.Path)
+			detail = goJSONError(e)
 		}
-		return nil, nil, errBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %s", r.typ.Kind, r.typ.Version, r.typ.Kind, detail))
+		return nil, nil, errCannotHandle(&r.typ, detail)
 	}
 	out["apiVersion"], out["kind"] = obj["apiVersion"], obj["kind"]
 	return out, unknown, nil
@@ -118,9 +118,49 @@ func joinField(path, name string) string {
 	return path + "." + name
 }
 
+func errCannotHandle(t *ResourceType, detail string) *apiclient.Status {
+	return errBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %s", t.Kind, t.Version, t.Kind, detail))
+}
+
+// goJSONError words a value of the wrong JSON type as encoding/json does:
+// "json: cannot unmarshal number into Go struct field ConfigMap.data of type string".
+func goJSONError(e *kubeproto.Error) string {
+	if e.Field == nil || e.Field.Owner() == nil {
+		return fmt.Sprintf("json: %s at %s", e.Msg, e.Path)
+	}
+	var what string
+	switch x := e.Value.(type) {
+	case string:
+		what = "string"
+	case bool:
+		what = "bool"
+	case map[string]any:
+		what = "object"
+	case []any:
+		what = "array"
+	case json.Number:
+		what = "number"
+		if strings.ContainsAny(string(x), ".eE") {
+			what = "number " + string(x)
+		}
+	default:
+		what = fmt.Sprintf("%T", x)
+	}
+	// encoding/json's path has no list indices or map keys.
+	var path []string
+	for _, p := range strings.Split(e.Path, ".") {
+		if i := strings.IndexByte(p, '['); i >= 0 {
+			p = p[:i]
+		}
+		path = append(path, p)
+	}
+	return fmt.Sprintf("json: cannot unmarshal %s into Go struct field %s.%s of type %s",
+		what, strings.TrimPrefix(e.Field.Owner().GoName(), "v1."), strings.Join(path, "."), e.Field.GoType(e.Elem))
+}
+
 // checkUnknown applies fieldValidation to the dropped fields: a 400 with Strict, warnings
 // (returned) with Warn, the default.
-func checkUnknown(fv string, unknown []string) ([]string, *apiclient.Status) {
+func checkUnknown(t *ResourceType, fv string, unknown []string) ([]string, *apiclient.Status) {
 	if len(unknown) == 0 || fv == "Ignore" {
 		return nil, nil
 	}
@@ -129,17 +169,19 @@ func checkUnknown(fv string, unknown []string) ([]string, *apiclient.Status) {
 		msgs[i] = fmt.Sprintf("unknown field %q", u)
 	}
 	if fv == "Strict" {
-		return nil, errBadRequest("strict decoding error: " + strings.Join(msgs, ", "))
+		return nil, errCannotHandle(t, "strict decoding error: "+strings.Join(msgs, ", "))
 	}
 	return msgs, nil
 }
 
-func validFieldValidation(v string) *apiclient.Status {
+// validFieldValidation checks the parameter as the kube-apiserver validates the request's
+// options (CreateOptions, UpdateOptions, PatchOptions).
+func validFieldValidation(v, optionsKind string) *apiclient.Status {
 	switch v {
 	case "", "Ignore", "Warn", "Strict":
 		return nil
 	}
-	return errBadRequest(fmt.Sprintf("fieldValidation parameter unsupported: %v", v))
+	return errInvalid(optionsKind, "meta.k8s.io", "", []fieldError{notSupported("fieldValidation", v, "", "Ignore", "Strict", "Warn")})
 }
 
 // applyDefaults sets the table's defaults on obj (of type t) and in everything it holds,
@@ -221,7 +263,7 @@ func (s *Server) defaultWriteLocked(r *resource, obj, old map[string]any, fv str
 	if st != nil {
 		return nil, nil, st
 	}
-	warnings, st := checkUnknown(fv, unknown)
+	warnings, st := checkUnknown(&r.typ, fv, unknown)
 	if st != nil {
 		return nil, nil, st
 	}
@@ -232,8 +274,17 @@ func (s *Server) defaultWriteLocked(r *resource, obj, old map[string]any, fv str
 	} else {
 		s.prepareForUpdateLocked(r, norm, old)
 	}
+	// What the strategy set is Go values too: a reset status is written with its zero
+	// fields ({"replicas":0}).
+	if norm, _, st = decodeTyped(r, norm); st != nil {
+		return nil, nil, st
+	}
 	if errs := validateBuiltin(r, norm, old); len(errs) > 0 {
-		return nil, nil, errInvalid(r.typ.Kind, r.typ.Group, str(metaOf(norm), "name"), errs)
+		group := r.typ.Group
+		if group == "events.k8s.io" {
+			group = "" // validated as the internal core Event, and named so
+		}
+		return nil, nil, errInvalid(r.typ.Kind, group, str(metaOf(norm), "name"), errs)
 	}
 	return norm, warnings, nil
 }
@@ -255,7 +306,14 @@ type writeOptions struct {
 
 func requestWriteOptions(r *http.Request) (writeOptions, *apiclient.Status) {
 	fv := r.URL.Query().Get("fieldValidation")
-	if st := validFieldValidation(fv); st != nil {
+	kind := "CreateOptions"
+	switch r.Method {
+	case http.MethodPut:
+		kind = "UpdateOptions"
+	case http.MethodPatch:
+		kind = "PatchOptions"
+	}
+	if st := validFieldValidation(fv, kind); st != nil {
 		return writeOptions{}, st
 	}
 	return writeOptions{dryRun: dryRun(r), fieldValidation: fv, warnings: new([]string)}, nil

@@ -36,6 +36,8 @@
 //
 // # Known differences from the kube-apiserver
 //
+//   - YAML bodies are read as YAML 1.2 (the kube-apiserver reads YAML 1.1, where y, n, on
+//     and off are booleans).
 //   - No CBOR. Protobuf carries quantities as the strings they were written as (the
 //     kube-apiserver canonicalises them: "0.5" becomes "500m").
 //   - Built-in kinds are decoded, defaulted and validated from kubeschema's table (wrong JSON

@@ -434,11 +434,11 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, ri *reqInf
 		s.respondObject(w, r, ri, http.StatusOK, o)
 		return
 	}
-	writeJSON(w, http.StatusOK, &apiclient.Status{
+	writeBody(w, outputOf(w), http.StatusOK, mustJSON(&apiclient.Status{
 		TypeMeta: apiclient.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   "Success",
 		Details:  &apiclient.StatusDetails{Name: ri.name, Group: ri.res.typ.Group, Kind: ri.res.typ.Plural, UID: o.uid},
-	})
+	}))
 }
 
 func applyDeleteQuery(r *http.Request, opts *deleteOptions) {

@@ -3,6 +3,7 @@ package apitest
 import (
 	"bufio"
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"mime"
@@ -138,6 +139,7 @@ func negotiate(r *http.Request, res *resource, watch bool) (output, *apiclient.S
 	if strings.TrimSpace(h) == "" {
 		return output{}, nil
 	}
+	typeMatched := false
 	for _, c := range parseAccept(h) {
 		for i, mt := range []string{mediaJSON, mediaYAML, mediaProtobuf} {
 			format := mediaFormat(i)
@@ -145,10 +147,24 @@ func negotiate(r *http.Request, res *resource, watch bool) (output, *apiclient.S
 			if !(c.typ == "*" && c.sub == "*" || c.typ == typ && (c.sub == sub || c.sub == "*")) {
 				continue
 			}
+			typeMatched = true
 			if o, ok := acceptable(c, format, res, watch); ok {
 				return o, nil
 			}
 		}
+	}
+	if !typeMatched {
+		// No media type of the server at all: the kube-apiserver's router answers before
+		// its handler, in its own words.
+		types := res.mediaTypes()
+		streams := []string{mediaJSON + ";stream=watch"}
+		if res.builtin() {
+			streams = append(streams, mediaProtobuf+";stream=watch")
+		}
+		st := newStatus(http.StatusNotAcceptable, apiclient.StatusReasonNotAcceptable,
+			"406: Not Acceptable\n\nAvailable representations: "+strings.Join(append(types, streams...), ", "))
+		st.Details = &apiclient.StatusDetails{}
+		return output{}, st
 	}
 	return output{}, errNotAcceptable(res.mediaTypes())
 }
@@ -210,7 +226,34 @@ func readObject(r *http.Request, res *resource) (map[string]any, *apiclient.Stat
 	if st != nil {
 		return nil, st
 	}
-	return decodeAs(r.Header.Get("Content-Type"), b, res.mediaTypes())
+	m, st := decodeAs(r.Header.Get("Content-Type"), b, res.mediaTypes())
+	if st != nil && st.Code == http.StatusBadRequest && strings.HasPrefix(r.Header.Get("Content-Type"), mediaProtobuf) {
+		// As the kube-apiserver words a body its protobuf decoder cannot read.
+		why := "unexpected EOF"
+		if _, err := kubeproto.Unwrap(b); err == nil || !strings.Contains(err.Error(), "exceeds") && !strings.Contains(err.Error(), "truncated") {
+			why = strings.TrimPrefix(st.Message, "the body of the request does not decode as "+mediaProtobuf+": ")
+		}
+		st = errBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %s (%s)", res.typ.Kind, why, summarizeBody(b)))
+	}
+	return m, st
+}
+
+// summarizeBody is the kube-apiserver's summary of a body in decode errors.
+func summarizeBody(b []byte) string {
+	const max = 30
+	switch {
+	case len(b) == 0:
+		return "<empty>"
+	case b[0] == '{':
+		if len(b) > max {
+			return string(b[:max]) + " ..."
+		}
+		return string(b)
+	}
+	if len(b) > max {
+		return hex.EncodeToString(b[:max]) + " ..."
+	}
+	return hex.EncodeToString(b)
 }
 
 // decodeAs decodes b in media type ct ("" is JSON), accepted being what the endpoint reads.
@@ -364,7 +407,8 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// goTypeName is how the kube-apiserver's messages name an object's Go type.
+// goTypeName is how the kube-apiserver's messages name an object's Go type (its internal
+// type: *core.ConfigMap, *apps.Deployment).
 func goTypeName(res *resource, list bool) string {
 	if !res.builtin() {
 		if list {
@@ -376,7 +420,11 @@ func goTypeName(res *resource, list bool) string {
 	if list {
 		k += "List"
 	}
-	return "*" + res.typ.Version + "." + k
+	pkg, _, _ := strings.Cut(res.typ.Group, ".")
+	if pkg == "" || res.typ.Group == "events.k8s.io" {
+		pkg = "core"
+	}
+	return "*" + pkg + "." + k
 }
 
 // respondObject writes one stored object in the negotiated representation.

@@ -174,6 +174,10 @@ func TestAcceptNegotiation(t *testing.T) {
 		}
 	}
 	resp, body := rc.do("GET", "/api/v1/namespaces", "text/html", "", nil)
+	if resp.StatusCode != 406 || !strings.Contains(string(body), `Available representations: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/json;stream=watch`) {
+		t.Errorf("406 body %s", body)
+	}
+	resp, body = rc.do("GET", "/api/v1/namespaces", "application/json;as=Table", "", nil)
 	if resp.StatusCode != 406 || !strings.Contains(string(body), `"message":"only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"`) {
 		t.Errorf("406 body %s", body)
 	}

@@ -127,8 +127,10 @@ func errTooLargeRV(want, current uint64) *apiclient.Status {
 }
 
 func errMethodNotAllowed() *apiclient.Status {
-	return newStatus(http.StatusMethodNotAllowed, apiclient.StatusReasonMethodNotAllowed,
+	st := newStatus(http.StatusMethodNotAllowed, apiclient.StatusReasonMethodNotAllowed,
 		"the server does not allow this method on the requested resource")
+	st.Details = &apiclient.StatusDetails{}
+	return st
 }
 
 func errNoResource() *apiclient.Status {

@@ -1,6 +1,7 @@
 package apitest
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -163,7 +164,29 @@ func (s *Server) prepareForCreateLocked(r *resource, obj map[string]any) {
 	case "/Service":
 		s.allocateServiceLocked(obj, nil)
 		obj["status"] = map[string]any{"loadBalancer": map[string]any{}}
+	case "/Secret":
+		mergeStringData(obj)
 	}
+}
+
+// mergeStringData moves a Secret's stringData into data (base64), as the secret strategy
+// does on create and update.
+func mergeStringData(obj map[string]any) {
+	sd := asMap(obj["stringData"])
+	if len(sd) == 0 {
+		delete(obj, "stringData")
+		return
+	}
+	data := asMap(obj["data"])
+	if data == nil {
+		data = map[string]any{}
+		obj["data"] = data
+	}
+	for k, v := range sd {
+		s, _ := v.(string)
+		data[k] = base64.StdEncoding.EncodeToString([]byte(s))
+	}
+	delete(obj, "stringData")
 }
 
 // prepareForUpdateLocked keeps what an update may not change.
@@ -171,6 +194,8 @@ func (s *Server) prepareForUpdateLocked(r *resource, obj, old map[string]any) {
 	switch r.typ.Group + "/" + r.typ.Kind {
 	case "/Service":
 		s.allocateServiceLocked(obj, old)
+	case "/Secret":
+		mergeStringData(obj)
 	case "/Pod":
 		// Admission fills these on create only, and the update may not drop them.
 		spec, oldSpec := asMap(obj["spec"]), asMap(old["spec"])

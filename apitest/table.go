@@ -223,7 +223,7 @@ func tableOptions(r *http.Request) (string, *apiclient.Status) {
 	case "", "None", "Object", "Metadata":
 		return v, nil
 	}
-	return "", errBadRequest(fmt.Sprintf("Unable to convert to Table as requested: includeObject: Unsupported value: %q: supported values: \"Metadata\", \"None\", \"Object\"", v))
+	return "", errBadRequest(fmt.Sprintf("Unable to convert to Table as requested: includeObject: Invalid value: %q: must be 'Metadata', 'Object', 'None', or empty", v))
 }
 
 // table renders objects as a meta.k8s.io/v1 Table.
@@ -243,6 +243,7 @@ func (s *Server) table(res *resource, items []*storedObj, lm apiclient.ListMeta,
 		row := map[string]any{"cells": cells}
 		switch includeObject {
 		case "None":
+			row["object"] = nil
 		case "Object":
 			row["object"] = m
 		default:

@@ -79,6 +79,12 @@ func validateBuiltin(r *resource, obj, old map[string]any) []fieldError {
 		errs = append(errs, validateKeys(obj, "data", "binaryData")...)
 	case "/Secret":
 		errs = append(errs, validateKeys(obj, "data", "stringData")...)
+	case "/Event":
+		errs = append(errs, validateEvent(obj, true)...)
+	case "events.k8s.io/Event":
+		if old == nil {
+			errs = append(errs, validateEvent(obj, false)...)
+		}
 	}
 	return errs
 }
@@ -178,12 +184,14 @@ func validateWorkload(spec map[string]any) []fieldError {
 	tmpl := asMap(spec["template"])
 	sel := asMap(spec["selector"])
 	labels := asMap(metaOf(tmpl)["labels"])
-	if sel != nil {
-		if len(asMap(sel["matchLabels"])) == 0 && len(listAt(sel, "matchExpressions")) == 0 {
-			errs = append(errs, invalidValue("spec.selector", sel, "empty selector is invalid for deployment"))
-		} else if !selectorMatches(sel, labels) {
-			errs = append(errs, invalidValue("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
-		}
+	switch {
+	case sel == nil:
+		// requiredFields reported the selector; no selector matches the labels either.
+		errs = append(errs, invalidValue("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
+	case len(asMap(sel["matchLabels"])) == 0 && len(listAt(sel, "matchExpressions")) == 0:
+		errs = append(errs, invalidValue("spec.selector", sel, "empty selector is invalid for deployment"))
+	case !selectorMatches(sel, labels):
+		errs = append(errs, invalidValue("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
 	}
 	podSpec := asMap(tmpl["spec"])
 	errs = append(errs, validatePodSpec(podSpec, "spec.template.spec")...)
@@ -274,6 +282,67 @@ func validateKeys(obj map[string]any, fields ...string) []fieldError {
 			if len(k) > 253 || !configKeyRE.MatchString(k) {
 				errs = append(errs, invalidValue(f+"["+k+"]", k, configKeyMsg))
 			}
+		}
+	}
+	return errs
+}
+
+// validateEvent is the kube-apiserver's event validation (core/v1 and events.k8s.io/v1,
+// whose fields it names by the internal type's names: involvedObject, reportingController).
+func validateEvent(obj map[string]any, legacy bool) []fieldError {
+	get := func(core, v1 string) any {
+		if legacy {
+			return obj[core]
+		}
+		return obj[v1]
+	}
+	ns := str(metaOf(obj), "namespace")
+	ref := asMap(get("involvedObject", "regarding"))
+	refNS := str(ref, "namespace")
+	reason, _ := get("reason", "reason").(string)
+	action, _ := obj["action"].(string)
+	controller, _ := get("reportingComponent", "reportingController").(string)
+	instance, _ := obj["reportingInstance"].(string)
+	eventTime := obj["eventTime"]
+	mismatch := func() fieldError {
+		return invalidValue("involvedObject.namespace", refNS, "does not match event.namespace")
+	}
+	var errs []fieldError
+	if eventTime == nil || eventTime == "" {
+		if refNS == "" {
+			if ns != "" && ns != "default" {
+				errs = append(errs, mismatch())
+			}
+		} else if ns != refNS {
+			errs = append(errs, mismatch())
+		}
+	} else {
+		if refNS == "" && ns != "default" && ns != "kube-system" {
+			errs = append(errs, mismatch())
+		}
+		ctlField := "reportingController"
+		if legacy {
+			ctlField = "reportingComponent"
+		}
+		if controller == "" {
+			errs = append(errs, requiredErr(ctlField))
+		}
+		if instance == "" {
+			errs = append(errs, requiredErr("reportingInstance"))
+		}
+		if action == "" {
+			errs = append(errs, requiredErr("action"))
+		}
+		if reason == "" {
+			errs = append(errs, requiredErr("reason"))
+		}
+	}
+	if !legacy {
+		if eventTime == nil || eventTime == "" {
+			errs = append(errs, requiredErr("eventTime"))
+		}
+		if t, _ := obj["type"].(string); t != "Normal" && t != "Warning" {
+			errs = append(errs, invalidValue("type", "", "has invalid value: "+t))
 		}
 	}
 	return errs
