@@ -71,8 +71,15 @@
 //   - A request for a resourceVersion newer than the server's waits
 //     TooLargeResourceVersionWait (default 3 s, as the watch cache) and then fails with 504
 //     and the ResourceVersionTooLarge cause, for lists as for watches.
-//   - Authentication is one bearer token; there is no authorization, admission, audit,
+//   - Authentication is one bearer token; everything is authorized. Of admission, only the
+//     namespace lifecycle, DefaultTolerationSeconds and Priority plugins' effects on pods are
+//     there (as in a cluster without the ServiceAccount plugin, like e2e's); no audit,
 //     priority and fairness, or aggregated discovery (clients fall back to the legacy form).
+//   - Discovery lists only the subresources apitest serves (no pods/log, exec, proxy ...).
+//   - The OpenAPI v3 documents carry schemas and the operations' query parameters, not the
+//     full operation descriptions; there is no OpenAPI v2 (kubectl uses v3).
+//   - Protobuf is served for the built-in kinds and for PartialObjectMetadata of any
+//     resource, as by the kube-apiserver; YAML for everything but watches.
 //   - Options.RefuseWebSocket answers upgrades with 501 (a real server always accepts them).
 //
 // The fidelity scenarios in e2e/ run the same requests against apitest and a real
