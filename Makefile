@@ -64,7 +64,9 @@ e2e-build:
 ## compat: real clients (client-go, controller-runtime, kubectl) against apitest, and kubeproto
 ## against k8s.io/apimachinery's protobuf serializer (nested module compat/).
 compat:
-	cd compat && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd compat && $(GO) vet ./... && \
+	  $(GO) build -o bin/kubectl -ldflags="-X k8s.io/component-base/version.gitVersion=v1.36.3 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36" ./cmd/kubectl && \
+	  $(GO) test -race -count=1 ./...
 
 ## schema: regenerate kubeschema/schema.json from the release pinned in e2e/tools/go.mod.
 schema:

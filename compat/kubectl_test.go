@@ -13,14 +13,31 @@ import (
 	"github.com/informerkit/informerkit/apitest"
 )
 
-// kubectlRunner runs the kubectl on PATH against an apitest server with a kubeconfig of its
-// own (and a cache directory of its own, so discovery and OpenAPI come from this server).
-func kubectlRunner(t *testing.T, s *apitest.Server) func(args ...string) (string, error) {
-	t.Helper()
-	bin, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not on PATH")
+// kubectls are the kubectl binaries to test: the one on PATH (v1.32 on the project's
+// machines) and v1.36, which make compat builds into bin/kubectl from k8s.io/kubectl.
+func kubectls(t *testing.T) map[string]string {
+	out := map[string]string{}
+	if bin, err := exec.LookPath("kubectl"); err == nil {
+		out["path"] = bin
 	}
+	if abs, err := filepath.Abs(filepath.Join("bin", "kubectl")); err == nil {
+		if _, err := os.Stat(abs); err == nil {
+			out["v1.36"] = abs
+		}
+	}
+	if len(out) == 0 {
+		t.Skip("no kubectl on PATH and no bin/kubectl (make compat builds it)")
+	}
+	if out["v1.36"] == "" {
+		t.Log("bin/kubectl is missing (make compat builds it): only the kubectl on PATH runs")
+	}
+	return out
+}
+
+// kubectlRunner runs kubectl bin against an apitest server with a kubeconfig of its own
+// (and a cache directory of its own, so discovery and OpenAPI come from this server).
+func kubectlRunner(t *testing.T, s *apitest.Server, bin string) func(args ...string) (string, error) {
+	t.Helper()
 	dir := t.TempDir()
 	kc := filepath.Join(dir, "kubeconfig")
 	if err := s.WriteKubeconfig(kc); err != nil {
@@ -39,8 +56,14 @@ func kubectlRunner(t *testing.T, s *apitest.Server) func(args ...string) (string
 // TestKubectlEverydayCommands runs kubectl's everyday commands with their defaults against
 // apitest: what they print must be what they print against a kube-apiserver.
 func TestKubectlEverydayCommands(t *testing.T) {
+	for name, bin := range kubectls(t) {
+		t.Run(name, func(t *testing.T) { testKubectl(t, bin) })
+	}
+}
+
+func testKubectl(t *testing.T, bin string) {
 	e := newEnv(t, apitest.Options{})
-	kubectl := kubectlRunner(t, e.s)
+	kubectl := kubectlRunner(t, e.s, bin)
 	must := func(args ...string) string {
 		t.Helper()
 		out, err := kubectl(args...)
