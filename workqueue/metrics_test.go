@@ -222,3 +222,31 @@ func TestMetricsTimerIsNotAGoroutine(t *testing.T) {
 		}
 	})
 }
+
+// notifyingGauge reports its first Set on a channel.
+type notifyingGauge struct {
+	once sync.Once
+	set  chan struct{}
+}
+
+func (g *notifyingGauge) Set(float64) { g.once.Do(func() { close(g.set) }) }
+
+// firstRefresh is a recorder whose unfinished-work gauge reports the first refresh.
+type firstRefresh struct {
+	*recorder
+	gauge *notifyingGauge
+}
+
+func (f firstRefresh) NewUnfinishedWorkSecondsMetric(string) SettableGaugeMetric { return f.gauge }
+
+// A named queue that nothing touches until its metrics timer first fires: the timer's callback
+// must see the timer the constructor stored (issue 11: the constructor stored it after arming the
+// timer and without the queue's lock, a data race that -race reports here).
+func TestMetricsTimerFiresOnAnUntouchedQueueWithoutARace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := firstRefresh{recorder: newRecorder(), gauge: &notifyingGauge{set: make(chan struct{})}}
+		q := New[string](Config{Name: "q", MetricsProvider: p})
+		<-p.gauge.set // the first refresh, 500 ms after New; nothing synchronised with it before
+		q.ShutDown()
+	})
+}

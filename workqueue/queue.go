@@ -242,7 +242,11 @@ func newQueue[T comparable](cfg Config, rl RateLimiter[T]) *queue[T] {
 	q.cond.L = &q.mu
 	if cfg.Name != "" && cfg.MetricsProvider != nil {
 		q.metrics = newQueueMetrics(cfg.Name, cfg.MetricsProvider)
+		// The callback reads the timer under q.mu, on a goroutine that nothing else orders
+		// after this one: storing the timer under the same lock is what orders the two.
+		q.mu.Lock()
 		q.metrics.timer = time.AfterFunc(unfinishedWorkUpdatePeriod, q.updateUnfinishedWork)
+		q.mu.Unlock()
 	}
 	return q
 }
