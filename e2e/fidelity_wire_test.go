@@ -277,6 +277,7 @@ func init() {
 			{Name: "watch-meta", Method: "GET", Path: cmPath + "?watch=true&resourceVersion=0&timeoutSeconds=5", Accept: acceptMeta, ShowCT: true, Watch: 2},
 			{Name: "watch-meta-pb", Method: "GET", Path: cmPath + "?watch=true&resourceVersion=0&timeoutSeconds=5", Accept: pbType + ";as=PartialObjectMetadata;g=meta.k8s.io;v=v1", ShowCT: true, Watch: 2},
 			{Name: "watch-pb", Method: "GET", Path: cmPath + "?watch=true&resourceVersion=0&timeoutSeconds=5", Accept: acceptPB, ShowCT: true, Watch: 2},
+			{Name: "watch-table", Method: "GET", Path: cmPath + "?watch=true&resourceVersion=0&timeoutSeconds=5", Accept: acceptTable, ShowCT: true, Watch: 2},
 		}},
 		fscenario{Name: "table-columns", Steps: []fstep{
 			{Name: "pod", Method: "POST", Path: podPath, Body: podBody("p", simplePodSpec)},
