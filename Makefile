@@ -8,7 +8,7 @@ BENCH ?= .
 # Packages of the root module (nested modules e2e/ and bench/ are excluded by go itself).
 PKGS := ./...
 
-.PHONY: all test vet fmt-check unit bench bench-compare fuzz demo e2e e2e-build compat schema schema-check clean
+.PHONY: all test vet fmt-check unit stress bench bench-compare fuzz demo e2e e2e-build compat schema schema-check clean
 
 all: test
 
@@ -24,6 +24,11 @@ fmt-check:
 
 unit:
 	$(GO) test -race -count=1 $(PKGS)
+
+## stress: make test's packages STRESS_RUNS (5) times with -race while busy loops keep every core
+## busy; reports every failing test of every run (see .ci/stress for the knobs).
+stress:
+	GO=$(GO) STRESS_PKGS='$(PKGS)' ./.ci/stress
 
 ## bench: informerkit's own benchmarks with allocation figures.
 bench:
