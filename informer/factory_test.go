@@ -99,7 +99,7 @@ func TestFactoryWaitForCacheSyncNamesTheLaggards(t *testing.T) {
 	s := newServer(t)
 	c := newClient(t, s)
 	f := testFactory(t, c, FactoryOptions{NotFoundLogInterval: time.Hour})
-	For[*ConfigMap](f, cmGVR)
+	configMaps := For[*ConfigMap](f, cmGVR)
 	widgets := For[*Widget](f, apiclient.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"})
 	refused := make(chan struct{}, 100)
 	if err := widgets.SetWatchErrorHandler(func(_ context.Context, err error) {
@@ -111,7 +111,9 @@ func TestFactoryWaitForCacheSyncNamesTheLaggards(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(ctxT(t))
 	f.Start(ctx)
-	// Wait until the widgets informer has been refused a few times, then give up.
+	// The configmaps informer syncs (the state asserted below: it must not be named); the
+	// widgets informer is refused a few times. Then give up waiting.
+	wait(t, configMaps.Synced(), "configmaps sync")
 	for range 3 {
 		select {
 		case <-refused:
