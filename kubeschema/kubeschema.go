@@ -4,7 +4,8 @@
 // server's defaults and the OpenAPI descriptions. It is data generated from the release
 // pinned in e2e/tools/go.mod (k8s.io/api's struct tags, generated.proto, the OpenAPI v3
 // documents and the kube-apiserver's defaulting functions) by e2e/tools/schemagen; this
-// package imports nothing from k8s.io.
+// package imports nothing from k8s.io. `make schema` regenerates schema.json and
+// `make schema-check` (run in CI) fails when it is not what its sources generate.
 //
 // # Finding a type
 //
