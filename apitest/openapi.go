@@ -215,6 +215,9 @@ func fieldSchema(f *kubeschema.Field) map[string]any {
 	if f.Description != "" {
 		sc["description"] = f.Description
 	}
+	if len(f.Enum) > 0 && !f.Repeated && f.MapKey == "" {
+		sc["enum"] = f.Enum
+	}
 	if f.ListType != "" {
 		sc["x-kubernetes-list-type"] = f.ListType
 	}

@@ -179,6 +179,8 @@ type Field struct {
 	// DefaultKinds lists the kinds ("v1/Pod", "apps/v1/Deployment") in which Default
 	// applies; empty means every kind holding the type.
 	DefaultKinds []string `json:"defaultKinds,omitempty"`
+	// Enum lists the values of a string field with a closed set (OpenAPI enum).
+	Enum []string `json:"enum,omitempty"`
 	// Description is the OpenAPI description.
 	Description string `json:"description,omitempty"`
 

@@ -8,8 +8,10 @@
 //   - the generated.proto files next to those types: the protobuf message shape, checked
 //     field by field against the struct tags, and the shape of the types that marshal
 //     themselves (Time, MicroTime, Duration, Quantity, IntOrString, RawExtension, FieldsV1);
-//   - the OpenAPI v3 documents of k8s.io/kubernetes (api/openapi-spec/v3): descriptions,
-//     required fields, formats, x-kubernetes-list-type, -list-map-keys and -map-type;
+//   - the OpenAPI v3 documents of k8s.io/kubernetes (api/openapi-spec/v3): required fields,
+//     formats, x-kubernetes-list-type, -list-map-keys and -map-type; and the OpenAPI
+//     definitions the kube-apiserver serves (pkg/generated/openapi): descriptions and enums
+//     (the checked-in documents lack the enums and their descriptions);
 //   - the kube-apiserver's own defaulting functions (legacyscheme), run on skeleton objects:
 //     the defaults a field gets whatever else the object holds.
 //
@@ -42,7 +44,10 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/kube-openapi/pkg/common"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	generatedopenapi "k8s.io/kubernetes/pkg/generated/openapi"
 
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
 	_ "k8s.io/kubernetes/pkg/apis/authorization/install"
@@ -223,10 +228,12 @@ type Field struct {
 	Default       json.RawMessage `json:"default,omitempty"`
 	DefaultWhen   string          `json:"defaultWhen,omitempty"`
 	DefaultKinds  []string        `json:"defaultKinds,omitempty"`
+	Enum          []string        `json:"enum,omitempty"`
 	Description   string          `json:"description,omitempty"`
 }
 
 type gen struct {
+	defs map[string]common.OpenAPIDefinition // the served OpenAPI definitions, by name
 	// producedBy: type.field → kinds whose skeleton got the default.
 	producedBy map[string]map[string]bool
 	curKind    string
@@ -311,6 +318,7 @@ func goList(args ...string) (string, error) {
 }
 
 func (g *gen) loadSources() error {
+	g.defs = generatedopenapi.GetOpenAPIDefinitions(func(path string) spec.Ref { return spec.MustCreateRef("#/components/schemas/" + path) })
 	vers, err := goList("-m", "-f", "{{.Path}} {{.Version}}", "k8s.io/api", "k8s.io/apimachinery", "k8s.io/kubernetes")
 	if err != nil {
 		return err
@@ -741,6 +749,10 @@ func (g *gen) describe(t *Type) {
 		return
 	}
 	t.Description = s.Description
+	def, hasDef := g.defs[t.Name]
+	if hasDef && def.Schema.Description != "" {
+		t.Description = def.Schema.Description
+	}
 	req := map[string]bool{}
 	for _, r := range s.Required {
 		req[r] = true
@@ -754,6 +766,16 @@ func (g *gen) describe(t *Type) {
 			continue
 		}
 		f.Description = p.Description
+		if hasDef {
+			if dp, ok := def.Schema.Properties[f.Name]; ok {
+				f.Description = dp.Description
+				for _, e := range dp.Enum {
+					if es, ok := e.(string); ok {
+						f.Enum = append(f.Enum, es)
+					}
+				}
+			}
+		}
 		f.Required = req[f.Name]
 		f.Format = p.Format
 		f.ListType, f.ListMapKeys, f.MapType = p.ListType, p.ListMapKeys, p.MapType
