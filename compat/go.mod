@@ -2,12 +2,16 @@ module github.com/informerkit/informerkit/compat
 
 go 1.26.0
 
-replace github.com/informerkit/informerkit => ../
+replace (
+	github.com/informerkit/informerkit => ../
+	github.com/informerkit/informerkit/e2e => ../e2e
+)
 
 require (
 	github.com/go-logr/logr v1.4.3
 	github.com/google/go-cmp v0.7.0
 	github.com/informerkit/informerkit v0.0.0-00010101000000-000000000000
+	github.com/informerkit/informerkit/e2e v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
 	k8s.io/api v0.36.3
 	k8s.io/apimachinery v0.36.3
