@@ -30,7 +30,9 @@ type column struct {
 func doc(typ, field string) string {
 	if t := kubeschema.Lookup(typ); t != nil {
 		if f := t.Field(field); f != nil {
-			return f.Description
+			// SwaggerDoc is the Go comment, without the OpenAPI's list of enum values.
+			d, _, _ := strings.Cut(f.Description, "\n\nPossible enum values:")
+			return d
 		}
 	}
 	return ""

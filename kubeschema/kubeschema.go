@@ -25,7 +25,9 @@
 // Int32, Int64, Float64, Bytes, Message); Repeated marks lists and MapKey maps (whose value
 // is described by Kind/Type; the key is always a string). Pointer, OmitEmpty and OmitZero are
 // the Go field's: they say when Go's encoding/json writes the field, and so what the
-// kube-apiserver's JSON holds.
+// kube-apiserver's JSON holds. GoName and GoType name the Go field and its type as
+// encoding/json's errors do; Owner is the type holding the field. Required, Format, Enum
+// and Description are the OpenAPI schema's (what kubectl explain prints).
 //
 // # Protobuf
 //
