@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -194,20 +195,46 @@ func IsServiceUnavailable(err error) bool {
 }
 
 // IsTooLargeResourceVersion reports whether err says the requested resourceVersion is newer
-// than the server has seen (a 504 Timeout whose cause is ResourceVersionTooLarge): the
-// reflector then lists again with resourceVersion "".
+// than the server has seen: the reflector then lists again with resourceVersion "". It
+// recognises the three forms kube-apiservers have answered with, as client-go does:
+//
+//   - since 1.18.6: a Status with a cause of type ResourceVersionTooLarge (any code; it is a
+//     504 Timeout);
+//   - 1.17.0 to 1.18.5: a 504 Timeout with a cause whose message is "Too large resource
+//     version" and no type;
+//   - before 1.17: a 504 Timeout whose message contains "Too large resource version".
 func IsTooLargeResourceVersion(err error) bool {
 	s, ok := AsStatus(err)
-	if !ok || s.Details == nil {
+	if !ok {
 		return false
 	}
-	for _, c := range s.Details.Causes {
-		if c.Type == "ResourceVersionTooLarge" {
-			return true
+	if s.Details != nil {
+		for _, c := range s.Details.Causes {
+			if c.Type == CauseTypeResourceVersionTooLarge {
+				return true
+			}
 		}
 	}
-	return false
+	if !IsTimeout(err) {
+		return false
+	}
+	if s.Details != nil {
+		for _, c := range s.Details.Causes {
+			if c.Message == tooLargeResourceVersionMessage {
+				return true
+			}
+		}
+	}
+	return strings.Contains(s.Message, tooLargeResourceVersionMessage)
 }
+
+// CauseTypeResourceVersionTooLarge is the StatusCause type of a request for a resourceVersion
+// newer than the server has seen (kube-apiserver 1.18.6 and later).
+const CauseTypeResourceVersionTooLarge = "ResourceVersionTooLarge"
+
+// tooLargeResourceVersionMessage is how every kube-apiserver version words that error: the
+// cause message since 1.17, the start of the Status message in all of them.
+const tooLargeResourceVersionMessage = "Too large resource version"
 
 // RetryAfter returns the delay the server asked for in err's *Status, if any.
 func RetryAfter(err error) (time.Duration, bool) {

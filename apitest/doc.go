@@ -27,7 +27,9 @@
 //
 // Faults are injected from Go, deterministically, per resource or for all (""): CutWatches,
 // AbortWatches, ExpireWatches, SendWatchError, StallWatches, SendCorruptFrame,
-// SendOversizedFrame, FailRequests (with Retry-After), Compact and SetWriteDelay; Options
+// SendOversizedFrame, FailRequests (with Retry-After), FailRequestsWithStatus, ResetRequests
+// (no answer: the connection or stream is reset, as behind a proxy whose backend is down),
+// Compact and SetWriteDelay; Options
 // select a server without WebSocket, without streaming lists or without a watch cache.
 // Every fault and request is recorded (Faults, Requests, RequestsMatching, ...), and tests
 // wait on state rather than sleep (WaitFor, WaitForRequest, WaitForWatches, NextWatch).

@@ -1,8 +1,11 @@
 package apitest
 
 import (
+	"crypto/tls"
 	"fmt"
+	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -28,8 +31,11 @@ const (
 	// FaultCorruptFrame / FaultOversizedFrame: a frame that does not decode, or a huge one.
 	FaultCorruptFrame   FaultKind = "CorruptFrame"
 	FaultOversizedFrame FaultKind = "OversizedFrame"
-	// FaultFailRequest: a request was answered with an injected error (FailRequests).
+	// FaultFailRequest: a request was answered with an injected error (FailRequests,
+	// FailRequestsWithStatus).
 	FaultFailRequest FaultKind = "FailRequest"
+	// FaultResetRequest: a request was dropped without an answer (ResetRequests).
+	FaultResetRequest FaultKind = "ResetRequest"
 	// FaultCompact: the history was compacted (Compact).
 	FaultCompact FaultKind = "Compact"
 	// FaultWriteDelay: slow writes were switched on or off (SetWriteDelay).
@@ -149,6 +155,8 @@ type failRule struct {
 	left       int
 	code       int
 	retryAfter int
+	status     *apiclient.Status // FailRequestsWithStatus: the answer, as given
+	reset      bool              // ResetRequests: no answer, the connection is reset
 }
 
 // FailRequests answers the next n requests of verb (VerbAny: all) on resource ("" for
@@ -156,16 +164,6 @@ type failRule struct {
 // retryAfter > 0 adds a Retry-After header and details.retryAfterSeconds (whole seconds,
 // at least 1). Rules are consumed in the order they were added.
 func (s *Server) FailRequests(verb Verb, resource string, n, code int, retryAfter time.Duration) error {
-	name := ""
-	if resource != "" {
-		s.mu.Lock()
-		r, err := s.lookupLocked(resource)
-		s.mu.Unlock()
-		if err != nil {
-			return err
-		}
-		name = r.typ.name()
-	}
 	if code < 400 || code > 599 {
 		return fmt.Errorf("apitest: FailRequests code %d is not an HTTP error", code)
 	}
@@ -173,14 +171,58 @@ func (s *Server) FailRequests(verb Verb, resource string, n, code int, retryAfte
 	if retryAfter > 0 {
 		secs = max(1, int((retryAfter+time.Second-1)/time.Second))
 	}
+	return s.addFailRule(resource, &failRule{verb: verb, left: n, code: code, retryAfter: secs})
+}
+
+// FailRequestsWithStatus answers the next n requests of verb (VerbAny: all) on resource (""
+// for all) with st, exactly as given, with st.Code as the HTTP status (and a Retry-After
+// header if st.Details.RetryAfterSeconds is set), as FailRequests does with a Status of its
+// own. Use it for answers FailRequests does not make, such as those of older kube-apiservers.
+func (s *Server) FailRequestsWithStatus(verb Verb, resource string, n int, st *apiclient.Status) error {
+	if st == nil || st.Code < 400 || st.Code > 599 {
+		return fmt.Errorf("apitest: FailRequestsWithStatus needs a Status with an HTTP error code")
+	}
+	retry := 0
+	if st.Details != nil {
+		retry = int(st.Details.RetryAfterSeconds)
+	}
+	return s.addFailRule(resource, &failRule{verb: verb, left: n, code: int(st.Code), retryAfter: retry, status: st})
+}
+
+// ResetRequests drops the next n requests of verb (VerbAny: all) on resource ("" for all)
+// without an answer, as a proxy or load balancer in front of an API server that is down
+// does: over HTTP/1.1 (WebSocket handshakes included) the TCP connection is reset (RST), over
+// HTTP/2 the request's stream is reset. The client sees a transport error, not a status: not
+// "connection refused" (nothing listens), but "connection reset by peer" or an unexpected
+// EOF. The request log records CodeDropped.
+func (s *Server) ResetRequests(verb Verb, resource string, n int) error {
+	return s.addFailRule(resource, &failRule{verb: verb, left: n, reset: true})
+}
+
+// CodeDropped is Request.Code of a request the server dropped without an answer
+// (ResetRequests).
+const CodeDropped = -1
+
+func (s *Server) addFailRule(resource string, r *failRule) error {
+	if resource != "" {
+		s.mu.Lock()
+		res, err := s.lookupLocked(resource)
+		s.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		r.resource = res.typ.name()
+	}
 	s.logMu.Lock()
-	s.failRules = append(s.failRules, &failRule{verb: verb, resource: name, left: n, code: code, retryAfter: secs})
+	s.failRules = append(s.failRules, r)
 	s.logMu.Unlock()
 	return nil
 }
 
-// takeFailure consumes a matching failure rule.
-func (s *Server) takeFailure(verb Verb, resource string, rec *Request) (code, retry int, ok bool) {
+// takeFailure consumes a matching failure rule and returns a copy of it.
+func (s *Server) takeFailure(verb Verb, resource string, rec *Request) (failRule, bool) {
+	var f failRule
+	ok := false
 	s.logMu.Lock()
 	for i, r := range s.failRules {
 		if (r.verb == VerbAny || r.verb == verb) && (r.resource == "" || r.resource == resource) {
@@ -188,16 +230,54 @@ func (s *Server) takeFailure(verb Verb, resource string, rec *Request) (code, re
 			if r.left <= 0 {
 				s.failRules = append(s.failRules[:i:i], s.failRules[i+1:]...)
 			}
-			code, retry, ok = r.code, r.retryAfter, true
+			f, ok = *r, true
 			break
 		}
 	}
 	s.logMu.Unlock()
 	if ok {
-		s.recordFault(FaultRecord{Kind: FaultFailRequest, Resource: resource, Verb: verb, Code: code,
-			Detail: fmt.Sprintf("request %d", rec.Seq)})
+		kind, detail := FaultFailRequest, fmt.Sprintf("request %d", rec.Seq)
+		if f.reset {
+			kind = FaultResetRequest
+		}
+		s.recordFault(FaultRecord{Kind: kind, Resource: resource, Verb: verb, Code: f.code, Detail: detail})
 	}
-	return code, retry, ok
+	return f, ok
+}
+
+// answerFailure answers a request that a failure rule took.
+func (s *Server) answerFailure(w http.ResponseWriter, r *http.Request, f failRule) {
+	if f.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(f.retryAfter))
+	}
+	switch {
+	case f.reset:
+		s.setRequestCodeFromWriter(w, CodeDropped)
+		resetConnection(w, r)
+	case f.status != nil:
+		writeJSON(w, f.code, f.status)
+	default:
+		writeJSON(w, f.code, errInjected(f.code, int32(f.retryAfter)))
+	}
+}
+
+// resetConnection drops the request without an answer: an HTTP/1.1 connection is closed
+// with a TCP reset (SO_LINGER 0), an HTTP/2 stream is reset.
+func resetConnection(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor == 1 {
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			raw := conn
+			if tc, ok := conn.(*tls.Conn); ok {
+				raw = tc.NetConn()
+			}
+			if tcp, ok := raw.(*net.TCPConn); ok {
+				tcp.SetLinger(0)
+			}
+			raw.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
 }
 
 // Compact drops the history of resource ("" for all) up to the current resourceVersion,

@@ -3,6 +3,7 @@ package apitest_test
 import (
 	"errors"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -274,5 +275,72 @@ func TestWaitForRequestAndRequestLog(t *testing.T) {
 	e.s.ClearRequests()
 	if len(e.s.Requests()) != 0 {
 		t.Fatal("ClearRequests left records")
+	}
+}
+
+// FailRequestsWithStatus answers with the Status as given (here the way kube-apiservers before
+// 1.17 worded a too-large resourceVersion), Retry-After included.
+func TestFailRequestsWithStatus(t *testing.T) {
+	e := newEnv(t)
+	old := &apiclient.Status{TypeMeta: apiclient.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: "Failure",
+		Message: "Too large resource version: 20, current: 10", Reason: apiclient.StatusReasonTimeout, Code: 504,
+		Details: &apiclient.StatusDetails{RetryAfterSeconds: 2}}
+	if err := e.s.FailRequestsWithStatus(apitest.VerbList, "configmaps", 1, old); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.cms.List(e.ctx, apiclient.ListOptions{})
+	st := mustStatus(t, err, 504, apiclient.StatusReasonTimeout)
+	if st.Message != old.Message || !apiclient.IsTooLargeResourceVersion(err) {
+		t.Fatalf("answer %+v", st)
+	}
+	if d, ok := apiclient.RetryAfter(err); !ok || d != 2*time.Second {
+		t.Fatalf("retry after %v %v", d, ok)
+	}
+	if _, err := e.cms.List(e.ctx, apiclient.ListOptions{}); err != nil {
+		t.Fatalf("second list: %v", err)
+	}
+	if err := e.s.FailRequestsWithStatus(apitest.VerbList, "", 1, &apiclient.Status{Code: 200}); err == nil {
+		t.Fatal("a Status without an error code accepted")
+	}
+}
+
+// ResetRequests drops requests without an answer, over every transport: the client gets a
+// transport error (no Status, not "connection refused"), and the next request works.
+func TestResetRequests(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		proto apiclient.WatchProtocol
+		opts  apitest.Options
+	}{
+		{"http1", apiclient.WatchChunked, apitest.Options{}},
+		{"http2", apiclient.WatchChunked, apitest.Options{TLS: true}},
+		{"websocket", apiclient.WatchWebSocket, apitest.Options{}},
+		{"websocket-tls", apiclient.WatchWebSocket, apitest.Options{TLS: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnvProtoWithOptions(t, tc.proto, tc.opts)
+			if err := e.s.ResetRequests(apitest.VerbWatch, "configmaps", 2); err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				w, err := e.cms.Watch(e.ctx, apiclient.ListOptions{ResourceVersion: "0"})
+				if err == nil {
+					w.Stop()
+					t.Fatal("a reset watch opened")
+				}
+				if _, ok := apiclient.AsStatus(err); ok || errors.Is(err, syscall.ECONNREFUSED) {
+					t.Fatalf("reset watch: %v, want a transport error", err)
+				}
+			}
+			w, _ := openWatch(t, e, apiclient.ListOptions{})
+			w.Stop()
+			reqs := e.s.RequestsFor(apitest.VerbWatch, "configmaps")
+			if len(reqs) != 3 || reqs[0].Code != apitest.CodeDropped || reqs[1].Code != apitest.CodeDropped {
+				t.Fatalf("request log %+v", reqs)
+			}
+			if f := e.s.FaultsOf(apitest.FaultResetRequest); len(f) != 2 || f[0].Verb != apitest.VerbWatch {
+				t.Fatalf("fault log %+v", f)
+			}
+		})
 	}
 }

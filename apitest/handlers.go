@@ -66,11 +66,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cw.out = out
-	if code, retry, ok := s.takeFailure(ri.verb, ri.res.typ.name(), rec); ok {
-		if retry > 0 {
-			w.Header().Set("Retry-After", strconv.Itoa(retry))
-		}
-		writeJSON(w, code, errInjected(code, int32(retry)))
+	if f, ok := s.takeFailure(ri.verb, ri.res.typ.name(), rec); ok {
+		s.answerFailure(w, r, f)
 		return
 	}
 	s.delayWrite(r, ri.res)

@@ -39,7 +39,8 @@ type Request struct {
 	// allowWatchBookmarks, sendInitialEvents, timeoutSeconds, ...).
 	Query url.Values
 	// Code is the HTTP status the server answered (0 while it has not answered; a watch
-	// records 200 when its stream starts, and 101 for WebSocket).
+	// records 200 when its stream starts, and 101 for WebSocket; CodeDropped for a request
+	// dropped without an answer).
 	Code        int
 	Method      string
 	Path        string

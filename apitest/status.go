@@ -122,7 +122,7 @@ func errTooLargeRV(want, current uint64) *apiclient.Status {
 	st := newStatus(http.StatusGatewayTimeout, apiclient.StatusReasonTimeout,
 		fmt.Sprintf("Timeout: Too large resource version: %d, current: %d", want, current))
 	st.Details = &apiclient.StatusDetails{RetryAfterSeconds: 1,
-		Causes: []apiclient.StatusCause{{Type: "ResourceVersionTooLarge", Message: "Too large resource version"}}}
+		Causes: []apiclient.StatusCause{{Type: apiclient.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}}
 	return st
 }
 
