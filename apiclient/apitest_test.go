@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
 	"testing"
 	"time"
@@ -410,5 +411,53 @@ func TestKubeconfigAgainstTLSServer(t *testing.T) {
 	_, err = apiclient.NewResource[*ConfigMap](c2, configmaps).List(ctx, apiclient.ListOptions{})
 	if !apiclient.IsUnauthorized(err) {
 		t.Fatalf("wrong token: %v", err)
+	}
+}
+
+// The WebSocket health check: a watch whose connection answers nothing, not even pings (a
+// network partition), ends with a timeout error once the read timeout passes, which Err
+// reports (a dead connection is not a clean close). A stalled watch on a live server answers
+// pings and stays open.
+func TestWebSocketHealthCheckEndsAWatchOnADeadConnection(t *testing.T) {
+	restore := apiclient.SetWebSocketHealthCheck(20*time.Millisecond, time.Second)
+	t.Cleanup(restore) // after the server and client cleanups below: cleanups run last-in first-out
+	s, c := newServer(t, apiclient.WatchWebSocket)
+	ctx := testCtx(t)
+	cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
+	open := func() apiclient.Watcher[*ConfigMap] {
+		t.Helper()
+		opened := s.NextWatch("configmaps")
+		w, err := cms.Watch(ctx, apiclient.ListOptions{ResourceVersion: s.ResourceVersion()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(w.Stop)
+		<-opened
+		return w
+	}
+
+	stalled := open()
+	release, n, err := s.StallWatches("configmaps", 0)
+	if err != nil || n != 1 {
+		t.Fatalf("StallWatches = %d, %v", n, err)
+	}
+	t.Cleanup(release)
+	partitioned := open()
+	releaseP, n, err := s.PartitionWatches("configmaps", 0)
+	if err != nil || n != 2 { // the stalled watch takes the partition too, once its stall ends
+		t.Fatalf("PartitionWatches = %d, %v", n, err)
+	}
+	t.Cleanup(releaseP)
+	waitClosed(t, partitioned)
+	var ne net.Error
+	err = partitioned.(interface{ Err() error }).Err()
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("a partitioned watch ended with Err() = %v, want a timeout", err)
+	}
+	// The stalled watch has seen the same second go by (and more) with pongs alone.
+	select {
+	case ev, ok := <-stalled.ResultChan():
+		t.Fatalf("the stalled watch on a live server ended or sent %v (open %v): %v", ev.Type, ok, stalled.(interface{ Err() error }).Err())
+	default:
 	}
 }

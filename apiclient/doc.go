@@ -23,14 +23,16 @@
 //   - GET requests are retried on 429, 5xx (except 501) and connection errors, honouring
 //     Retry-After; writes and watches are never retried.
 //   - The end of a watch stream closes the channel without an Error event, so a reflector
-//     re-watches from its last resourceVersion.
+//     re-watches from its last resourceVersion. A broken connection does too; the watcher's
+//     Err method then says what broke it (nil for a clean close), which client-go does not.
 //
 // Where it differs from client-go:
 //
 //   - Objects are decoded into the caller's structs, typed end to end (Event[T], List[T]).
-//   - Watches go over WebSocket with a fallback to chunked HTTP (Config.WatchProtocol), and
-//     HTTP/2 connections are health-checked by ping, so a dead connection ends its watches
-//     within seconds.
+//   - Watches go over WebSocket with a fallback to chunked HTTP (Config.WatchProtocol).
+//     WebSocket watches ping every 10 s and end after 30 s without an answer; HTTP/2
+//     connections are pinged after 10 s of silence and closed 5 s later. Either way a dead
+//     connection ends its watches within seconds, with a timeout in Err.
 //   - ListEach decodes a LIST item by item, so an unpaged list is never held whole.
 //   - A stream that cannot be decoded ends the watch with one Error event carrying a typed
 //     *DecodeError (ErrEventTooLarge, ErrMalformedEvent, ErrUnknownEventType, ErrWrongKind);

@@ -73,28 +73,31 @@ func (c *Client) openWebSocket(ctx context.Context, path string, query url.Value
 
 // WebSocket health check, the counterpart of HTTP/2 pings for chunked watches: the client
 // pings every wsPingInterval, and a connection on which nothing (event, bookmark, pong)
-// arrives for wsReadTimeout ends the watch.
-const (
+// arrives for wsReadTimeout ends the watch with a timeout error (Err), not a clean close.
+// Variables only so that tests can shorten them (export_test.go).
+var (
 	wsPingInterval = 10 * time.Second
 	wsReadTimeout  = 30 * time.Second
 )
 
 func (s *wsSource) startHealthCheck() {
-	s.conn.SetReadDeadline(time.Now().Add(wsReadTimeout))
+	s.readTimeout = wsReadTimeout
+	ping := wsPingInterval
+	s.conn.SetReadDeadline(time.Now().Add(s.readTimeout))
 	s.conn.SetPongHandler(func(string) error {
-		return s.conn.SetReadDeadline(time.Now().Add(wsReadTimeout))
+		return s.conn.SetReadDeadline(time.Now().Add(s.readTimeout))
 	})
 	s.pinger.Add(1)
 	go func() {
 		defer s.pinger.Done()
-		t := time.NewTicker(wsPingInterval)
+		t := time.NewTicker(ping)
 		defer t.Stop()
 		for {
 			select {
 			case <-s.done:
 				return
 			case <-t.C:
-				if err := s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(wsPingInterval)); err != nil {
+				if err := s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(ping)); err != nil {
 					return
 				}
 			}
@@ -167,6 +170,8 @@ type wsSource struct {
 	once   sync.Once
 	done   chan struct{}
 	pinger sync.WaitGroup
+	// readTimeout is wsReadTimeout when the watch opened.
+	readTimeout time.Duration
 }
 
 func (s *wsSource) next() ([]byte, int64, error) {
@@ -182,7 +187,7 @@ func (s *wsSource) next() ([]byte, int64, error) {
 		if _, err := s.buf.ReadFrom(r); err != nil {
 			return nil, 0, s.mapErr(err)
 		}
-		s.conn.SetReadDeadline(time.Now().Add(wsReadTimeout))
+		s.conn.SetReadDeadline(time.Now().Add(s.readTimeout))
 		idx := s.n
 		s.n++
 		frame := bytes.TrimSpace(s.buf.Bytes())

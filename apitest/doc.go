@@ -26,11 +26,11 @@
 //     over chunked HTTP/1.1, HTTP/2 or WebSocket.
 //
 // Faults are injected from Go, deterministically, per resource or for all (""): CutWatches,
-// AbortWatches, ExpireWatches, SendWatchError, StallWatches, SendCorruptFrame,
-// SendOversizedFrame, FailRequests (with Retry-After), FailRequestsWithStatus, ResetRequests
-// (no answer: the connection or stream is reset, as behind a proxy whose backend is down),
-// Compact and SetWriteDelay; Options
-// select a server without WebSocket, without streaming lists or without a watch cache.
+// AbortWatches, ExpireWatches, SendWatchError, StallWatches, PartitionWatches (a stall that
+// also stops answering WebSocket pings), SendCorruptFrame, SendOversizedFrame, FailRequests
+// (with Retry-After), FailRequestsWithStatus, ResetRequests (no answer: the connection or
+// stream is reset, as behind a proxy whose backend is down), Compact and SetWriteDelay;
+// Options select a server without WebSocket, without streaming lists or without a watch cache.
 // Every fault and request is recorded (Faults, Requests, RequestsMatching, ...), and tests
 // wait on state rather than sleep (WaitFor, WaitForRequest, WaitForWatches, NextWatch).
 // Create, Get, List, Update, Mutate, Patch and Delete change state from Go through the same

@@ -28,6 +28,9 @@ const (
 	// FaultStall / FaultStallEnd: a watch stopped sending anything, and resumed.
 	FaultStall    FaultKind = "Stall"
 	FaultStallEnd FaultKind = "StallEnd"
+	// FaultPartition: a watch stopped sending anything and stopped answering WebSocket pings
+	// (PartitionWatches); it ends with a FaultStallEnd.
+	FaultPartition FaultKind = "Partition"
 	// FaultCorruptFrame / FaultOversizedFrame: a frame that does not decode, or a huge one.
 	FaultCorruptFrame   FaultKind = "CorruptFrame"
 	FaultOversizedFrame FaultKind = "OversizedFrame"
@@ -134,6 +137,21 @@ func (s *Server) StallWatches(resource string, d time.Duration) (release func(),
 	var once sync.Once
 	release = func() { once.Do(func() { close(ch) }) }
 	n, err = s.forWatchers(resource, func(w *watcher) { w.push(watchCtl{kind: ctlStall, d: d, release: ch}) })
+	return release, n, err
+}
+
+// PartitionWatches is StallWatches as a network partition between the client and the
+// server makes it: nothing gets through in either direction, so a WebSocket watch also stops
+// answering the client's pings (a client health check finds the connection dead), where a
+// stalled watch on a live server keeps answering them. HTTP/2 pings are answered by the
+// connection, which other requests share: over HTTP/2 and HTTP/1.1 it is a stall.
+func (s *Server) PartitionWatches(resource string, d time.Duration) (release func(), n int, err error) {
+	ch := make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(ch) }) }
+	n, err = s.forWatchers(resource, func(w *watcher) {
+		w.push(watchCtl{kind: ctlStall, d: d, release: ch, partition: true})
+	})
 	return release, n, err
 }
 

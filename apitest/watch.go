@@ -59,6 +59,8 @@ type watchCtl struct {
 	d       time.Duration
 	release chan struct{}
 	status  *apiclient.Status
+	// partition: a ctlStall that also stops answering WebSocket pings (PartitionWatches).
+	partition bool
 }
 
 // watcher is one open watch stream.
@@ -74,6 +76,8 @@ type watcher struct {
 	bmSent   atomic.Int64
 	sink     sink
 	bookmark bool
+	// partitioned: a PartitionWatches is in progress; a WebSocket watch stops answering pings.
+	partitioned atomic.Bool
 
 	ctlMu sync.Mutex
 	ctl   []watchCtl
@@ -290,6 +294,16 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, ri *reqInfo
 		s.setRequestCodeFromWriter(w, http.StatusSwitchingProtocols)
 		wsConn = conn
 		sk = &wsSink{conn: conn, binary: wt.out.format == formatProtobuf}
+		conn.SetPingHandler(func(data string) error {
+			if wt.partitioned.Load() {
+				return nil // nothing gets through a partition
+			}
+			err := conn.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(time.Second))
+			if err == websocket.ErrCloseSent {
+				return nil
+			}
+			return err
+		})
 		readDone := make(chan struct{})
 		go func() {
 			defer close(readDone)
@@ -628,7 +642,13 @@ func (w *watcher) applyCtl(ctx context.Context, c watchCtl) error {
 		w.sink.flush()
 	case ctlStall:
 		w.sink.flush()
-		s.recordFault(FaultRecord{Kind: FaultStall, Resource: name, WatchID: w.id, Detail: c.d.String()})
+		kind := FaultStall
+		if c.partition {
+			kind = FaultPartition
+			w.partitioned.Store(true)
+			defer w.partitioned.Store(false)
+		}
+		s.recordFault(FaultRecord{Kind: kind, Resource: name, WatchID: w.id, Detail: c.d.String()})
 		var timer <-chan time.Time
 		if c.d > 0 {
 			t := time.NewTimer(c.d)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -12,16 +13,38 @@ import (
 type backoffState struct {
 	cfg Backoff
 
-	mu   sync.Mutex
-	cur  time.Duration // base of the last delay; 0 before the first one
-	last time.Time     // when the last delay was handed out
+	// unhealthy is set when a delay is handed out and cleared by the first sign of health
+	// after it, so that healthy (called for every watch event) costs one atomic load.
+	unhealthy atomic.Bool
+
+	mu        sync.Mutex
+	cur       time.Duration // base of the last delay; 0 before the first one
+	lastDelay time.Duration // the last delay handed out, jitter and minimum included
+	last      time.Time     // when the last delay was handed out
+	healthy0  time.Time     // first sign of health since then; zero if none yet
 }
 
-// next returns the delay before the next attempt, at least min.
+// healthy records a sign that the server works again: a completed list, an opened watch, an
+// event or a bookmark. See Backoff for what it does to the next delay.
+func (b *backoffState) healthy() {
+	if !b.unhealthy.Load() {
+		return
+	}
+	b.mu.Lock()
+	if b.unhealthy.Load() {
+		b.healthy0 = time.Now()
+		b.unhealthy.Store(false)
+	}
+	b.mu.Unlock()
+}
+
+// next returns the delay before the next attempt, at least minimum.
 func (b *backoffState) next(minimum time.Duration) time.Duration {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	now := time.Now()
-	if b.cur == 0 || now.Sub(b.last) >= b.cfg.Reset {
+	recovered := !b.healthy0.IsZero() && now.Sub(b.healthy0) >= b.lastDelay
+	if b.cur == 0 || recovered || now.Sub(b.last) >= b.cfg.Reset {
 		b.cur = b.cfg.Initial
 	} else {
 		grown := time.Duration(float64(b.cur) * b.cfg.Factor)
@@ -30,13 +53,14 @@ func (b *backoffState) next(minimum time.Duration) time.Duration {
 		}
 		b.cur = grown
 	}
-	b.last = now
 	d := b.cur
-	b.mu.Unlock()
 	if b.cfg.Jitter > 0 {
 		d += time.Duration(rand.Float64() * b.cfg.Jitter * float64(d))
 	}
-	return max(d, minimum)
+	d = max(d, minimum)
+	b.last, b.lastDelay, b.healthy0 = now, d, time.Time{}
+	b.unhealthy.Store(true)
+	return d
 }
 
 // sleepCtx waits for d or until ctx is done; it reports whether the whole delay elapsed.

@@ -42,6 +42,69 @@ func TestBackoffHonoursMinimumAndNoJitter(t *testing.T) {
 	})
 }
 
+// The zero Backoff is client-go's (jitter 1.0); once a field is set, Jitter reads as in
+// wait.Backoff: 0 is no jitter, and the other zero fields keep their defaults.
+func TestBackoffJitterZeroValue(t *testing.T) {
+	cfg := func(b Backoff) Backoff { return Options[*testObj]{Backoff: b}.withDefaults().backoff }
+	for _, tc := range []struct {
+		name string
+		in   Backoff
+		want Backoff
+	}{
+		{"zero", Backoff{}, Backoff{Initial: 800 * time.Millisecond, Factor: 2, Jitter: 1, Max: 30 * time.Second, Reset: 2 * time.Minute}},
+		{"initial only", Backoff{Initial: time.Second}, Backoff{Initial: time.Second, Factor: 2, Jitter: 0, Max: 30 * time.Second, Reset: 2 * time.Minute}},
+		{"max only", Backoff{Max: time.Minute}, Backoff{Initial: 800 * time.Millisecond, Factor: 2, Jitter: 0, Max: time.Minute, Reset: 2 * time.Minute}},
+		{"jitter", Backoff{Jitter: 0.5}, Backoff{Initial: 800 * time.Millisecond, Factor: 2, Jitter: 0.5, Max: 30 * time.Second, Reset: 2 * time.Minute}},
+		{"negative jitter", Backoff{Jitter: -1}, Backoff{Initial: 800 * time.Millisecond, Factor: 2, Jitter: 0, Max: 30 * time.Second, Reset: 2 * time.Minute}},
+	} {
+		if got := cfg(tc.in); got != tc.want {
+			t.Errorf("%s: %+v becomes %+v, want %+v", tc.name, tc.in, got, tc.want)
+		}
+	}
+	synctest.Test(t, func(t *testing.T) {
+		b := backoffState{cfg: cfg(Backoff{Initial: time.Second})}
+		for _, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
+			if d := b.next(0); d != want {
+				t.Fatalf("delay %v, want exactly %v (no jitter)", d, want)
+			}
+		}
+	})
+}
+
+// The backoff returns to Initial once the reflector has been healthy for as long as the last
+// delay: a second outage a while after the first starts from the bottom, while a server that
+// fails again right after answering keeps growing the delay.
+func TestBackoffResetsAfterBeingHealthyForTheLastDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := backoffState{cfg: Options[*testObj]{Backoff: Backoff{Initial: time.Second, Jitter: -1}}.withDefaults().backoff}
+		fail := func(want time.Duration) {
+			t.Helper()
+			d := b.next(0)
+			if d != want {
+				t.Fatalf("delay %v, want %v", d, want)
+			}
+			time.Sleep(d)
+		}
+		// First outage: 1, 2, 4 s, then the server answers.
+		fail(time.Second)
+		fail(2 * time.Second)
+		fail(4 * time.Second)
+		b.healthy()
+		// Flapping: it fails again within the last delay: the delay keeps growing.
+		time.Sleep(3 * time.Second)
+		fail(8 * time.Second)
+		b.healthy()
+		b.healthy() // further signs of health do not move the start of the healthy time
+		time.Sleep(8 * time.Second)
+		// Healthy for 8 s, the last delay: the next outage starts from Initial.
+		fail(time.Second)
+		fail(2 * time.Second)
+		// No sign of health at all: Reset (2 min) without a delay also starts over.
+		time.Sleep(2 * time.Minute)
+		fail(time.Second)
+	})
+}
+
 func TestSleepCtx(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())

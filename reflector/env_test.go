@@ -36,13 +36,19 @@ func newEnv(t *testing.T) *env {
 
 func newEnvWithOptions(t *testing.T, opts apitest.Options) *env {
 	t.Helper()
+	// Chunked watches keep the request log simple (one GET per watch).
+	return newEnvProto(t, apiclient.WatchChunked, opts)
+}
+
+// newEnvProto is newEnvWithOptions with watches over proto.
+func newEnvProto(t *testing.T, proto apiclient.WatchProtocol, opts apitest.Options) *env {
+	t.Helper()
 	srv := apitest.NewServerWithOptions(opts)
 	t.Cleanup(srv.Close)
 	cfg := srv.Config()
 	// The client keeps its default retries: the reflector turns them off for its own
 	// requests (apiclient.ListOptions.DisableRetries), so that it sees 429, 5xx and 410 itself.
-	// Chunked watches keep the request log simple (one GET per watch).
-	cfg.WatchProtocol = apiclient.WatchChunked
+	cfg.WatchProtocol = proto
 	c, err := apiclient.New(cfg)
 	if err != nil {
 		t.Fatal(err)

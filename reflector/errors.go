@@ -18,6 +18,11 @@ var (
 	// ErrWatchStalled: a watch delivered no event and no bookmark for StallTimeout. The
 	// reflector re-opens it from the last synced resourceVersion, without a relist.
 	ErrWatchStalled = errors.New("watch stalled: no event or bookmark within the stall timeout")
+	// ErrConnectionLost: a watch's connection broke without a clean end of the stream (reset,
+	// unexpected EOF, or a dead connection found by the WebSocket read deadline or HTTP/2
+	// pings). The reflector re-watches from the last synced resourceVersion without a relist,
+	// as after a clean close, and counts it in Stats().ConnectionsLost.
+	ErrConnectionLost = errors.New("watch connection lost")
 	// ErrWatchListUnsupported: the server refused a streaming list (400/422) or ignored
 	// sendInitialEvents. The reflector falls back to LIST (see WatchListMode).
 	ErrWatchListUnsupported = errors.New("streaming list (sendInitialEvents) not supported by the server")
@@ -74,6 +79,33 @@ func retryWithoutRelist(err error) bool {
 	}
 	_, ok := apiclient.RetryAfter(err)
 	return ok
+}
+
+// errNoWatcher: a ListerWatcher returned neither a Watcher nor an error.
+var errNoWatcher = errors.New("watch returned no watcher")
+
+// watchOpenRetriable reports whether a watch that could not be opened is opened again from the
+// last synced resourceVersion after a backoff, instead of relisting: always, except when the
+// server's answer says that the resourceVersion is unusable (410 Gone or Expired, too large) or
+// that the request itself is wrong (a 4xx other than 429: 400, 401, 403, 404, 422...). So
+// transport errors (connection refused or reset, unexpected EOF, timeouts), 429 and 5xx back
+// off and re-watch.
+//
+// client-go re-watches only after connection refused and 429, and relists after anything
+// else, once its REST layer has retried the watch request itself (up to 10 times, a second
+// apart, on a reset, an EOF or a timeout, or on 5xx with Retry-After). Behind a proxy whose
+// API server is down that means a relist per informer per outage.
+func watchOpenRetriable(err error) bool {
+	switch {
+	case needsFreshList(err), errors.Is(err, errNoWatcher):
+		return false
+	case retryWithoutRelist(err):
+		return true
+	}
+	if s, ok := apiclient.AsStatus(err); ok {
+		return s.Code >= 500 || s.Code == http.StatusTooManyRequests
+	}
+	return true
 }
 
 // retryAfter returns the delay the server asked for in err, or 0.

@@ -63,20 +63,28 @@ func (m WatchListMode) String() string {
 }
 
 // Backoff configures the delay between failed attempts: a relist after a failed list or a
-// watch that needs one, and a re-watch after 429, connection refused or Retry-After. The delay
-// starts at Initial, is multiplied by Factor at every failure up to Max, and gets a random
-// extra of up to Jitter × itself; it returns to Initial once no delay was needed for Reset.
-// A server's Retry-After is honoured: the delay is never shorter than what it asked for.
+// watch that needs one, and a re-watch after a watch could not be opened or was refused (429,
+// Retry-After). The delay starts at Initial, is multiplied by Factor at every failure up to
+// Max, and gets a random extra of up to Jitter × itself. A server's Retry-After is honoured:
+// the delay is never shorter than what it asked for.
 //
-// Zero fields take client-go's values: 800 ms, ×2, jitter 1.0, cap 30 s, reset after 2 min
-// (so delays settle in [30 s, 60 s) against a server that stays down).
+// The zero Backoff is client-go's reflector backoff: 800 ms, ×2, jitter 1.0, cap 30 s (so
+// delays settle in [30 s, 60 s) against a server that stays down). A Backoff with any field
+// set is read as a wait.Backoff is: Jitter 0 (or negative) means no jitter, and the other
+// zero fields take the values above.
+//
+// The delay returns to Initial once the reflector has been healthy (a list completed, a watch
+// opened or delivered an event or bookmark) for at least as long as the last delay, or when no
+// delay was needed for Reset (default 2 min, client-go's only rule). client-go keeps growing
+// the delay from one fault to the next unless two minutes pass between them; here a second
+// fault a little while after recovering from the first starts again from Initial, while a
+// server that fails again as soon as it answers still sees the delay grow.
 type Backoff struct {
 	Initial time.Duration
 	Factor  float64
-	// Jitter of 0 means the default 1.0; a negative value disables jitter.
-	Jitter float64
-	Max    time.Duration
-	Reset  time.Duration
+	Jitter  float64
+	Max     time.Duration
+	Reset   time.Duration
 }
 
 // Options configure a Reflector. ListerWatcher and Store are required; every other field has
@@ -113,6 +121,13 @@ type Options[T apiclient.Object] struct {
 	StallTimeout time.Duration
 	// Backoff configures delays between attempts; see Backoff.
 	Backoff Backoff
+	// MaxInternalErrorRetryDuration, if positive, makes a watch that ends with a 500
+	// InternalError re-open from the last synced resourceVersion (after the backoff delay)
+	// instead of relisting, as long as the first 500 of the current run of them is at most
+	// this long ago; a run ends after a minute without one. 0 (the default, as in client-go)
+	// relists at once. client-go re-watches without a delay; kube-apiserver's own reflectors
+	// use 30 s.
+	MaxInternalErrorRetryDuration time.Duration
 
 	// WatchErrorHandler, if set, is called with every error that ends a list or a watch
 	// (always a *Error), including those the reflector recovers from without a relist (429,
@@ -149,17 +164,16 @@ func (o Options[T]) withDefaults() config[T] {
 		o.Logger = slog.Default()
 	}
 	b := o.Backoff
+	if b == (Backoff{}) {
+		b.Jitter = 1
+	}
 	if b.Initial <= 0 {
 		b.Initial = 800 * time.Millisecond
 	}
 	if b.Factor < 1 {
 		b.Factor = 2
 	}
-	if b.Jitter == 0 {
-		b.Jitter = 1
-	} else if b.Jitter < 0 {
-		b.Jitter = 0
-	}
+	b.Jitter = max(b.Jitter, 0)
 	if b.Max <= 0 {
 		b.Max = 30 * time.Second
 	}

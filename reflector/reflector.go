@@ -52,6 +52,7 @@ type counters struct {
 	lists, relists, listRequests, listErrors, listedItems     atomic.Uint64
 	watchListSyncs, watchListFallbacks                        atomic.Uint64
 	watches, watchErrors, events, bookmarks, stalls, resyncs  atomic.Uint64
+	connectionsLost                                           atomic.Uint64
 	backoffs                                                  atomic.Uint64
 	lastSync, lastEvent, lastBookmark, lastContact, lastError atomic.Int64
 }
@@ -177,6 +178,8 @@ func (r *Reflector[T]) report(ctx context.Context, err error) {
 		r.log.Info("resourceVersion expired, relisting", "err", err)
 	case errors.Is(err, ErrWatchStalled):
 		r.log.Warn("watch stalled, re-opening it", "err", err, "stallTimeout", r.cfg.StallTimeout)
+	case errors.Is(err, ErrConnectionLost):
+		r.log.Warn("watch connection lost, re-opening it", "err", err)
 	case retryWithoutRelist(err):
 		r.log.Info("server busy or unreachable, backing off", "err", err)
 	default:
@@ -288,6 +291,9 @@ type Stats struct {
 	Events, Bookmarks uint64
 	// Stalls counts watches re-opened because of StallTimeout.
 	Stalls uint64
+	// ConnectionsLost counts watches whose connection broke without a clean end
+	// (ErrConnectionLost); they are counted in WatchErrors too.
+	ConnectionsLost uint64
 	// Resyncs counts Store.Resync calls.
 	Resyncs uint64
 	// Backoffs counts waits between attempts.
@@ -315,6 +321,7 @@ func (r *Reflector[T]) Stats() Stats {
 		Events:                  r.st.events.Load(),
 		Bookmarks:               r.st.bookmarks.Load(),
 		Stalls:                  r.st.stalls.Load(),
+		ConnectionsLost:         r.st.connectionsLost.Load(),
 		Resyncs:                 r.st.resyncs.Load(),
 		Backoffs:                r.st.backoffs.Load(),
 		LastSync:                r.timeAt(r.st.lastSync.Load()),
@@ -334,7 +341,15 @@ func (r *Reflector[T]) Staleness() time.Duration {
 	return time.Since(r.created) - time.Duration(last)
 }
 
-func (r *Reflector[T]) touch() { r.st.lastContact.Store(r.sinceCreated()) }
+// touch records evidence that the server works and the store is current (a list completed,
+// a watch opened from the last synced resourceVersion, an event or a bookmark arrived): it
+// moves Staleness and tells the backoff.
+func (r *Reflector[T]) touch() { r.touchAt(r.sinceCreated()) }
+
+func (r *Reflector[T]) touchAt(now int64) {
+	r.st.lastContact.Store(now)
+	r.backoff.healthy()
+}
 
 // markSynced records a completed sync of the whole collection at rv.
 func (r *Reflector[T]) markSynced(rv string, watchList bool) {
@@ -347,7 +362,7 @@ func (r *Reflector[T]) markSynced(rv string, watchList bool) {
 	}
 	now := r.sinceCreated()
 	r.st.lastSync.Store(now)
-	r.st.lastContact.Store(now)
+	r.touchAt(now)
 	r.log.Debug("store synced", "resourceVersion", rv, "watchList", watchList)
 	r.setLastSyncRV(rv) // last: the ResourceVersionUpdater sees the figures already updated
 }

@@ -79,6 +79,28 @@ func TestWatchEventsAdvanceLastSyncRV(t *testing.T) {
 	}
 }
 
+// The ResourceVersionUpdater hears of every list's resourceVersion (client-go: only of events
+// and bookmarks), right after the store got the list, and of every event's, in order.
+func TestResourceVersionUpdaterHearsListsAndEvents(t *testing.T) {
+	e := newEnv(t)
+	e.create("a")
+	rec := newRecStore()
+	e.run(e.options(rec))
+	listRV := synced(t, rec, 1)
+	e.waitWatch(0)
+	rvX := e.create("x")
+	rec.waitFor(t, "x", func(s *recStore) bool { o, ok := lastOp(s.ops, "rv"); return ok && o.RV == rvX })
+	e.must(e.srv.ExpireWatches(cms))
+	relistRV := synced(t, rec, 2)
+	ops, _ := rec.snapshot()
+	got := opsOf(ops, "replace", "add", "rv")
+	want := []op{{Kind: "replace", RV: listRV, Items: 1}, {Kind: "rv", RV: listRV}, {Kind: "add", Key: "default/x", RV: rvX}, {Kind: "rv", RV: rvX},
+		{Kind: "replace", RV: relistRV, Items: 2}, {Kind: "rv", RV: relistRV}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("store calls %v, want %v", got, want)
+	}
+}
+
 // BOOKMARK events advance the last synced resourceVersion (and tell the store).
 func TestBookmarksAdvanceLastSyncRV(t *testing.T) {
 	e := newEnvWithOptions(t, apitest.Options{BookmarkInterval: 20 * time.Millisecond, ProgressNotify: true})
@@ -320,6 +342,166 @@ func TestStallRewatchesWithoutRelist(t *testing.T) {
 	}
 }
 
+// A watch whose connection breaks without a clean end (the server side drops it: TCP close
+// mid-stream over HTTP/1.1, a reset stream over HTTP/2, no close frame over WebSocket) is
+// counted (ConnectionsLost, WatchErrors), reported as ErrConnectionLost with the transport
+// error, and re-opened at once from the last synced resourceVersion, without a relist.
+func TestLostConnectionIsReportedAndRewatchesWithoutRelist(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		proto apiclient.WatchProtocol
+		opts  apitest.Options
+	}{
+		{"http1", apiclient.WatchChunked, apitest.Options{}},
+		{"http2", apiclient.WatchChunked, apitest.Options{TLS: true}},
+		{"websocket", apiclient.WatchWebSocket, apitest.Options{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnvProto(t, tc.proto, tc.opts)
+			e.create("a")
+			rec := newRecStore()
+			r := e.run(e.options(rec))
+			synced(t, rec, 1)
+			first := e.waitWatch(0)
+			// One event first, so that the broken watch is not a "very short" one.
+			rvX := e.create("x")
+			rec.waitFor(t, "x", func(s *recStore) bool { o, ok := lastOp(s.ops, "rv"); return ok && o.RV == rvX })
+			seq := e.srv.LastRequestSeq()
+			e.must(e.srv.AbortWatches(cms))
+			err := e.waitError("connection lost", isErr(ErrConnectionLost))
+			var re *Error
+			if !errors.As(err, &re) || re.Op != "watch" || !strings.Contains(err.Error(), "watch connection lost: ") {
+				t.Fatalf("error %v, want a watch *Error wrapping ErrConnectionLost and the transport error", err)
+			}
+			w := e.waitRequests(apitest.VerbWatch, seq, 1)[0]
+			if w.Param("resourceVersion") != rvX {
+				t.Fatalf("re-watch %s, want resourceVersion=%s", w.Query.Encode(), rvX)
+			}
+			e.waitWatch(first.ID)
+			rvY := e.create("y")
+			rec.waitFor(t, "y", func(s *recStore) bool { o, ok := lastOp(s.ops, "rv"); return ok && o.RV == rvY })
+			if n := len(e.requests(apitest.VerbList, 0)); n != 1 {
+				t.Fatalf("%d LISTs, want 1 (no relist)\n%s", n, e.describeRequests())
+			}
+			if st := r.Stats(); st.ConnectionsLost != 1 || st.WatchErrors != 1 || st.Relists != 0 || st.Watches != 2 {
+				t.Fatalf("stats %+v", st)
+			}
+			if n := e.log.count("watch connection lost"); n != 1 {
+				t.Fatalf("logged %d times, want once:\n%s", n, e.log.all())
+			}
+		})
+	}
+}
+
+// The backoff does not carry over from one outage to the next: once the watch has worked for
+// as long as the last delay, a new failure waits Initial again. (client-go resets only after
+// two minutes without a failure: the second outage would wait 25 s here.)
+func TestBackoffStartsOverAfterARecovery(t *testing.T) {
+	e := newEnv(t)
+	e.create("a")
+	rec := newRecStore()
+	opts := e.options(rec)
+	opts.Backoff = Backoff{Initial: 10 * time.Millisecond, Factor: 50, Max: time.Minute} // no jitter
+	r := e.run(opts)
+	synced(t, rec, 1)
+	first := e.waitWatch(0)
+	// Outage 1: two 503s when re-opening the watch (delays 10 ms, then 500 ms).
+	if err := e.srv.FailRequests(apitest.VerbWatch, cms, 2, http.StatusServiceUnavailable, 0); err != nil {
+		t.Fatal(err)
+	}
+	seq := e.srv.LastRequestSeq()
+	e.must(e.srv.CutWatchesAfter(cms, 1)) // after an event: a watch cut before any is "very short"
+	e.create("b")
+	ws := e.waitRequests(apitest.VerbWatch, seq, 3)
+	if ws[0].Code != http.StatusServiceUnavailable || ws[1].Code != http.StatusServiceUnavailable || ws[2].Code != http.StatusOK {
+		t.Fatalf("want two refused watches, then one open\n%s", e.describeRequests())
+	}
+	if gap := ws[2].Time.Sub(ws[1].Time); gap < 500*time.Millisecond {
+		t.Fatalf("second delay %v, want the grown 500 ms", gap)
+	}
+	second := e.waitWatch(first.ID)
+	// Healthy for longer than the last delay: events flow (the ticker paces the writes; it
+	// synchronises nothing).
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var rv string
+	for i, start := 0, time.Now(); time.Since(start) < 700*time.Millisecond; i++ {
+		<-tick.C
+		rv = e.create(fmt.Sprintf("x%d", i))
+	}
+	rec.waitFor(t, "the last write", func(s *recStore) bool { o, ok := lastOp(s.ops, "rv"); return ok && o.RV == rv })
+	// Outage 2: one 503. The delay is Initial again, not 500 ms × 50.
+	if err := e.srv.FailRequests(apitest.VerbWatch, cms, 1, http.StatusServiceUnavailable, 0); err != nil {
+		t.Fatal(err)
+	}
+	seq = e.srv.LastRequestSeq()
+	e.must(e.srv.CutWatchesAfter(cms, 1))
+	e.create("c")
+	ws = e.waitRequests(apitest.VerbWatch, seq, 2)
+	if ws[0].Code != http.StatusServiceUnavailable || ws[1].Code != http.StatusOK {
+		t.Fatalf("want one refused watch, then one open\n%s", e.describeRequests())
+	}
+	if gap := ws[1].Time.Sub(ws[0].Time); gap > 5*time.Second {
+		t.Fatalf("delay after the second outage %v: the backoff carried over from the first", gap)
+	}
+	e.waitWatch(second.ID)
+	if st := r.Stats(); st.Relists != 0 || st.Backoffs != 3 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// Options.MaxInternalErrorRetryDuration: a watch that ends with a 500 re-opens from the last
+// synced resourceVersion while the 500s last no longer than it; 0 (client-go's default)
+// relists at the first one.
+func TestMaxInternalErrorRetryDuration(t *testing.T) {
+	internalError := &apiclient.Status{Status: "Failure", Code: http.StatusInternalServerError,
+		Reason: apiclient.StatusReasonInternalError, Message: "Internal error occurred: etcd hiccup"}
+	for _, retry := range []time.Duration{0, time.Minute} {
+		t.Run(fmt.Sprint(retry), func(t *testing.T) {
+			e := newEnv(t)
+			e.create("a")
+			rec := newRecStore()
+			opts := e.options(rec)
+			opts.MaxInternalErrorRetryDuration = retry
+			r := e.run(opts)
+			synced(t, rec, 1)
+			w := e.waitWatch(0)
+			rv := e.create("x") // an event, so that the watch is not "very short"
+			rec.waitFor(t, "x", func(s *recStore) bool { o, ok := lastOp(s.ops, "rv"); return ok && o.RV == rv })
+			seq := e.srv.LastRequestSeq()
+			e.must(e.srv.SendWatchError(cms, internalError))
+			e.waitError("500", apiclient.IsInternalError)
+			if retry == 0 {
+				synced(t, rec, 2)
+				if ls := e.requests(apitest.VerbList, seq); len(ls) != 1 || ls[0].Param("resourceVersion") != rv {
+					t.Fatalf("want a relist at %s\n%s", rv, e.describeRequests())
+				}
+				return
+			}
+			// Twice: both re-open the watch where it was.
+			for range 2 {
+				ws := e.waitRequests(apitest.VerbWatch, seq, 1)
+				if ws[0].Param("resourceVersion") != rv {
+					t.Fatalf("re-watch %s, want resourceVersion=%s", ws[0].Query.Encode(), rv)
+				}
+				w = e.waitWatch(w.ID)
+				seq = e.srv.LastRequestSeq()
+				rv = e.create("y" + rv)
+				rec.waitFor(t, rv, func(s *recStore) bool { o, ok := lastOp(s.ops, "rv"); return ok && o.RV == rv })
+				e.must(e.srv.SendWatchError(cms, internalError))
+			}
+			e.waitRequests(apitest.VerbWatch, seq, 1)
+			e.waitWatch(w.ID)
+			if n := len(e.requests(apitest.VerbList, 0)); n != 1 {
+				t.Fatalf("%d LISTs, want 1 (no relist)\n%s", n, e.describeRequests())
+			}
+			if st := r.Stats(); st.Relists != 0 || st.WatchErrors != 3 {
+				t.Fatalf("stats %+v", st)
+			}
+		})
+	}
+}
+
 // 429 (and 503) with Retry-After on a re-watch: back off at least Retry-After and re-watch
 // from the last synced resourceVersion, without a relist.
 func TestRetryAfterHonouredOnWatch(t *testing.T) {
@@ -380,31 +562,83 @@ func TestRetryAfterHonouredOnList(t *testing.T) {
 	e.waitError("429", apiclient.IsTooManyRequests)
 }
 
-// Any other error opening the watch (here 500 without Retry-After) leads to a relist.
-func TestOtherWatchErrorRelists(t *testing.T) {
-	e := newEnv(t)
-	e.create("a")
-	rec := newRecStore()
-	r := e.run(e.options(rec))
-	synced(t, rec, 1)
-	e.waitWatch(0)
-	if err := e.srv.FailRequests(apitest.VerbWatch, cms, 1, http.StatusInternalServerError, 0); err != nil {
-		t.Fatal(err)
-	}
-	e.must(e.srv.CutWatchesAfter(cms, 1))
-	rvX := e.create("x")
-	synced(t, rec, 2)
-	ls := e.requests(apitest.VerbList, 0)
-	if len(ls) != 2 || ls[1].Param("resourceVersion") != rvX {
-		t.Fatalf("want a relist at %s\n%s", rvX, e.describeRequests())
-	}
-	err := e.waitError("500", apiclient.IsInternalError)
-	var re *Error
-	if !errors.As(err, &re) || re.Op != "watch" || !strings.Contains(err.Error(), "configmaps.v1") {
-		t.Fatalf("error %v does not name the resource and the operation", err)
-	}
-	if r.Stats().Relists != 1 {
-		t.Fatalf("stats %+v", r.Stats())
+// A watch that cannot be opened because the server is unreachable or failing (no answer: a
+// connection reset as behind a proxy whose API server is down; or a 5xx without Retry-After)
+// is opened again from the last synced resourceVersion after the backoff, without a relist.
+// An answer that says the request itself is wrong (403 here) relists, as client-go does.
+func TestWatchOpenFailureRewatchesUnlessTheAnswerSaysRelist(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		fail   func(*apitest.Server) error
+		code   int
+		relist bool
+	}{
+		{"reset", func(s *apitest.Server) error { return s.ResetRequests(apitest.VerbWatch, cms, 2) }, apitest.CodeDropped, false},
+		{"500", func(s *apitest.Server) error {
+			return s.FailRequests(apitest.VerbWatch, cms, 2, http.StatusInternalServerError, 0)
+		}, http.StatusInternalServerError, false},
+		{"502", func(s *apitest.Server) error {
+			return s.FailRequests(apitest.VerbWatch, cms, 2, http.StatusBadGateway, 0)
+		}, http.StatusBadGateway, false},
+		{"403", func(s *apitest.Server) error {
+			return s.FailRequests(apitest.VerbWatch, cms, 1, http.StatusForbidden, 0)
+		}, http.StatusForbidden, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.create("a")
+			rec := newRecStore()
+			r := e.run(e.options(rec))
+			synced(t, rec, 1)
+			e.waitWatch(0)
+			if err := tc.fail(e.srv); err != nil {
+				t.Fatal(err)
+			}
+			seq := e.srv.LastRequestSeq()
+			e.must(e.srv.CutWatchesAfter(cms, 1))
+			rvX := e.create("x")
+			err := e.waitError(tc.name, func(err error) bool {
+				var re *Error
+				return errors.As(err, &re) && re.Op == "watch"
+			})
+			if !strings.Contains(err.Error(), "configmaps.v1") {
+				t.Fatalf("error %v does not name the resource", err)
+			}
+			if tc.relist {
+				synced(t, rec, 2)
+				ls := e.requests(apitest.VerbList, 0)
+				if len(ls) != 2 || ls[1].Param("resourceVersion") != rvX {
+					t.Fatalf("want a relist at %s\n%s", rvX, e.describeRequests())
+				}
+				if st := r.Stats(); st.Relists != 1 || st.WatchErrors != 1 {
+					t.Fatalf("stats %+v", st)
+				}
+				return
+			}
+			// Two failed attempts, then the watch opens: all at x's resourceVersion.
+			ws := e.waitRequests(apitest.VerbWatch, seq, 3)
+			for i, w := range ws {
+				want := tc.code
+				if i == 2 {
+					want = http.StatusOK
+				}
+				if w.Code != want || w.Param("resourceVersion") != rvX {
+					t.Fatalf("want two failed watches (%d) then one open, all at %s\n%s", tc.code, rvX, e.describeRequests())
+				}
+			}
+			rvY := e.create("y")
+			rec.waitFor(t, "y", func(s *recStore) bool { o, ok := lastOp(s.ops, "rv"); return ok && o.RV == rvY })
+			if n := len(e.requests(apitest.VerbList, 0)); n != 1 {
+				t.Fatalf("%d LISTs, want 1 (no relist)\n%s", n, e.describeRequests())
+			}
+			// Go's HTTP transport retries a request that a reused connection dropped before
+			// answering, once, by itself: two resets may reach the reflector as one error.
+			st := r.Stats()
+			if st.Relists != 0 || st.WatchErrors == 0 || st.WatchErrors > 2 || st.Backoffs != st.WatchErrors ||
+				(tc.code != apitest.CodeDropped && st.WatchErrors != 2) {
+				t.Fatalf("stats %+v", st)
+			}
+		})
 	}
 }
 

@@ -65,7 +65,8 @@ type Replacement[T any] interface {
 // ResourceVersionUpdater is an optional interface of a Store: UpdateResourceVersion is called
 // every time the reflector records a last synced resourceVersion (after each list, and each
 // watch event and bookmark that advances it), in order, after LastSyncResourceVersion and
-// Stats already reflect it. It is client-go's ResourceVersionUpdater.
+// Stats already reflect it. It is client-go's ResourceVersionUpdater, which client-go calls
+// for watch events and bookmarks only, not after lists.
 type ResourceVersionUpdater interface {
 	UpdateResourceVersion(resourceVersion string)
 }

@@ -74,6 +74,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w apiclient.Watcher[T], resync
 	// are in resourceVersion order, and it did deliver events, so it cannot be "very short".
 	var start time.Time
 	propagate := true
+	internal := internalErrorRetry{max: r.cfg.MaxInternalErrorRetryDuration}
 	for {
 		if ctx.Err() != nil {
 			return nil
@@ -93,7 +94,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w apiclient.Watcher[T], resync
 			var err error
 			w, err = r.lw.Watch(ctx, opts)
 			if err == nil && w == nil {
-				err = errors.New("watch returned no watcher")
+				err = errNoWatcher
 			}
 			if err != nil {
 				w = nil
@@ -101,15 +102,18 @@ func (r *Reflector[T]) watch(ctx context.Context, w apiclient.Watcher[T], resync
 					return nil
 				}
 				r.st.watchErrors.Add(1)
-				if retryWithoutRelist(err) {
-					r.report(ctx, r.wrap("watch", err))
-					r.st.backoffs.Add(1)
-					if !sleepCtx(ctx, r.backoff.next(retryAfter(err))) {
-						return nil
-					}
-					continue
+				if !watchOpenRetriable(err) {
+					return r.wrap("watch", err)
 				}
-				return r.wrap("watch", err)
+				// The server is unreachable, overloaded or failing: the resourceVersion is
+				// still good, and a relist would cost more than the watch for the same
+				// answer. Try the watch again after the backoff.
+				r.report(ctx, r.wrap("watch", err))
+				r.st.backoffs.Add(1)
+				if !sleepCtx(ctx, r.backoff.next(retryAfter(err))) {
+					return nil
+				}
+				continue
 			}
 			r.touch()
 		}
@@ -124,10 +128,17 @@ func (r *Reflector[T]) watch(ctx context.Context, w apiclient.Watcher[T], resync
 			// Clean close (server timeout, load balancer, apitest cut): re-watch from the
 			// last synced resourceVersion, no relist.
 			r.log.Debug("watch closed, re-watching", "resourceVersion", r.LastSyncResourceVersion())
+		case errors.Is(err, ErrConnectionLost):
+			// client-go takes this for a clean close and says nothing; it is counted and
+			// reported here, then handled as one: re-watch at once from the last synced
+			// resourceVersion (if the server is gone, opening the watch fails and backs off).
+			r.st.watchErrors.Add(1)
+			r.st.connectionsLost.Add(1)
+			r.report(ctx, r.wrap("watch", err))
 		case errors.Is(err, ErrWatchStalled):
 			r.st.stalls.Add(1)
 			r.report(ctx, r.wrap("watch", err))
-		case retryWithoutRelist(err):
+		case retryWithoutRelist(err), apiclient.IsInternalError(err) && internal.retry(time.Now()):
 			r.st.watchErrors.Add(1)
 			r.report(ctx, r.wrap("watch", err))
 			r.st.backoffs.Add(1)
@@ -142,6 +153,30 @@ func (r *Reflector[T]) watch(ctx context.Context, w apiclient.Watcher[T], resync
 			return r.wrap("watch", err)
 		}
 	}
+}
+
+// internalErrorRetry decides whether a watch that ended with a 500 is re-opened instead of
+// relisting (Options.MaxInternalErrorRetryDuration): yes while the first 500 of the current
+// run of them is at most max ago. A run ends when a minute passes without a 500, or when it
+// has lasted longer than max (that 500 relists, and the next one starts a new run).
+type internalErrorRetry struct {
+	max         time.Duration
+	first, last time.Time
+}
+
+func (ir *internalErrorRetry) retry(now time.Time) bool {
+	if ir.max <= 0 {
+		return false
+	}
+	if ir.first.IsZero() || now.Sub(ir.last) >= time.Minute {
+		ir.first = now
+	}
+	ir.last = now
+	if now.Sub(ir.first) <= ir.max {
+		return true
+	}
+	ir.first = time.Time{}
+	return false
 }
 
 // handleWatch applies the events of w to the store until the stream ends (nil for a clean
@@ -181,7 +216,7 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w apiclient.Watcher[T], 
 				if events == 0 && !start.IsZero() && time.Since(start) < VeryShortWatch {
 					return ErrVeryShortWatch
 				}
-				return nil
+				return streamError(w)
 			}
 			now := r.sinceCreated()
 			lastActivity = now
@@ -223,7 +258,7 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w apiclient.Watcher[T], 
 			}
 			events++
 			r.st.lastEvent.Store(now)
-			r.st.lastContact.Store(now)
+			r.touchAt(now)
 			if propagate || seenNonAdded {
 				r.setLastSyncRV(obj.GetResourceVersion()) // last: see ResourceVersionUpdater
 			}
@@ -242,4 +277,20 @@ func isNil(obj any) bool {
 		return v.IsNil()
 	}
 	return false
+}
+
+// streamError returns why w's stream ended without an ERROR event: nil for a clean close (or
+// a Watcher that cannot tell), or ErrConnectionLost wrapping the transport error that broke
+// it (a reset, an unexpected EOF, a WebSocket read deadline or an HTTP/2 ping timeout on a
+// dead connection). apiclient's watchers tell through an Err method.
+func streamError[T any](w apiclient.Watcher[T]) error {
+	e, ok := w.(interface{ Err() error })
+	if !ok {
+		return nil
+	}
+	err := e.Err()
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrConnectionLost, err)
 }

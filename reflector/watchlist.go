@@ -68,7 +68,7 @@ func (r *Reflector[T]) watchList(ctx context.Context) (apiclient.Watcher[T], err
 		r.st.watches.Add(1)
 		w, err := r.lw.Watch(ctx, opts)
 		if err == nil && w == nil {
-			err = errors.New("watch returned no watcher")
+			err = errNoWatcher
 		}
 		if err == nil {
 			err = r.initialEvents(ctx, w, start)
