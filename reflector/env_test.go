@@ -218,6 +218,27 @@ func (e *env) waitWatch(afterID int64) apitest.WatchInfo {
 	return got
 }
 
+// waitOnlyWatch waits until the one open watch of configmaps is one with an ID above afterID
+// (the watches it replaced are gone from the server, so faults hit only it) and returns it.
+func (e *env) waitOnlyWatch(afterID int64) apitest.WatchInfo {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	var got apitest.WatchInfo
+	err := e.srv.WaitFor(ctx, func() bool {
+		ws := e.srv.Watches(cms)
+		if len(ws) != 1 || ws[0].ID <= afterID {
+			return false
+		}
+		got = ws[0]
+		return true
+	})
+	if err != nil {
+		e.t.Fatalf("timed out waiting for a single watch after #%d: %v\n%s", afterID, e.srv.Watches(cms), e.describeRequests())
+	}
+	return got
+}
+
 // must fails the test if a fault hit no watch or failed.
 func (e *env) must(n int, err error) {
 	e.t.Helper()

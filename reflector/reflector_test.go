@@ -419,7 +419,7 @@ func TestBackoffStartsOverAfterARecovery(t *testing.T) {
 	if gap := ws[2].Time.Sub(ws[1].Time); gap < 500*time.Millisecond {
 		t.Fatalf("second delay %v, want the grown 500 ms", gap)
 	}
-	second := e.waitWatch(first.ID)
+	second := e.waitOnlyWatch(first.ID)
 	// Healthy for longer than the last delay: events flow (the ticker paces the writes; it
 	// synchronises nothing).
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -484,7 +484,7 @@ func TestMaxInternalErrorRetryDuration(t *testing.T) {
 				if ws[0].Param("resourceVersion") != rv {
 					t.Fatalf("re-watch %s, want resourceVersion=%s", ws[0].Query.Encode(), rv)
 				}
-				w = e.waitWatch(w.ID)
+				w = e.waitOnlyWatch(w.ID)
 				seq = e.srv.LastRequestSeq()
 				rv = e.create("y" + rv)
 				rec.waitFor(t, rv, func(s *recStore) bool { o, ok := lastOp(s.ops, "rv"); return ok && o.RV == rv })
