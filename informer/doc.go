@@ -30,6 +30,13 @@
 //   - A resource that is not served (404) is retried quietly (Stats().NotFound); Staleness
 //     tells readiness checks how old the cache's last confirmation is; WaitForCacheSync's
 //     *NotSyncedError names the laggards.
+//   - The transform runs once per object received, streaming-list syncs included (client-go
+//     runs it twice there and recommends idempotent transforms); it need not be idempotent.
+//   - RemoveEventHandler with a nil registration or another informer's returns
+//     ErrForeignRegistration (client-go returns nil and removes nothing); AddEventHandler on
+//     a stopped informer returns an error matching ErrStopped (client-go's is unexported).
+//   - LastStoreSyncResourceVersion (AppliedResourceVersion) is the informer's: the indexer
+//     holds objects only. client-go puts it on the store (GetStore()).
 //
 // Merging of pending notifications, per key, once a handler is BufferSize behind (until the
 // backlog is down to half of it):

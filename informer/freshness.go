@@ -109,8 +109,16 @@ func (f *freshness) wait() <-chan struct{} {
 	return f.changed
 }
 
-// ErrStopped is the error of WaitUntil when the informer stops first.
+// ErrStopped is the error of WaitUntil when the informer stops first, and is wrapped by the
+// error of AddEventHandler (and its variants) on an informer that has stopped. Test with
+// errors.Is; client-go's counterpart is unexported and matched by its message.
 var ErrStopped = errors.New("informer: stopped")
+
+// LastStoreSyncResourceVersion is client-go's name (cache.Store.LastStoreSyncResourceVersion,
+// reached through GetStore there) for AppliedResourceVersion: the resourceVersion the cache
+// has caught up with, "" before the first list. Here the indexer holds objects only, so the
+// informer answers for it.
+func (inf *Informer[T]) LastStoreSyncResourceVersion() string { return inf.AppliedResourceVersion() }
 
 // AppliedResourceVersion returns the newest resourceVersion whose effect the cache shows: of
 // the last list, or of the newest event applied ("" before the first list). Every event up

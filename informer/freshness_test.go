@@ -105,3 +105,35 @@ func TestWaitUntilAdvancesWithBookmarks(t *testing.T) {
 		t.Fatalf("%d objects cached", n)
 	}
 }
+
+// LastStoreSyncResourceVersion, client-go's name for AppliedResourceVersion: "" before the
+// first list, the list's resourceVersion after it, then the resourceVersion of each applied
+// event, a delete included.
+func TestLastStoreSyncResourceVersion(t *testing.T) {
+	s := newServer(t)
+	mkCM(t, s, "default", "a", nil)
+	inf := New[*ConfigMap](configMaps(newClient(t, s)), fastOptions(t))
+	if rv := inf.LastStoreSyncResourceVersion(); rv != "" {
+		t.Fatalf("before Run: %q", rv)
+	}
+	listRV := s.ResourceVersion()
+	start(t, inf)
+	wait(t, inf.Synced(), "sync")
+	if rv := inf.LastStoreSyncResourceVersion(); rv != listRV {
+		t.Fatalf("after the list: %q, want the list's %s", rv, listRV)
+	}
+	b := mkCM(t, s, "default", "b", nil).ResourceVersion()
+	if err := inf.WaitUntil(ctxT(t), func() bool { return inf.LastStoreSyncResourceVersion() == b }); err != nil {
+		t.Fatalf("after an add: %q, want %s (%v)", inf.LastStoreSyncResourceVersion(), b, err)
+	}
+	if err := s.Delete("configmaps", "default", "a"); err != nil {
+		t.Fatal(err)
+	}
+	del := s.ResourceVersion()
+	if err := inf.WaitUntil(ctxT(t), func() bool { return inf.LastStoreSyncResourceVersion() == del }); err != nil {
+		t.Fatalf("after a delete: %q, want %s (%v)", inf.LastStoreSyncResourceVersion(), del, err)
+	}
+	if inf.LastStoreSyncResourceVersion() != inf.AppliedResourceVersion() {
+		t.Fatal("LastStoreSyncResourceVersion and AppliedResourceVersion differ")
+	}
+}

@@ -2,6 +2,7 @@ package informer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -302,9 +303,13 @@ func TestRemoveEventHandler(t *testing.T) {
 	if err := inf.RemoveEventHandler(reg); err != nil {
 		t.Fatalf("second removal: %v", err)
 	}
+	// client-go returns nil here and removes nothing; informerkit says so.
 	other := New(configMaps(c), fastOptions(t))
-	if err := other.RemoveEventHandler(regStay); err == nil {
-		t.Fatal("removing another informer's registration succeeded")
+	if err := other.RemoveEventHandler(regStay); !errors.Is(err, ErrForeignRegistration) {
+		t.Fatalf("removing another informer's registration: %v, want ErrForeignRegistration", err)
+	}
+	if err := inf.RemoveEventHandler(nil); !errors.Is(err, ErrForeignRegistration) {
+		t.Fatalf("removing a nil registration: %v, want ErrForeignRegistration", err)
 	}
 	b := mkCM(t, s, "default", "b", nil)
 	stay.expect(t, "add default/b "+b.ResourceVersion()+" false")
@@ -358,8 +363,11 @@ func TestStopEndsHandlersAndRefusesNewOnes(t *testing.T) {
 	if !inf.IsStopped() {
 		t.Fatal("IsStopped false after Run returned")
 	}
-	if _, err := inf.AddEventHandler(newCalls()); err == nil {
-		t.Fatal("AddEventHandler after stop succeeded")
+	if _, err := inf.AddEventHandler(newCalls()); !errors.Is(err, ErrStopped) {
+		t.Fatalf("AddEventHandler after stop: %v, want ErrStopped", err)
+	}
+	if _, err := inf.AddEventHandlerWithOptions(newCalls(), HandlerOptions{}); !errors.Is(err, ErrStopped) {
+		t.Fatalf("AddEventHandlerWithOptions after stop: %v, want ErrStopped", err)
 	}
 	if err := inf.AddIndexers(nil); err == nil {
 		t.Fatal("AddIndexers after stop succeeded")
@@ -413,6 +421,65 @@ func TestCustomTransform(t *testing.T) {
 	o, _ := inf.Lister().Get("default", "a")
 	if _, ok := o.Data["big"]; ok || o.Data["small"] != "y" {
 		t.Fatalf("transform not applied: %v", o.Data)
+	}
+}
+
+// The transform runs once per object received, a streaming-list sync included (client-go runs
+// it twice there, and asks for idempotent transforms): a transform that is not idempotent
+// leaves each cached object transformed exactly once.
+func TestTransformRunsOncePerObject(t *testing.T) {
+	for _, mode := range []reflector.WatchListMode{reflector.WatchListOn, reflector.WatchListOff} {
+		t.Run(mode.String(), func(t *testing.T) {
+			s := newServer(t)
+			c := newClient(t, s)
+			for i := range 5 {
+				mkCM(t, s, "default", fmt.Sprintf("cm%d", i), map[string]string{"v": "0"})
+			}
+			opts := fastOptions(t)
+			opts.WatchList = mode
+			var mu sync.Mutex
+			calls := map[string]int{} // name@resourceVersion → transform calls
+			opts.Transform = func(o *ConfigMap) (*ConfigMap, error) {
+				mu.Lock()
+				calls[o.Name+"@"+o.ResourceVersion]++
+				mu.Unlock()
+				if o.Data == nil {
+					o.Data = map[string]string{}
+				}
+				o.Data["t"] += "x" // not idempotent on purpose
+				return o, nil
+			}
+			inf := New(configMaps(c), opts)
+			h := newCalls()
+			reg, _ := inf.AddEventHandler(h)
+			start(t, inf)
+			wait(t, reg.Synced(), "sync")
+			for range 5 {
+				h.next(t)
+			}
+			u := setData(t, s, "default", "cm0", "v", "1")
+			if got := h.next(t); !strings.HasPrefix(got, "update default/cm0 ") || !strings.HasSuffix(got, "→"+u.ResourceVersion()) {
+				t.Fatalf("handler call %q, want the update of cm0 to %s", got, u.ResourceVersion())
+			}
+			for _, o := range inf.GetStore().List() {
+				if o.Data["t"] != "x" {
+					t.Errorf("%s cached with t=%q, want one transform (x)", o.Name, o.Data["t"])
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(calls) != 6 {
+				t.Errorf("transform saw %d object versions, want 6: %v", len(calls), calls)
+			}
+			for k, n := range calls {
+				if n != 1 {
+					t.Errorf("transform ran %d times on %s, want once", n, k)
+				}
+			}
+			if st := inf.Stats().Reflector; (st.WatchListSyncs == 1) != (mode == reflector.WatchListOn) {
+				t.Errorf("reflector stats %+v: the sync was not done the way under test", st)
+			}
+		})
 	}
 }
 

@@ -40,6 +40,11 @@ func (r *Registration[T]) HasSynced() bool { return r.l.hasSynced() }
 func (r *Registration[T]) Synced() <-chan struct{} { return r.l.synced }
 
 // Done returns a channel closed once the handler has stopped for good: after
+// ErrForeignRegistration is the error of RemoveEventHandler (and RemoveEventHandlerAndWait)
+// given a nil registration or one that another informer returned. client-go returns nil and
+// removes nothing, which hides the mistake: the handler goes on running on the other informer.
+var ErrForeignRegistration = errors.New("the registration is not from this informer")
+
 // RemoveEventHandler or the informer's stop, when the call in progress, if any, has
 // returned. Pending notifications are dropped.
 func (r *Registration[T]) Done() <-chan struct{} { return r.l.done }
@@ -80,7 +85,7 @@ func (inf *Informer[T]) AddEventHandlerWithOptions(handler ResourceEventHandler[
 	inf.mu.Lock()
 	defer inf.mu.Unlock()
 	if inf.stopped {
-		return nil, fmt.Errorf("informer %s: handler not added: the informer has stopped", inf.name)
+		return nil, fmt.Errorf("informer %s: handler not added: %w", inf.name, ErrStopped)
 	}
 	size := opts.BufferSize
 	if size <= 0 {
@@ -133,7 +138,7 @@ func (inf *Informer[T]) AddEventHandlerWithOptions(handler ResourceEventHandler[
 // error.
 func (inf *Informer[T]) RemoveEventHandler(reg *Registration[T]) error {
 	if reg == nil || reg.own != inf {
-		return fmt.Errorf("informer %s: RemoveEventHandler: the registration is not from this informer", inf.name)
+		return fmt.Errorf("informer %s: RemoveEventHandler: %w", inf.name, ErrForeignRegistration)
 	}
 	inf.deliverMu.Lock()
 	for i, l := range inf.listeners {
