@@ -57,7 +57,8 @@
 // come from the Go struct tags that strategic merge patch uses. ListType ("atomic", "set",
 // "map"), ListMapKeys and MapType ("atomic", "granular") come from the OpenAPI
 // x-kubernetes-list-type, -list-map-keys and -map-type extensions that server-side apply
-// uses; a list without ListType is atomic for apply.
+// uses; a list without ListType is atomic for apply. Type.MapType is the extension on a
+// type itself: "atomic" marks structs that apply owns and replaces as a whole.
 //
 // # Defaults
 //
@@ -125,6 +126,10 @@ type Type struct {
 	JSON string `json:"json,omitempty"`
 	// Description is the OpenAPI description (what kubectl explain prints).
 	Description string `json:"description,omitempty"`
+	// MapType is the type's own x-kubernetes-map-type: "atomic" for the structs that
+	// server-side apply treats as one value (+structType=atomic: LabelSelector,
+	// ObjectReference, OwnerReference, ...), "" otherwise.
+	MapType string `json:"mapType,omitempty"`
 	// Fields in Go declaration order (which is also protobuf field order in most types).
 	Fields []*Field `json:"fields"`
 

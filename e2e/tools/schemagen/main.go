@@ -195,11 +195,13 @@ type Kind struct {
 
 // Type is one message type.
 type Type struct {
-	Name        string   `json:"name"`
-	Go          string   `json:"go,omitempty"`
-	JSON        string   `json:"json,omitempty"`
-	Description string   `json:"description,omitempty"`
-	Fields      []*Field `json:"fields"`
+	Name        string `json:"name"`
+	Go          string `json:"go,omitempty"`
+	JSON        string `json:"json,omitempty"`
+	Description string `json:"description,omitempty"`
+	// MapType is the type's own x-kubernetes-map-type ("atomic" for +structType=atomic).
+	MapType string   `json:"mapType,omitempty"`
+	Fields  []*Field `json:"fields"`
 }
 
 // Field is one field of a Type.
@@ -749,6 +751,7 @@ func (g *gen) describe(t *Type) {
 		return
 	}
 	t.Description = s.Description
+	t.MapType = s.MapType
 	def, hasDef := g.defs[t.Name]
 	if hasDef && def.Schema.Description != "" {
 		t.Description = def.Schema.Description
