@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/informerkit/informerkit/apiclient"
@@ -253,10 +254,14 @@ func unset(f *kubeschema.Field, v any) bool {
 }
 
 // defaultWriteLocked runs the decoding, defaulting, strategy and validation of a built-in
-// kind's create (old nil) or update. It returns the object to store, the warnings to send,
-// or the error. s.mu is held.
-func (s *Server) defaultWriteLocked(r *resource, obj, old map[string]any, fv string) (map[string]any, []string, *apiclient.Status) {
+// kind's create (old nil) or update. track, if not nil, sees the decoded and defaulted
+// object before the strategy, where the kube-apiserver's field manager sees it. It returns
+// the object to store, the warnings to send, or the error. s.mu is held.
+func (s *Server) defaultWriteLocked(r *resource, obj, old map[string]any, fv string, track func(map[string]any)) (map[string]any, []string, *apiclient.Status) {
 	if !r.builtin() {
+		if track != nil {
+			track(obj)
+		}
 		return obj, nil, nil
 	}
 	norm, unknown, st := decodeTyped(r, obj)
@@ -269,6 +274,9 @@ func (s *Server) defaultWriteLocked(r *resource, obj, old map[string]any, fv str
 	}
 	applyDefaults(r.schemaType(), norm, r.typ.kindKey())
 	derivedDefaults(r, norm)
+	if track != nil {
+		track(norm)
+	}
 	if old == nil {
 		s.prepareForCreateLocked(r, norm)
 	} else {
@@ -297,11 +305,21 @@ func setWarnings(w http.ResponseWriter, warnings []string) {
 }
 
 // writeOptions are a write request's options: dryRun=All, fieldValidation, and where to
-// put the warnings to send (nil: nowhere, for the Go helpers).
+// put the warnings to send (nil: nowhere, for the Go helpers); and how managedFields
+// record the write (managedfields.go).
 type writeOptions struct {
 	dryRun          bool
 	fieldValidation string
 	warnings        *[]string
+	// track: record the write in managedFields, for manager ("" is "unknown").
+	track   bool
+	manager string
+	// fieldManagerParam is the request's fieldManager parameter (apply requires one).
+	fieldManagerParam string
+	// applied: the object's managedFields are already what to store (an apply).
+	applied bool
+	// force is an apply's force parameter; forceSet: the request has one.
+	force, forceSet bool
 }
 
 func requestWriteOptions(r *http.Request) (writeOptions, *apiclient.Status) {
@@ -316,7 +334,18 @@ func requestWriteOptions(r *http.Request) (writeOptions, *apiclient.Status) {
 	if st := validFieldValidation(fv, kind); st != nil {
 		return writeOptions{}, st
 	}
-	return writeOptions{dryRun: dryRun(r), fieldValidation: fv, warnings: new([]string)}, nil
+	wo := writeOptions{dryRun: dryRun(r), fieldValidation: fv, warnings: new([]string)}
+	if st := requestManager(r, &wo, kind); st != nil {
+		return writeOptions{}, st
+	}
+	if f, ok := r.URL.Query()["force"]; ok && r.Method == http.MethodPatch && len(f) > 0 {
+		b, err := strconv.ParseBool(f[0])
+		if err != nil {
+			return writeOptions{}, errBadRequest(fmt.Sprintf("strconv.ParseBool: parsing %q: invalid syntax", f[0]))
+		}
+		wo.force, wo.forceSet = b, true
+	}
+	return wo, nil
 }
 
 func (wo writeOptions) warn(msgs []string) {

@@ -361,7 +361,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, ri *reqInf
 	var o *storedObj
 	created := false
 	if ri.verb == VerbPatch {
-		o, st = s.patchLocked(ri.res, ri.namespace, ri.name, pt, body, mode, wo)
+		o, created, st = s.patchLocked(ri.res, ri.namespace, ri.name, pt, body, mode, wo)
 	} else {
 		o, created, st = s.updateLocked(ri.res, ri.namespace, ri.name, obj, mode, wo)
 	}
@@ -379,26 +379,43 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, ri *reqInf
 	s.respondObject(w, r, ri, code, o)
 }
 
-func (s *Server) patchLocked(r *resource, ns, name string, pt apiclient.PatchType, patch []byte, mode updateMode, wo writeOptions) (*storedObj, *apiclient.Status) {
+func (s *Server) patchLocked(r *resource, ns, name string, pt apiclient.PatchType, patch []byte, mode updateMode, wo writeOptions) (*storedObj, bool, *apiclient.Status) {
 	switch pt {
-	case apiclient.JSONPatchType, apiclient.MergePatchType, apiclient.StrategicMergePatchType:
+	case apiclient.JSONPatchType, apiclient.MergePatchType, apiclient.ApplyPatchType:
+	case apiclient.StrategicMergePatchType:
+		if !r.builtin() {
+			return nil, false, errPatchType(r)
+		}
 	default:
-		return nil, newStatus(http.StatusUnsupportedMediaType, apiclient.StatusReasonUnsupportedMediaType,
-			fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s", apiclient.JSONPatchType, apiclient.MergePatchType, apiclient.StrategicMergePatchType))
+		return nil, false, errPatchType(r)
+	}
+	if st := validatePatchOptions(pt, wo); st != nil {
+		return nil, false, st
+	}
+	if pt == apiclient.ApplyPatchType {
+		return s.applyLocked(r, ns, name, patch, mode, wo)
 	}
 	old := r.objects[objectKey(ns, name)]
 	if old == nil {
-		return nil, errNotFound(&r.typ, name)
+		return nil, false, errNotFound(&r.typ, name)
 	}
-	doc, err := applyPatch(mustDecode(old.raw), pt, patch)
-	if err != nil {
-		if pt == apiclient.JSONPatchType && strings.Contains(err.Error(), "testing value") {
-			return nil, errInvalid(r.typ.Kind, r.typ.Group, name, []fieldError{{typ: "FieldValueInvalid", msg: err.Error()}})
+	var doc map[string]any
+	if pt == apiclient.StrategicMergePatchType {
+		var st *apiclient.Status
+		if doc, st = strategicPatch(r, mustDecode(old.raw), patch); st != nil {
+			return nil, false, st
 		}
-		return nil, errBadRequest(err.Error())
+	} else {
+		var err error
+		if doc, err = applyPatch(mustDecode(old.raw), pt, patch); err != nil {
+			if pt == apiclient.JSONPatchType && strings.Contains(err.Error(), "testing value") {
+				return nil, false, errInvalid(r.typ.Kind, r.typ.Group, name, []fieldError{{typ: "FieldValueInvalid", msg: err.Error()}})
+			}
+			return nil, false, errBadRequest(err.Error())
+		}
 	}
 	o, _, st := s.updateLocked(r, ns, name, doc, mode, wo)
-	return o, st
+	return o, false, st
 }
 
 func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, ri *reqInfo) {

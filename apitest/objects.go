@@ -123,7 +123,7 @@ func (s *Server) Create(resource string, obj any) (Object, error) {
 		ns = "default"
 	}
 	s.mu.Lock()
-	o, st := s.createLocked(r, ns, m, writeOptions{})
+	o, st := s.createLocked(r, ns, m, goWrite())
 	s.mu.Unlock()
 	if st != nil {
 		return nil, st
@@ -188,7 +188,7 @@ func (s *Server) update(resource string, obj any, mode updateMode) (Object, erro
 	}
 	meta := metaOf(m)
 	s.mu.Lock()
-	o, _, st := s.updateLocked(r, str(meta, "namespace"), str(meta, "name"), m, mode, writeOptions{})
+	o, _, st := s.updateLocked(r, str(meta, "namespace"), str(meta, "name"), m, mode, goWrite())
 	s.mu.Unlock()
 	if st != nil {
 		return nil, st
@@ -218,14 +218,14 @@ func (s *Server) Mutate(resource, namespace, name string, fn func(Object)) (Obje
 	if err != nil {
 		return nil, err
 	}
-	o, _, st := s.updateLocked(r, namespace, name, map[string]any(obj), updateMain, writeOptions{})
+	o, _, st := s.updateLocked(r, namespace, name, map[string]any(obj), updateMain, goWrite())
 	if st != nil {
 		return nil, st
 	}
 	if status, ok := want["status"]; ok && r.typ.StatusSubresource {
 		next := toObject(o.raw)
 		next["status"] = status
-		o2, _, st := s.updateLocked(r, namespace, name, next, updateStatus, writeOptions{})
+		o2, _, st := s.updateLocked(r, namespace, name, next, updateStatus, goWrite())
 		if st != nil {
 			return nil, st
 		}
@@ -241,7 +241,7 @@ func (s *Server) Patch(resource, namespace, name string, pt apiclient.PatchType,
 		return nil, err
 	}
 	s.mu.Lock()
-	o, st := s.patchLocked(r, namespace, name, pt, patch, updateMain, writeOptions{})
+	o, _, st := s.patchLocked(r, namespace, name, pt, patch, updateMain, goWrite())
 	s.mu.Unlock()
 	if st != nil {
 		return nil, st

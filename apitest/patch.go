@@ -11,13 +11,11 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 )
 
-// applyPatch applies patch of type pt to the JSON document doc. The server accepts
-// apiclient.JSONPatchType, MergePatchType and StrategicMergePatchType; strategic merge
-// patches are applied as JSON merge patches (a known difference: list merge keys are not
-// honoured).
+// applyPatch applies a JSON patch or a JSON merge patch (pt) to the JSON document doc.
+// Strategic merge patches are smp.go's, applies apply.go's.
 func applyPatch(doc map[string]any, pt apiclient.PatchType, patch []byte) (map[string]any, error) {
 	switch pt {
-	case apiclient.MergePatchType, apiclient.StrategicMergePatchType:
+	case apiclient.MergePatchType:
 		var p any
 		d := json.NewDecoder(bytes.NewReader(patch))
 		d.UseNumber()
@@ -27,9 +25,6 @@ func applyPatch(doc map[string]any, pt apiclient.PatchType, patch []byte) (map[s
 		pm, ok := p.(map[string]any)
 		if !ok {
 			return nil, fmt.Errorf("the patch must be a JSON object")
-		}
-		if pt == apiclient.StrategicMergePatchType {
-			stripDirectives(pm)
 		}
 		out, _ := mergePatch(doc, pm).(map[string]any)
 		if out == nil {
@@ -78,19 +73,6 @@ func mergePatch(target, patch any) any {
 		tm[k] = mergePatch(tm[k], v)
 	}
 	return tm
-}
-
-// stripDirectives drops strategic-merge "$patch"/"$retainKeys"/"$setElementOrder" keys.
-func stripDirectives(m map[string]any) {
-	for k, v := range m {
-		if strings.HasPrefix(k, "$") {
-			delete(m, k)
-			continue
-		}
-		if sub, ok := v.(map[string]any); ok {
-			stripDirectives(sub)
-		}
-	}
 }
 
 func parsePointer(p string) ([]string, error) {

@@ -32,6 +32,12 @@ type ResourceType struct {
 	StatusSubresource bool
 	// Categories are the kubectl categories ("all") the resource belongs to.
 	Categories []string
+	// OpenAPIV3Schema is the schema of a resource registered with AddResource, as a
+	// CustomResourceDefinition version's schema.openAPIV3Schema decoded from JSON (nil:
+	// none). Server-side apply merges lists and maps by its x-kubernetes-list-type,
+	// -list-map-keys and -map-type (without one, objects are granular maps and lists are
+	// atomic).
+	OpenAPIV3Schema map[string]any
 
 	// generation: metadata.generation is set to 1 on create and bumped when anything other
 	// than metadata (and status, with a status subresource) changes.

@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/internal/mergeschema"
+	"github.com/informerkit/informerkit/internal/ssa"
 )
 
 // storedObj is one object version. It is immutable once stored: lists and watch events
@@ -42,6 +44,11 @@ type resource struct {
 	// builtinOnce computes isBuiltin: the kind has a protobuf schema (negotiate.go).
 	builtinOnce sync.Once
 	isBuiltin   bool
+	// mergeOnce computes merge, the merge engines' schema; managers are the field managers
+	// of the resource and its status (managedfields.go; s.mu guards them).
+	mergeOnce sync.Once
+	merge     mergeschema.Type
+	managers  map[string]*ssa.FieldManager
 
 	objects map[string]*storedObj
 	sorted  []string // sorted keys; nil when objects changed set

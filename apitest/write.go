@@ -169,7 +169,9 @@ func (s *Server) createLocked(r *resource, ns string, obj map[string]any, wo wri
 	if errs := validateMeta(t, meta); len(errs) > 0 {
 		return nil, errInvalid(t.Kind, t.Group, name, errs)
 	}
-	obj, warnings, st := s.defaultWriteLocked(r, obj, nil, wo.fieldValidation)
+	obj, warnings, st := s.defaultWriteLocked(r, obj, nil, wo.fieldValidation, func(o map[string]any) {
+		s.trackLocked(r, "", nil, o, wo)
+	})
 	if st != nil {
 		return nil, st
 	}
@@ -265,7 +267,9 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 	}
 	prev := mustDecode(old.raw)
 	prevMeta := metaOf(prev)
-	obj, warnings, st := s.defaultWriteLocked(r, obj, prev, wo.fieldValidation)
+	obj, warnings, st := s.defaultWriteLocked(r, obj, prev, wo.fieldValidation, func(o map[string]any) {
+		s.trackLocked(r, subOf(mode), prev, o, wo)
+	})
 	if st != nil {
 		return nil, false, st
 	}
@@ -278,6 +282,12 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 			next["status"] = st
 		} else {
 			delete(next, "status")
+		}
+		// The status update's managedFields are kept, as the registry strategies keep them.
+		if mf, ok := meta["managedFields"]; ok {
+			metaOf(next)["managedFields"] = mf
+		} else {
+			delete(metaOf(next), "managedFields")
 		}
 		obj = next
 		meta = metaOf(obj)
@@ -313,7 +323,10 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 		if errs = append(errs, validateMeta(t, meta)...); len(errs) > 0 {
 			return nil, false, errInvalid(t.Kind, t.Group, name, errs)
 		}
-		if t.generation && mode != updateSystem && specChanged(prev, obj, t.StatusSubresource) {
+		// The deployment strategy also counts annotations: they are copied to the
+		// deployment's replica sets.
+		annotated := t.kindKey() == "apps/v1/Deployment" && !jsonEqual(prevMeta["annotations"], meta["annotations"])
+		if t.generation && mode != updateSystem && (annotated || specChanged(prev, obj, t.StatusSubresource)) {
 			g, _ := strconv.ParseInt(fmt.Sprint(prevMeta["generation"]), 10, 64)
 			meta["generation"] = json.Number(strconv.FormatInt(g+1, 10))
 		}
