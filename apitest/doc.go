@@ -15,9 +15,11 @@
 //     coordination and events.k8s.io resources, the subresources status, scale
 //     (deployments, replicasets), binding and eviction (pods), SelfSubjectAccessReview and
 //     SelfSubjectRulesReview, and resources added at run time (AddResource, as a CRD would).
-//   - get, list, watch, create, update, update of /status, patch, delete (finalizers,
-//     preconditions, dryRun) and deletecollection, with label and field selectors, paging,
-//     Tables and PartialObjectMetadata, and the server's Status errors.
+//   - get, list, watch, create, update, update of /status, patch (JSON patch, JSON merge
+//     patch, strategic merge patch by the built-in kinds' merge keys and patch strategies,
+//     and server-side apply with managedFields), delete (finalizers, preconditions,
+//     dryRun) and deletecollection, with label and field selectors, paging, Tables and
+//     PartialObjectMetadata, and the server's Status errors.
 //   - One resourceVersion counter for every write; conflicts on stale resourceVersions;
 //     generation bumped on spec changes; namespace lifecycle; deletion with finalizers.
 //   - Watches from any resourceVersion the bounded history (Options.HistorySize) covers, 410
@@ -52,9 +54,17 @@
 //     in both versions). Evictions always succeed (no PodDisruptionBudgets); every access
 //     review is allowed. Services get cluster IPs from 10.0.0.0/24 in order, not at random.
 //   - Tables of custom resources have Name and Age columns only (no additionalPrinterColumns).
-//   - No server-side apply (application/apply-patch+yaml is 415) and no managedFields.
-//     Strategic merge patches are applied as JSON merge patches (list merge keys and
-//     directives are ignored).
+//   - Server-side apply and managedFields follow the kube-apiserver's field manager
+//     (conflicts, force, removal of fields dropped from a configuration, list-map keys,
+//     before-first-apply, kubectl's last-applied-configuration), but: the fieldsV1 keys of
+//     stored objects come back sorted as text (the kube-apiserver orders list keys by
+//     value; both describe the same set); writes through scale, binding and eviction keep
+//     managedFields as they are (the kube-apiserver records scale's replicas under the
+//     scale subresource); applies of CBOR are not taken; managedFields entries of another
+//     API version are kept as written rather than converted. The Go helpers write as the
+//     field manager "apitest". Custom resources take apply by their OpenAPIV3Schema's list
+//     and map types (deduced from the values without one) and, as on the kube-apiserver,
+//     no strategic merge patch (415).
 //   - No garbage collector and no namespace controller: ownerReferences and
 //     propagationPolicy are ignored; deleting a namespace deletes its objects and the
 //     namespace at once (no Terminating phase). Pods are deleted at once (no grace period).
