@@ -377,7 +377,9 @@ func TestStopEndsHandlersAndRefusesNewOnes(t *testing.T) {
 func TestDefaultTransformDropsManagedFields(t *testing.T) {
 	s := newServer(t)
 	c := newClient(t, s)
-	mf := []any{map[string]any{"manager": "kubectl", "operation": "Update", "fieldsV1": map[string]any{"f:data": map[string]any{}}}}
+	// A valid entry: apitest, as the kube-apiserver, keeps the managedFields a create
+	// carries only when they are.
+	mf := []any{map[string]any{"manager": "kubectl", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:data": map[string]any{}}}}
 	if _, err := s.Create("configmaps", map[string]any{"metadata": map[string]any{"namespace": "default", "name": "a", "managedFields": mf}}); err != nil {
 		t.Fatal(err)
 	}
