@@ -96,6 +96,20 @@ var kubectlScenario = []kstep{
 	{write: [2]string{"cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  a: \"1\"\n"}, args: strings.Fields("apply -n {ns} -f {dir}/cm.yaml"), expect: []string{`configmap/applied created`}},
 	{write: [2]string{"cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  a: \"2\"\n"}, args: strings.Fields("apply -n {ns} -f {dir}/cm.yaml"), expect: []string{`configmap/applied configured`}},
 	k("get configmap applied -n {ns} -o jsonpath={.data.a}", `^2$`),
+	// Server-side apply: create, update, a conflict with another manager, forced.
+	{write: [2]string{"ssa.yaml", ssaDeployment("1.27", "")}, args: strings.Fields("apply --server-side -n {ns} -f {dir}/ssa.yaml"), expect: []string{`deployment.apps/ssa serverside-applied`}},
+	{write: [2]string{"ssa.yaml", ssaDeployment("1.28", "        env:\n        - name: X\n          value: \"1\"\n")}, args: strings.Fields("apply --server-side -n {ns} -f {dir}/ssa.yaml"), expect: []string{`deployment.apps/ssa serverside-applied`}},
+	{write: [2]string{"other.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: ssa\nspec:\n  replicas: 5\n"}, args: strings.Fields("apply --server-side --field-manager=other -n {ns} -f {dir}/other.yaml"), expect: []string{`Apply failed with 1 conflict: conflict with "kubectl": .spec.replicas`}, fails: true},
+	k("apply --server-side --field-manager=other --force-conflicts -n {ns} -f {dir}/other.yaml", `deployment.apps/ssa serverside-applied`),
+	k("get deployment ssa -n {ns} -o jsonpath={.spec.replicas}\x00{.spec.template.spec.containers[0].image}\x00{.spec.template.spec.containers[0].env[0].value}\x00{.metadata.managedFields[*].manager}", `^5 nginx:1.28 1 kubectl other$`),
+	k("apply --server-side --dry-run=server --force-conflicts -n {ns} -f {dir}/ssa.yaml", `deployment.apps/ssa serverside-applied \(server dry run\)`),
+	// From client-side to server-side apply: the last-applied-configuration's fields are kubectl's.
+	{write: [2]string{"cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  a: \"3\"\n"}, args: strings.Fields("apply --server-side -n {ns} -f {dir}/cm.yaml"), expect: []string{`configmap/applied serverside-applied`}},
+	k("get configmap applied -n {ns} -o jsonpath={.data.a}", `^3$`),
+	// Client-side apply of a deployment sends a strategic merge patch: a container removed from the file goes.
+	{write: [2]string{"csa.yaml", csaDeployment("      - name: a\n        image: nginx:1.27\n      - name: b\n        image: busybox:1\n")}, args: strings.Fields("apply -n {ns} -f {dir}/csa.yaml"), expect: []string{`deployment.apps/csa created`}},
+	{write: [2]string{"csa.yaml", csaDeployment("      - name: a\n        image: nginx:1.28\n")}, args: strings.Fields("apply -n {ns} -f {dir}/csa.yaml"), expect: []string{`deployment.apps/csa configured`}},
+	k("get deployment csa -n {ns} -o jsonpath={.spec.template.spec.containers[*].name}\x00{.spec.template.spec.containers[*].image}\x00{.metadata.managedFields[*].manager}", `^a nginx:1.28 kubectl-client-side-apply$`),
 	// Pods: columns, describe, explain, auth.
 	{write: [2]string{"pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: busybox\n"}, args: strings.Fields("create -n {ns} -f {dir}/pod.yaml"), expect: []string{`pod/p created`}},
 	k("get pods -n {ns}", `(?m)^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$`, `(?m)^p\s+0/1\s+Pending\s+0\s+`),
@@ -107,7 +121,22 @@ var kubectlScenario = []kstep{
 	// Errors as the kube-apiserver gives them.
 	{args: strings.Fields("create -n {ns} -f {dir}/pod.yaml"), expect: []string{`pods "p" already exists`}, fails: true},
 	{args: strings.Fields("get pods -n {ns} --field-selector=spec.bogus=1"), expect: []string{"field label not supported: spec.bogus"}, fails: true},
+	// Strategic merge patches: set image keeps the other containers, a new container merges by name.
+	k("set image deployment/web -n {ns} nginx=nginx:1.28", `deployment.apps/web image updated`),
+	k(`patch deployment web -n {ns} --type=strategic -p {"spec":{"template":{"spec":{"containers":[{"name":"sidecar","image":"busybox:1"}]}}}}`, `deployment.apps/web patched`),
+	k("get deployment web -n {ns} -o jsonpath={.spec.template.spec.containers[*].name}\x00{.spec.template.spec.containers[*].image}", `^sidecar nginx busybox:1 nginx:1.28$`),
 	k("delete deployment web -n {ns}", `deployment.apps "web" deleted`),
+}
+
+// ssaDeployment is the manifest of the server-side apply steps' deployment.
+func ssaDeployment(tag, env string) string {
+	return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: ssa\n  labels:\n    app: ssa\nspec:\n  replicas: 2\n  selector:\n    matchLabels:\n      app: ssa\n" +
+		"  template:\n    metadata:\n      labels:\n        app: ssa\n    spec:\n      containers:\n      - name: app\n        image: nginx:" + tag + "\n" + env
+}
+
+// csaDeployment is the manifest of the client-side apply steps' deployment.
+func csaDeployment(containers string) string {
+	return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: csa\nspec:\n  selector:\n    matchLabels:\n      app: csa\n  template:\n    metadata:\n      labels:\n        app: csa\n    spec:\n      containers:\n" + containers
 }
 
 type kresult struct {

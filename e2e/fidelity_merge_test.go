@@ -322,6 +322,8 @@ func (st *runState) mergeObject(b []byte) string {
 			managed = append(managed, s+" fields="+string(fields))
 		}
 	}
+	// Entries sort by time (in seconds) before manager: their order depends on timing.
+	sort.Strings(managed)
 	b2, _ := json.Marshal(m)
 	return st.fullObject(b2) + "\n    MANAGED " + strings.Join(managed, "\n    MANAGED ")
 }
