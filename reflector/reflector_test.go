@@ -863,6 +863,43 @@ func TestConnectionRefusedRewatchesThenTooLargeRelists(t *testing.T) {
 	}
 }
 
+// A "too large resourceVersion" answer to a relist, in the words of any kube-apiserver
+// version, leads to a list at "" at once (before 1.18.6 the answer had no typed cause, and a
+// client that misses it keeps relisting at a resourceVersion the server does not have).
+func TestTooLargeResourceVersionOfEveryServerVersionListsAtEmpty(t *testing.T) {
+	msg := "Too large resource version: 999, current: 5"
+	for _, tc := range []struct {
+		name    string
+		details *apiclient.StatusDetails
+	}{
+		{"1.18.6+", &apiclient.StatusDetails{RetryAfterSeconds: 1, Causes: []apiclient.StatusCause{{Type: apiclient.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}}},
+		{"1.17-1.18.5", &apiclient.StatusDetails{RetryAfterSeconds: 1, Causes: []apiclient.StatusCause{{Message: "Too large resource version"}}}},
+		{"before-1.17", &apiclient.StatusDetails{RetryAfterSeconds: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.create("a")
+			rec := newRecStore()
+			e.run(e.options(rec))
+			rv := synced(t, rec, 1)
+			e.waitWatch(0)
+			st := &apiclient.Status{Status: "Failure", Code: http.StatusGatewayTimeout, Reason: apiclient.StatusReasonTimeout,
+				Message: msg, Details: tc.details}
+			if err := e.srv.FailRequestsWithStatus(apitest.VerbList, cms, 1, st); err != nil {
+				t.Fatal(err)
+			}
+			seq := e.srv.LastRequestSeq()
+			e.must(e.srv.ExpireWatches(cms))
+			synced(t, rec, 2)
+			ls := e.requests(apitest.VerbList, seq)
+			if len(ls) != 2 || ls[0].Param("resourceVersion") != rv || ls[0].Code != http.StatusGatewayTimeout ||
+				ls[1].HasParam("resourceVersion") || ls[1].Code != http.StatusOK {
+				t.Fatalf("want a relist at %s (504), then one at \"\"\n%s", rv, e.describeRequests())
+			}
+		})
+	}
+}
+
 // The reflector's LIST goes out with the client's retries off: a failing LIST reaches the
 // reflector (its WatchErrorHandler) before any second LIST is sent, and the second one is the
 // reflector's own attempt after its backoff. With the client's retries (5 attempts from

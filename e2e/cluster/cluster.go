@@ -466,6 +466,18 @@ func (t *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(req)
 }
 
+// APIServerPID returns the process ID of the running kube-apiserver, or 0 if none runs, so
+// that measurements can read its CPU time and memory from /proc.
+func (c *Cluster) APIServerPID() int {
+	c.mu.Lock()
+	p := c.apiserver
+	c.mu.Unlock()
+	if p == nil || p.exited() {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
 // StopAPIServer stops kube-apiserver (SIGTERM, then SIGKILL after 30 seconds) and leaves
 // etcd running. Requests fail until StartAPIServer.
 func (c *Cluster) StopAPIServer() error {
