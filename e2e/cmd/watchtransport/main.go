@@ -62,10 +62,11 @@ var modes = []mode{
 
 // sample is one measurement window.
 type sample struct {
-	conns                        int
-	apiCPU, clientCPU            time.Duration
-	goroutines, heapMB, rssMB    float64
-	events, expected, watchConns int
+	conns                     int
+	apiCPU, clientCPU         time.Duration
+	setupCPU, setupWall       time.Duration // informers started until every watch delivers
+	goroutines, heapMB, rssMB float64
+	events, expected          int
 }
 
 func main() {
@@ -130,21 +131,24 @@ func run(ctx context.Context, c *cluster.Cluster, ns []int, d time.Duration, rat
 				}
 				key := fmt.Sprintf("%s/%d", m.name, n)
 				results[key] = append(results[key], s)
-				fmt.Fprintf(os.Stderr, "run %d %-9s N=%-3d conns=%-3d apiserver cpu=%6.2fs goroutines=%5.0f heap=%6.1fMB rss=%6.1fMB client cpu=%5.2fs events=%d/%d\n",
-					r+1, m.name, n, s.conns, s.apiCPU.Seconds(), s.goroutines, s.heapMB, s.rssMB, s.clientCPU.Seconds(), s.events, s.expected)
+				fmt.Fprintf(os.Stderr, "run %d %-9s N=%-3d conns=%-3d setup %5.2fs apiserver cpu=%5.2fs | window apiserver cpu=%6.2fs goroutines=%5.0f heap=%6.1fMB rss=%6.1fMB client cpu=%5.2fs events=%d/%d\n",
+					r+1, m.name, n, s.conns, s.setupWall.Seconds(), s.setupCPU.Seconds(), s.apiCPU.Seconds(), s.goroutines, s.heapMB, s.rssMB, s.clientCPU.Seconds(), s.events, s.expected)
 			}
 		}
 	}
 	fmt.Printf("\nmedians of %d runs; window %v at %d updates/s; apiserver CPU is the window's, minus the writes-only baseline in the last column\n\n", runs, d, rate)
-	fmt.Println("| informers | transport | TCP connections | apiserver CPU s | apiserver CPU s over baseline | apiserver goroutines | apiserver heap MB | apiserver RSS MB | client CPU s | events delivered |")
-	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| informers | transport | TCP connections | start: wall s | start: apiserver CPU s | window: apiserver CPU s | over baseline | apiserver goroutines | apiserver heap MB | apiserver RSS MB | client CPU s | events delivered |")
+	fmt.Println("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, n := range ns {
 		base := median(results[fmt.Sprintf("none/%d", n)], func(s sample) float64 { return s.apiCPU.Seconds() })
 		for _, m := range modes {
 			ss := results[fmt.Sprintf("%s/%d", m.name, n)]
 			cpu := median(ss, func(s sample) float64 { return s.apiCPU.Seconds() })
-			fmt.Printf("| %d | %s | %.0f | %.2f | %.2f | %.0f | %.1f | %.1f | %.2f | %.0f/%.0f |\n", n, m.name,
-				median(ss, func(s sample) float64 { return float64(s.conns) }), cpu, cpu-base,
+			fmt.Printf("| %d | %s | %.0f | %.2f | %.2f | %.2f | %.2f | %.0f | %.1f | %.1f | %.2f | %.0f/%.0f |\n", n, m.name,
+				median(ss, func(s sample) float64 { return float64(s.conns) }),
+				median(ss, func(s sample) float64 { return s.setupWall.Seconds() }),
+				median(ss, func(s sample) float64 { return s.setupCPU.Seconds() }),
+				cpu, cpu-base,
 				median(ss, func(s sample) float64 { return s.goroutines }),
 				median(ss, func(s sample) float64 { return s.heapMB }),
 				median(ss, func(s sample) float64 { return s.rssMB }),
@@ -228,6 +232,11 @@ func measure(ctx context.Context, c *cluster.Cluster, admin *apiclient.Client, p
 			client.Close()
 		}
 	}()
+	setup0, err := procCPU(pid)
+	if err != nil {
+		return sample{}, err
+	}
+	setupStart := time.Now()
 	if !m.none {
 		client, err = newClient(c, m.proto)
 		if err != nil {
@@ -269,6 +278,11 @@ func measure(ctx context.Context, c *cluster.Cluster, admin *apiclient.Client, p
 			}
 		}
 	}
+	setupWall := time.Since(setupStart)
+	setup1, err := procCPU(pid)
+	if err != nil {
+		return sample{}, err
+	}
 	conns, err := countConns(port)
 	if err != nil {
 		return sample{}, err
@@ -295,7 +309,8 @@ func measure(ctx context.Context, c *cluster.Cluster, admin *apiclient.Client, p
 	if err != nil {
 		return sample{}, err
 	}
-	s := sample{conns: conns, apiCPU: api1 - api0, clientCPU: selfCPU() - cl0, expected: expected}
+	s := sample{conns: conns, apiCPU: api1 - api0, clientCPU: selfCPU() - cl0, expected: expected,
+		setupCPU: setup1 - setup0, setupWall: setupWall}
 	if m.none {
 		s.expected = 0
 	}
