@@ -103,12 +103,13 @@ type FactoryOptions struct {
 	CacheMutationCheckInterval time.Duration
 	// BufferSize is the default per-handler buffer before coalescing (Options.BufferSize).
 	BufferSize int
-	// WatchList, MinWatchTimeout, StallTimeout and Backoff are passed to the reflectors (see
-	// reflector.Options).
-	WatchList       reflector.WatchListMode
-	MinWatchTimeout time.Duration
-	StallTimeout    time.Duration
-	Backoff         reflector.Backoff
+	// WatchList, MinWatchTimeout, StallTimeout, Backoff and MaxInternalErrorRetryDuration are
+	// passed to the reflectors (see reflector.Options).
+	WatchList                     reflector.WatchListMode
+	MinWatchTimeout               time.Duration
+	StallTimeout                  time.Duration
+	Backoff                       reflector.Backoff
+	MaxInternalErrorRetryDuration time.Duration
 	// NotFoundLogInterval is how often, at most, an informer of a resource that is not served
 	// logs it (Options.NotFoundLogInterval).
 	NotFoundLogInterval time.Duration
@@ -173,19 +174,20 @@ func ForWithOptions[T apiclient.Object](f *Factory, gvr apiclient.GroupVersionRe
 		lw = &selectingLW[T]{lw: lw, labels: key.labels, fields: key.fields}
 	}
 	iopts := Options[T]{
-		Name:                       key.name(),
-		DefaultResyncPeriod:        o.DefaultResyncPeriod,
-		WatchList:                  o.WatchList,
-		StallTimeout:               o.StallTimeout,
-		Backoff:                    o.Backoff,
-		MinWatchTimeout:            o.MinWatchTimeout,
-		BufferSize:                 o.BufferSize,
-		NotFoundLogInterval:        o.NotFoundLogInterval,
-		Logger:                     o.Logger,
-		DisableSharing:             o.DisableSharing,
-		DetectCacheMutations:       o.DetectCacheMutations,
-		OnCacheMutation:            o.OnCacheMutation,
-		CacheMutationCheckInterval: o.CacheMutationCheckInterval,
+		Name:                          key.name(),
+		DefaultResyncPeriod:           o.DefaultResyncPeriod,
+		WatchList:                     o.WatchList,
+		StallTimeout:                  o.StallTimeout,
+		Backoff:                       o.Backoff,
+		MaxInternalErrorRetryDuration: o.MaxInternalErrorRetryDuration,
+		MinWatchTimeout:               o.MinWatchTimeout,
+		BufferSize:                    o.BufferSize,
+		NotFoundLogInterval:           o.NotFoundLogInterval,
+		Logger:                        o.Logger,
+		DisableSharing:                o.DisableSharing,
+		DetectCacheMutations:          o.DetectCacheMutations,
+		OnCacheMutation:               o.OnCacheMutation,
+		CacheMutationCheckInterval:    o.CacheMutationCheckInterval,
 	}
 	inf := New(lw, iopts)
 	if o.KeepManagedFields {

@@ -81,13 +81,14 @@ type Options[T apiclient.Object] struct {
 	// BufferSize is the default per-handler buffer before coalescing (DefaultBufferSize).
 	BufferSize int
 
-	// WatchList, PageSize, MinWatchTimeout, StallTimeout and Backoff are passed to the
-	// reflector (see reflector.Options).
-	WatchList       reflector.WatchListMode
-	PageSize        int64
-	MinWatchTimeout time.Duration
-	StallTimeout    time.Duration
-	Backoff         reflector.Backoff
+	// WatchList, PageSize, MinWatchTimeout, StallTimeout, Backoff and
+	// MaxInternalErrorRetryDuration are passed to the reflector (see reflector.Options).
+	WatchList                     reflector.WatchListMode
+	PageSize                      int64
+	MinWatchTimeout               time.Duration
+	StallTimeout                  time.Duration
+	Backoff                       reflector.Backoff
+	MaxInternalErrorRetryDuration time.Duration
 
 	// NotFoundLogInterval is how often, at most, the informer logs that its resource is not
 	// served (default DefaultNotFoundLogInterval).
@@ -352,14 +353,15 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 	inf.started = true
 	fifo := inf.newFIFO()
 	refl := reflector.New(inf.lw, inf.reflectorStore(fifo), reflector.Options[T]{
-		Name:              inf.name,
-		PageSize:          inf.opts.PageSize,
-		WatchList:         inf.opts.WatchList,
-		MinWatchTimeout:   inf.opts.MinWatchTimeout,
-		StallTimeout:      inf.opts.StallTimeout,
-		Backoff:           inf.opts.Backoff,
-		WatchErrorHandler: inf.onWatchError,
-		Logger:            slog.New(&quietNotFound{inner: inf.opts.Logger.Handler()}),
+		Name:                          inf.name,
+		PageSize:                      inf.opts.PageSize,
+		WatchList:                     inf.opts.WatchList,
+		MinWatchTimeout:               inf.opts.MinWatchTimeout,
+		StallTimeout:                  inf.opts.StallTimeout,
+		Backoff:                       inf.opts.Backoff,
+		WatchErrorHandler:             inf.onWatchError,
+		MaxInternalErrorRetryDuration: inf.opts.MaxInternalErrorRetryDuration,
+		Logger:                        slog.New(&quietNotFound{inner: inf.opts.Logger.Handler()}),
 	})
 	inf.fifo, inf.refl = fifo, refl
 	inf.mu.Unlock()

@@ -787,3 +787,38 @@ func TestDropManagedFieldsOfOtherTypes(t *testing.T) {
 		}
 	}
 }
+
+// Options.MaxInternalErrorRetryDuration reaches the reflector: a watch ended by a 500 is
+// re-opened where it was, without a relist.
+func TestMaxInternalErrorRetryDurationReachesTheReflector(t *testing.T) {
+	s := newServer(t)
+	c := newClient(t, s)
+	opts := fastOptions(t)
+	opts.MaxInternalErrorRetryDuration = time.Minute
+	inf := New(configMaps(c), opts)
+	h := newCalls()
+	reg, _ := inf.AddEventHandler(h)
+	start(t, inf)
+	wait(t, reg.Synced(), "sync")
+	if _, err := s.WaitForWatches(ctxT(t), "configmaps", 1); err != nil {
+		t.Fatal(err)
+	}
+	a := mkCM(t, s, "default", "a", nil) // an event: the watch is not "very short"
+	h.expect(t, "add default/a "+a.ResourceVersion()+" false")
+	seq := s.LastRequestSeq()
+	if n, err := s.SendWatchError("configmaps", &apiclient.Status{Status: "Failure", Code: 500, Reason: apiclient.StatusReasonInternalError, Message: "boom"}); err != nil || n != 1 {
+		t.Fatalf("SendWatchError = %d, %v", n, err)
+	}
+	w, err := s.WaitForRequest(ctxT(t), apitest.RequestFilter{Verb: apitest.VerbWatch, Resource: "configmaps", After: seq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Param("resourceVersion") != a.ResourceVersion() {
+		t.Fatalf("re-watch at %q, want %s", w.Param("resourceVersion"), a.ResourceVersion())
+	}
+	b := mkCM(t, s, "default", "b", nil)
+	h.expect(t, "add default/b "+b.ResourceVersion()+" false")
+	if st := inf.Stats().Reflector; st.Relists != 0 || st.WatchErrors != 1 {
+		t.Fatalf("reflector stats %+v", st)
+	}
+}
