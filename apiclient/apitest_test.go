@@ -461,3 +461,34 @@ func TestWebSocketHealthCheckEndsAWatchOnADeadConnection(t *testing.T) {
 	default:
 	}
 }
+
+// WatchAuto: to an https server, chunked watches over HTTP/2 (the connection they share); over
+// HTTP/1.1 (an http server, or TLS without HTTP/2 after its first watch) WebSocket watches.
+func TestWatchAutoChoosesHTTP2OrWebSocket(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		opts  apitest.Options
+		wants []string // the protocols of three watches in a row
+	}{
+		{"https", apitest.Options{TLS: true}, []string{"HTTP/2.0", "HTTP/2.0", "HTTP/2.0"}},
+		{"http", apitest.Options{}, []string{"websocket", "websocket", "websocket"}},
+		{"https-without-http2", apitest.Options{TLS: true, NoHTTP2: true}, []string{"HTTP/1.1", "websocket", "websocket"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, c := newServerWithOptions(t, apiclient.WatchAuto, tc.opts)
+			ctx := testCtx(t)
+			cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
+			for i, want := range tc.wants {
+				opened := s.NextWatch("configmaps")
+				w, err := cms.Watch(ctx, apiclient.ListOptions{ResourceVersion: s.ResourceVersion()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(w.Stop)
+				if info := <-opened; info.Protocol != want {
+					t.Fatalf("watch %d over %s, want %s", i+1, info.Protocol, want)
+				}
+			}
+		})
+	}
+}

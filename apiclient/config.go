@@ -99,11 +99,16 @@ type ExecEnvVar struct {
 type WatchProtocol int
 
 const (
-	// WatchAuto tries WebSocket and falls back to a chunked HTTP stream when the server refuses
-	// the upgrade.
+	// WatchAuto, the default, chooses per server. To an https server (every kube-apiserver)
+	// watches are chunked streams over the client's HTTP/2 connection, which they all share,
+	// as client-go's do. Over HTTP/1.1 (an http server, or an https one that turned out not to
+	// speak HTTP/2) each watch needs a connection of its own anyway, and it goes over
+	// WebSocket, whose pings find a dead connection, falling back to chunked streams if the
+	// server refuses the upgrade. The figures behind the choice are in bench/README.md,
+	// "Watch transport".
 	WatchAuto WatchProtocol = iota
 	// WatchChunked uses a chunked HTTP/1.1 or HTTP/2 response stream.
 	WatchChunked
-	// WatchWebSocket uses WebSocket only.
+	// WatchWebSocket uses WebSocket only: one connection per watch.
 	WatchWebSocket
 )

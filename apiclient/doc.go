@@ -29,7 +29,9 @@
 // Where it differs from client-go:
 //
 //   - Objects are decoded into the caller's structs, typed end to end (Event[T], List[T]).
-//   - Watches go over WebSocket with a fallback to chunked HTTP (Config.WatchProtocol).
+//   - Config.WatchProtocol: by default watches to an https server share its HTTP/2
+//     connection (as client-go's), and over HTTP/1.1 go over WebSocket, one connection each
+//     with pings, falling back to chunked HTTP if the server refuses the upgrade.
 //     WebSocket watches ping every 10 s and end after 30 s without an answer; HTTP/2
 //     connections are pinged after 10 s of silence and closed 5 s later. Either way a dead
 //     connection ends its watches within seconds, with a timeout in Err.

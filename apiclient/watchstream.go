@@ -132,9 +132,10 @@ var errStopped = errors.New("apiclient: watch stopped")
 
 // httpSource reads a chunked HTTP/1.1 or HTTP/2 response body.
 type httpSource struct {
-	body io.ReadCloser
-	fr   *frameReader
-	once sync.Once
+	body  io.ReadCloser
+	fr    *frameReader
+	once  sync.Once
+	proto int // the response's HTTP major version
 }
 
 func (s *httpSource) next() ([]byte, int64, error) {
@@ -156,6 +157,12 @@ func openWatch[T any](ctx context.Context, c *Client, path string, query url.Val
 	switch proto := c.watchProtocol; {
 	case proto == WatchWebSocket:
 		src, err = c.openWebSocket(wctx, path, query)
+	case proto == WatchAuto && c.base.Scheme == "https" && !c.noHTTP2.Load():
+		// Chunked over the client's HTTP/2 connection, which every watch shares.
+		src, err = c.openChunked(wctx, path, query)
+		if hs, ok := src.(*httpSource); ok && hs.proto < 2 && !c.noHTTP2.Swap(true) {
+			c.logger.Debug("apiclient: the server answered a watch over HTTP/1.1; using WebSocket watches from now on", "path", path)
+		}
 	case proto == WatchAuto && !c.wsRefused.Load():
 		src, err = c.openWebSocket(wctx, path, query)
 		if errors.Is(err, errUpgradeRefused) {
@@ -190,5 +197,5 @@ func (c *Client) openChunked(ctx context.Context, path string, query url.Values)
 		}
 		return nil, statusFromResponse(resp)
 	}
-	return &httpSource{body: resp.Body, fr: newFrameReader(resp.Body, c.maxEventSize)}, nil
+	return &httpSource{body: resp.Body, fr: newFrameReader(resp.Body, c.maxEventSize), proto: resp.ProtoMajor}, nil
 }

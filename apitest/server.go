@@ -41,6 +41,9 @@ type Options struct {
 	// TLS serves HTTPS (HTTP/2 and HTTP/1.1) with a certificate signed by a CA generated for
 	// this server (Server.CAPEM, Config().TLS.CAData).
 	TLS bool
+	// NoHTTP2 serves TLS without HTTP/2 (ALPN offers http/1.1 only), as some proxies and load
+	// balancers in front of API servers do.
+	NoHTTP2 bool
 	// Token, if set, is the bearer token every request must carry (401 otherwise).
 	Token string
 	// HistorySize is the number of events kept per resource for watches from an older
@@ -204,7 +207,12 @@ func Start(o Options) (*Server, error) {
 			return nil, err
 		}
 		s.caPEM = caPEM
-		s.httpSrv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12}
+		protos := []string{"h2", "http/1.1"}
+		if o.NoHTTP2 {
+			protos = protos[1:]
+			s.httpSrv.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){} // no h2 either way
+		}
+		s.httpSrv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: protos, MinVersion: tls.VersionTLS12}
 	}
 	s.URL = scheme + "://" + ln.Addr().String()
 	s.track.addHandler()
