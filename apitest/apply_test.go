@@ -166,3 +166,28 @@ func TestGoHelpersRecordManagedFields(t *testing.T) {
 		t.Fatalf("Patch with apply: %v %s", err, got.Metadata.ManagedFields)
 	}
 }
+
+func TestScaleTakesReplicas(t *testing.T) {
+	e := newEnv(t)
+	deps := apiclient.NewResource[*apiclient.Unstructured](e.c, apiclient.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}).Namespace("default")
+	cfg := []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"d"}},` +
+		`"template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"name":"a","image":"a:1"}]}}}}`)
+	if _, err := deps.Apply(e.ctx, "d", cfg, apiclient.ApplyOptions{FieldManager: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := deps.Patch(e.ctx, "d", apiclient.MergePatchType, []byte(`{"spec":{"replicas":4}}`), apiclient.PatchOptions{FieldManager: "scaler"}, "scale"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := deps.Get(e.ctx, "d", apiclient.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mf, _ := json.Marshal(got.Object["metadata"].(map[string]any)["managedFields"])
+	if managers(t, mf) != "alice/Apply scaler/Update/scale" {
+		t.Fatalf("managedFields %s", mf)
+	}
+	_, err = deps.Apply(e.ctx, "d", cfg, apiclient.ApplyOptions{FieldManager: "alice"})
+	if st := mustStatus(t, err, 409, apiclient.StatusReasonConflict); st.Message != `Apply failed with 1 conflict: conflict with "scaler" with subresource "scale" using apps/v1: .spec.replicas` {
+		t.Fatalf("conflict %s", st.Message)
+	}
+}

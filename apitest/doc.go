@@ -58,10 +58,11 @@
 //     (conflicts, force, removal of fields dropped from a configuration, list-map keys,
 //     before-first-apply, kubectl's last-applied-configuration), but: the fieldsV1 keys of
 //     stored objects come back sorted as text (the kube-apiserver orders list keys by
-//     value; both describe the same set); writes through scale, binding and eviction keep
-//     managedFields as they are (the kube-apiserver records scale's replicas under the
-//     scale subresource); applies of CBOR are not taken; managedFields entries of another
-//     API version are kept as written rather than converted. The Go helpers write as the
+//     value; both describe the same set); the scale subresource takes no apply (its
+//     updates and patches move spec.replicas to their manager as on the kube-apiserver);
+//     bindings and evictions keep managedFields as they are; applies of CBOR are not
+//     taken; managedFields entries of another API version are kept as written rather than
+//     converted. The Go helpers write as the
 //     field manager "apitest". Custom resources take apply by their OpenAPIV3Schema's list
 //     and map types (deduced from the values without one) and, as on the kube-apiserver,
 //     no strategic merge patch (415).

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/internal/ssa"
 )
 
 // Subresources (deployments/scale, replicasets/scale, pods/binding, pods/eviction) and the
@@ -166,6 +167,11 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, ri *reqInfo
 		writeStatus(w, st)
 		return
 	}
+	wo, st := requestWriteOptions(r)
+	if st != nil {
+		writeStatus(w, st)
+		return
+	}
 	s.mu.Lock()
 	o := ri.res.objects[objectKey(ri.namespace, ri.name)]
 	if o == nil {
@@ -175,14 +181,21 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, ri *reqInfo
 	}
 	if patch != nil {
 		pt := apiclient.PatchType(strings.TrimSpace(strings.Split(r.Header.Get("Content-Type"), ";")[0]))
-		var err error
-		if scale, err = applyPatch(scaleOf(o), pt, patch); err != nil {
+		if pt == apiclient.StrategicMergePatchType {
+			scale, st = strategicPatch(scaleRes, scaleOf(o), patch)
+		} else {
+			var err error
+			if scale, err = applyPatch(scaleOf(o), pt, patch); err != nil {
+				st = errBadRequest(err.Error())
+			}
+		}
+		if st != nil {
 			s.mu.Unlock()
-			writeStatus(w, errBadRequest(err.Error()))
+			writeStatus(w, st)
 			return
 		}
 	}
-	o2, st := s.scaleLocked(ri.res, o, scale, dryRun(r))
+	o2, st := s.scaleLocked(ri.res, o, scale, dryRun(r), wo.manager)
 	s.mu.Unlock()
 	if st != nil {
 		writeStatus(w, st)
@@ -192,8 +205,9 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, ri *reqInfo
 	writeBody(w, out, http.StatusOK, mustJSON(scaleOf(o2)))
 }
 
-// scaleLocked writes scale.spec.replicas into the object o (deployment or replica set).
-func (s *Server) scaleLocked(res *resource, o *storedObj, scale map[string]any, dryRun bool) (*storedObj, *apiclient.Status) {
+// scaleLocked writes scale.spec.replicas into the object o (deployment or replica set) for
+// manager, who then owns spec.replicas through the scale subresource.
+func (s *Server) scaleLocked(res *resource, o *storedObj, scale map[string]any, dryRun bool, manager string) (*storedObj, *apiclient.Status) {
 	meta := metaOf(scale)
 	if name := str(meta, "name"); name != "" && name != o.name {
 		return nil, errBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, o.name))
@@ -214,6 +228,15 @@ func (s *Server) scaleLocked(res *resource, o *storedObj, scale map[string]any, 
 		spec = map[string]any{}
 		obj["spec"] = spec
 	}
+	if !jsonEqual(spec["replicas"], replicas) {
+		if mf, err := ssa.ScaleReplicas(metaOf(obj)["managedFields"], res.typ.GroupVersion().String(), manager); err == nil {
+			if mf != nil {
+				metaOf(obj)["managedFields"] = mf
+			} else {
+				delete(metaOf(obj), "managedFields")
+			}
+		}
+	}
 	spec["replicas"] = replicas
 	o2, _, st := s.updateLocked(res, o.namespace, o.name, obj, updateMain, writeOptions{dryRun: dryRun})
 	return o2, st
@@ -225,6 +248,8 @@ func intOfJSON(v any) (int64, error) {
 		return x.Int64()
 	case float64:
 		return int64(x), nil
+	case int64:
+		return x, nil
 	}
 	return 0, fmt.Errorf("not a number")
 }

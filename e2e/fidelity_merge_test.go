@@ -125,6 +125,18 @@ var mergeScenarios = []fscenario{
 		{Name: "status-apply", Method: "PATCH", CT: applyType, Path: mgDeps + "/d/status?fieldManager=ctrl", Body: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"status":{"observedGeneration":1,"replicas":3}}`},
 		{Name: "status-in-main", Method: "PATCH", CT: applyType, Path: mgDeps + "/d?fieldManager=alice", Body: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","labels":{"app":"d"}},"spec":{"selector":{"matchLabels":{"app":"d"}},"template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"name":"a","image":"nginx:1"}]}}},"status":{"replicas":7}}`},
 	}},
+	{Name: "scale-managed-fields", Steps: []fstep{
+		{Name: "create", Method: "PATCH", CT: applyType, Path: mgDeps + "/s?fieldManager=alice", Body: mgDeployment("s", `[{"name":"a","image":"nginx:1"}]`)},
+		{Name: "scale-patch", Method: "PATCH", CT: mergePatch, Path: mgDeps + "/s/scale?fieldManager=scaler", Body: `{"spec":{"replicas":4}}`},
+		{Name: "get", Method: "GET", Path: mgDeps + "/s"},
+		{Name: "alice-conflicts", Method: "PATCH", CT: applyType, Path: mgDeps + "/s?fieldManager=alice", Body: mgDeployment("s", `[{"name":"a","image":"nginx:1"}]`)},
+		{Name: "scale-same", Method: "PATCH", CT: mergePatch, Path: mgDeps + "/s/scale?fieldManager=other", Body: `{"spec":{"replicas":4}}`},
+		{Name: "get-after-same", Method: "GET", Path: mgDeps + "/s"},
+		{Name: "scale-strategic", Method: "PATCH", CT: smpType, Path: mgDeps + "/s/scale", Body: `{"spec":{"replicas":5}}`},
+		{Name: "get-after-strategic", Method: "GET", Path: mgDeps + "/s"},
+		{Name: "scale-put", Method: "PUT", Path: mgDeps + "/s/scale?fieldManager=putter", Body: `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"s"},"spec":{"replicas":1}}`},
+		{Name: "get-after-put", Method: "GET", Path: mgDeps + "/s"},
+	}},
 	{Name: "apply-service-ports", Steps: []fstep{
 		{Name: "create", Method: "PATCH", CT: applyType, Path: mgSvcs + "/s?fieldManager=m", Body: `{"apiVersion":"v1","kind":"Service","metadata":{"name":"s"},"spec":{"selector":{"app":"s"},"ports":[{"name":"http","port":80},{"name":"dns","port":53,"protocol":"UDP"}]}}`},
 		{Name: "other-port", Method: "PATCH", CT: applyType, Path: mgSvcs + "/s?fieldManager=n", Body: `{"apiVersion":"v1","kind":"Service","metadata":{"name":"s"},"spec":{"ports":[{"name":"https","port":443}]}}`},

@@ -426,3 +426,40 @@ func gvkString(apiVersion, kind string) string {
 	}
 	return group + "/" + version + ", Kind=" + kind
 }
+
+// ScaleReplicas records, in an object's managedFields, a write of its scale subresource
+// by manager that changed spec.replicas, as the kube-apiserver's scale handler does: the
+// managers that owned spec.replicas lose it and manager owns it through the "scale"
+// subresource, in the object's apiVersion, with no time. An object without managedFields
+// keeps none. The result is what to store as metadata.managedFields.
+func ScaleReplicas(managedFields any, apiVersion, manager string) (any, error) {
+	m, err := DecodeManaged(managedFields)
+	if err != nil {
+		return nil, err
+	}
+	if len(m.Fields) == 0 {
+		return managedFields, nil
+	}
+	replicas := fieldpath.NewSet(fieldpath.MakePath("spec", "replicas"))
+	for k, o := range m.Fields {
+		if !o.Set.Has(fieldpath.MakePath("spec", "replicas")) {
+			continue
+		}
+		if o.Set = o.Set.Difference(replicas); o.Set.Empty() {
+			delete(m.Fields, k)
+			delete(m.Times, k)
+		} else {
+			m.Fields[k] = o
+		}
+	}
+	if manager == "" {
+		manager = "unknown"
+	}
+	key := ManagerKey{Manager: manager, Operation: OperationUpdate, APIVersion: apiVersion, Subresource: "scale"}
+	m.Fields[key] = Owned{Set: replicas, APIVersion: apiVersion}
+	delete(m.Times, key)
+	if enc := m.Encode(); enc != nil {
+		return enc, nil
+	}
+	return nil, nil
+}
