@@ -65,9 +65,24 @@ func (s *Set) writeFields(b *bytes.Buffer, self bool) {
 }
 
 func writeKey(b *bytes.Buffer, pe PathElement) {
-	k, _ := json.Marshal(SerializeElement(pe))
-	b.Write(k)
+	writeString(b, SerializeElement(pe))
 	b.WriteByte(':')
+}
+
+// writeString writes s as a JSON string, as encoding/json (and the kube-apiserver's
+// HTML-escaping writer) does; the common case of plain names is written as it is.
+func writeString(b *bytes.Buffer, s string) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			k, _ := json.Marshal(s)
+			b.Write(k)
+			return
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(s)
+	b.WriteByte('"')
 }
 
 // SerializeElement returns the element as a FieldsV1 key: "f:name", `k:{"name":"c"}`,

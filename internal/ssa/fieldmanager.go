@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/informerkit/informerkit/internal/fieldpath"
@@ -34,6 +35,9 @@ type FieldManager struct {
 	Empty func() map[string]any
 	// Now is the clock (time.Now if nil).
 	Now func() time.Time
+
+	emptyOnce sync.Once
+	emptyObj  map[string]any
 }
 
 // maxUpdateManagers is how many Update entries an object keeps; older ones merge into
@@ -68,6 +72,12 @@ func (f *FieldManager) now() *time.Time {
 	}
 	t = t.UTC().Truncate(time.Second)
 	return &t
+}
+
+// empty is Empty's object, made once: the walks only read it.
+func (f *FieldManager) empty() map[string]any {
+	f.emptyOnce.Do(func() { f.emptyObj = f.Empty() })
+	return f.emptyObj
 }
 
 func (f *FieldManager) updater() *updater {
@@ -139,7 +149,7 @@ func (f *FieldManager) Update(live, obj map[string]any, manager string) {
 		return
 	}
 	if live == nil {
-		live = f.Empty()
+		live = f.empty()
 	}
 	if err := f.update(live, obj, managed, f.key(manager, OperationUpdate)); err != nil {
 		// As the kube-apiserver's UpdateNoErrors: drop managedFields rather than fail.
@@ -325,7 +335,7 @@ func (f *FieldManager) apply(live, config map[string]any, managed *Managed, mana
 		// The fields set before the first apply belong to "before-first-apply".
 		next := copyMap(live)
 		delete(meta(next), "managedFields")
-		if err := f.update(f.Empty(), next, managed, f.key("before-first-apply", OperationUpdate)); err != nil {
+		if err := f.update(f.empty(), next, managed, f.key("before-first-apply", OperationUpdate)); err != nil {
 			return nil, false, err
 		}
 	}

@@ -135,11 +135,10 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
+// appendPath extends a path for a recursive step. The walks never keep a path (sets copy
+// the elements they insert), so siblings may share the backing array: append reuses it.
 func appendPath(p fieldpath.Path, pe fieldpath.PathElement) fieldpath.Path {
-	out := make(fieldpath.Path, len(p)+1)
-	copy(out, p)
-	out[len(p)] = pe
-	return out
+	return append(p, pe)
 }
 
 // ---- FieldSet ----

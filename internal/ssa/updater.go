@@ -17,10 +17,28 @@ type updater struct {
 }
 
 func (u *updater) filter(s *fieldpath.Set) *fieldpath.Set {
-	if u.ignore.Empty() {
+	if u.ignore.Empty() || !touches(s, u.ignore) {
 		return s
 	}
 	return s.RecursiveDifference(u.ignore)
+}
+
+// touches reports whether s has anything at or under one of ignore's top-level elements
+// (the reset fields are few and shallow: "status", "spec", "metadata.labels").
+func touches(s, ignore *fieldpath.Set) bool {
+	has := func(pe fieldpath.PathElement) bool {
+		return s.Has(fieldpath.Path{pe}) || !s.WithPrefix(pe).Empty()
+	}
+	for _, m := range ignore.Members() {
+		if has(m) {
+			return true
+		}
+	}
+	found := false
+	ignore.Children(func(pe fieldpath.PathElement, _ *fieldpath.Set) {
+		found = found || has(pe)
+	})
+	return found
 }
 
 // reconcile takes the change from live to next away from every manager but self: the
@@ -29,6 +47,13 @@ func (u *updater) filter(s *fieldpath.Set) *fieldpath.Set {
 func (u *updater) reconcile(live, next any, managers map[ManagerKey]Owned, self ManagerKey, force bool) (*Comparison, error) {
 	c := Compare(live, next, u.schema)
 	c.Added, c.Modified, c.Removed = u.filter(c.Added), u.filter(c.Modified), u.filter(c.Removed)
+	others := len(managers)
+	if _, ok := managers[self]; ok {
+		others--
+	}
+	if others == 0 {
+		return c, nil
+	}
 	changed := c.Modified.Union(c.Added)
 	var conflicts []Conflict
 	taken := map[ManagerKey]*fieldpath.Set{}
