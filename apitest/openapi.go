@@ -176,6 +176,9 @@ func typeSchema(t *kubeschema.Type) map[string]any {
 	}
 	sc["type"] = "object"
 	sc["properties"] = props
+	if t.MapType != "" {
+		sc["x-kubernetes-map-type"] = t.MapType
+	}
 	if len(required) > 0 {
 		sort.Strings(required)
 		sc["required"] = required
