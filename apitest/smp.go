@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/internal/smp"
+	"github.com/informerkit/informerkit/kubeproto"
+	"github.com/informerkit/informerkit/kubeschema"
 )
 
 // Strategic merge patch (internal/smp) on the built-in kinds, by the patch strategies and
@@ -28,6 +31,18 @@ func strategicPatch(r *resource, doc map[string]any, patch []byte) (map[string]a
 		return nil, errBadRequest(err.Error())
 	}
 	out, err := smp.Apply(doc, p, r.mergeType())
+	if err == nil {
+		if t := r.schemaType(); t != nil {
+			if _, perr := kubeproto.Encode(t, out); perr != nil {
+				var e *kubeproto.Error
+				if errors.As(perr, &e) && e.Field != nil {
+					// The patched object does not convert to the kind's Go type: the
+					// kube-apiserver's converter's words, about the whole patch.
+					return nil, errInvalid("", "", "", []fieldError{invalidValue("patch", fmt.Sprintf("%+v", p), converterError(e))})
+				}
+			}
+		}
+	}
 	if err != nil {
 		switch {
 		case errors.Is(err, smp.ErrBadJSONDoc), errors.Is(err, smp.ErrBadPatchFormatForPrimitiveList),
@@ -76,4 +91,60 @@ func errPatchType(r *resource) *apiclient.Status {
 		msg += string(t)
 	}
 	return newStatus(http.StatusUnsupportedMediaType, apiclient.StatusReasonUnsupportedMediaType, msg)
+}
+
+// converterError words a value of the wrong type as k8s.io/apimachinery's unstructured
+// converter does when it fills the kind's Go type from the patched object.
+func converterError(e *kubeproto.Error) string {
+	src := "string"
+	switch x := e.Value.(type) {
+	case bool:
+		src = "bool"
+	case map[string]any:
+		src = "map"
+	case []any:
+		src = "slice"
+	case json.Number:
+		src = "int64"
+		if _, err := x.Int64(); err != nil {
+			src = "float64"
+		}
+	case int64:
+		src = "int64"
+	case float64:
+		src = "float64"
+	}
+	f := e.Field
+	switch {
+	case !e.Elem && f.Repeated:
+		if f.Kind == kubeschema.Bytes {
+			break
+		}
+		return "cannot restore slice from " + src
+	case !e.Elem && f.MapKey != "":
+		return "cannot restore map from " + src
+	}
+	var dst string
+	switch f.Kind {
+	case kubeschema.Message:
+		if f.Type() != nil && f.Type().JSON == "" {
+			return "cannot restore struct from: " + src
+		}
+		return fmt.Sprintf("cannot convert %s to %s", src, f.GoType(true))
+	case kubeschema.Bytes:
+		return "cannot restore slice from " + src
+	case kubeschema.String:
+		dst = "string"
+	case kubeschema.Bool:
+		dst = "bool"
+	default:
+		dst = string(f.Kind)
+	}
+	// Go converts integers to strings (as runes) and numbers to each other; the converter
+	// refuses the first and a fraction to an integer, and cannot handle the rest.
+	switch {
+	case src == "int64" && dst == "string", src == "float64" && (dst == "int32" || dst == "int64"):
+		return fmt.Sprintf("cannot convert %s to %s", src, dst)
+	}
+	return "unrecognized type: " + dst
 }

@@ -77,6 +77,12 @@ var mergeScenarios = []fscenario{
 		{Name: "bad-order", Method: "PATCH", CT: smpType, Path: mgPods + "/e", Body: `{"spec":{"$setElementOrder/containers":"x"}}`},
 		{Name: "not-json", Method: "PATCH", CT: smpType, Path: mgPods + "/e", Body: `{"spec":`},
 		{Name: "missing", Method: "PATCH", CT: smpType, Path: mgPods + "/nope", Body: `{"metadata":{"labels":{"a":"b"}}}`},
+		{Name: "wrong-type", Method: "PATCH", CT: smpType, Path: mgPods + "/e", Body: `{"spec":{"activeDeadlineSeconds":"x"}}`},
+		{Name: "wrong-type-bool", Method: "PATCH", CT: smpType, Path: mgPods + "/e", Body: `{"spec":{"hostNetwork":"yes"}}`},
+		{Name: "wrong-type-string", Method: "PATCH", CT: smpType, Path: mgPods + "/e", Body: `{"spec":{"nodeName":5}}`},
+		{Name: "wrong-type-map", Method: "PATCH", CT: smpType, Path: mgPods + "/e", Body: `{"metadata":{"labels":"x"}}`},
+		{Name: "wrong-type-struct", Method: "PATCH", CT: smpType, Path: mgPods + "/e", Body: `{"spec":{"securityContext":[1]}}`},
+		{Name: "wrong-type-list", Method: "PATCH", CT: smpType, Path: mgPods + "/e", Body: `{"spec":{"containers":{"a":1}}}`},
 		{Name: "unknown-type", Method: "PATCH", CT: "application/x-frob", Path: mgPods + "/e", Body: `{}`},
 	}},
 	{Name: "smp-custom-resource", Steps: []fstep{
