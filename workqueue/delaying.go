@@ -29,6 +29,7 @@ func NewDelaying[T comparable](cfg Config) DelayingInterface[T] {
 }
 
 func (q *queue[T]) AddAfter(item T, d time.Duration) {
+	h := q.hash(item)
 	q.mu.Lock()
 	if q.shuttingDown {
 		q.mu.Unlock()
@@ -37,7 +38,7 @@ func (q *queue[T]) AddAfter(item T, d time.Duration) {
 	if q.metrics != nil {
 		q.metrics.retries.Inc()
 	}
-	idx, h, ok := q.lookup(item)
+	idx, ok := q.lookupHashed(item, h)
 	if !ok {
 		idx = q.alloc(item, h)
 	}

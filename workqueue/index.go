@@ -22,19 +22,26 @@ func (q *queue[T]) hash(item T) uint32 {
 // lookup returns item's entry, or ok == false. It also returns the item's hash for insert.
 func (q *queue[T]) lookup(item T) (idx uint32, h uint32, ok bool) {
 	h = q.hash(item)
+	idx, ok = q.lookupHashed(item, h)
+	return idx, h, ok
+}
+
+// lookupHashed is lookup for an item whose hash h the caller computed (before taking the
+// lock: hashing needs none, and the lock is held for less time).
+func (q *queue[T]) lookupHashed(item T, h uint32) (idx uint32, ok bool) {
 	if q.used == 0 {
-		return 0, h, false
+		return 0, false
 	}
 	mask := uint32(len(q.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := q.slots[i]
 		if s == 0 {
-			return 0, h, false
+			return 0, false
 		}
 		if uint32(s>>32) == h {
 			idx = uint32(s) - 1
 			if q.slab[idx].item == item {
-				return idx, h, true
+				return idx, true
 			}
 		}
 	}

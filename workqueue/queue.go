@@ -438,9 +438,10 @@ func (q *queue[T]) markDirty(idx uint32, p int32) {
 }
 
 func (q *queue[T]) Add(item T) {
+	h := q.hash(item)
 	q.mu.Lock()
 	if !q.shuttingDown {
-		idx, h, ok := q.lookup(item)
+		idx, ok := q.lookupHashed(item, h)
 		if !ok {
 			idx = q.alloc(item, h)
 		}
@@ -454,9 +455,10 @@ func (q *queue[T]) AddWithPriority(item T, priority int) {
 	if q.priorities {
 		p = int32(min(max(priority, math.MinInt32), math.MaxInt32))
 	}
+	h := q.hash(item)
 	q.mu.Lock()
 	if !q.shuttingDown {
-		idx, h, ok := q.lookup(item)
+		idx, ok := q.lookupHashed(item, h)
 		if !ok {
 			idx = q.alloc(item, h)
 		}
