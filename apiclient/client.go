@@ -62,6 +62,7 @@ type Client struct {
 	maxEventSize  int
 	timeout       time.Duration
 	watchProtocol WatchProtocol
+	jsonDecoder   JSONDecoder
 	logger        *slog.Logger
 	namespace     string
 
@@ -128,6 +129,7 @@ func New(cfg *Config) (*Client, error) {
 		maxEventSize:  cfg.MaxEventSize,
 		timeout:       cfg.Timeout,
 		watchProtocol: cfg.WatchProtocol,
+		jsonDecoder:   cfg.JSONDecoder,
 		logger:        cfg.Logger,
 		namespace:     cfg.Namespace,
 	}

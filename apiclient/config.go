@@ -36,6 +36,9 @@ type Config struct {
 	Namespace string
 	// WatchProtocol selects how watches are opened.
 	WatchProtocol WatchProtocol
+	// JSONDecoder selects the decoder of JSON responses and watch events: JSONCompiled (the
+	// default) or JSONStandard (encoding/json).
+	JSONDecoder JSONDecoder
 
 	// MaxRetries bounds the retries of an idempotent (GET) request on 429, 5xx and
 	// connection errors: 0 means DefaultMaxRetries, a negative value disables retries.

@@ -29,6 +29,13 @@ var (
 // (or ErrListItemTooLarge); the reader's own errors (other than io.EOF) are returned as is.
 // Items handed to fn before an error stay handed over: the caller decides what they mean.
 func decodeListStream[T any](r io.Reader, max int, fn func(T) error) (ListMeta, error) {
+	od := newObjectDecoder(decoding{})
+	defer od.release()
+	return decodeListStreamWith(r, max, od, fn)
+}
+
+// decodeListStreamWith is decodeListStream with the given decoder.
+func decodeListStreamWith[T any](r io.Reader, max int, od *objectDecoder, fn func(T) error) (ListMeta, error) {
 	d := listDecoder{fr: newFrameReader(r, max)}
 	var meta ListMeta
 	if err := d.expect('{', "the response is not a JSON object"); err != nil {
@@ -69,11 +76,11 @@ func decodeListStream[T any](r io.Reader, max int, fn func(T) error) (ListMeta, 
 			if err != nil {
 				return meta, err
 			}
-			if err := unmarshal(v, &meta); err != nil {
+			if err := decodeInto(od, v, &meta); err != nil {
 				return meta, d.malformedAt(off, "metadata", err)
 			}
 		case strings.EqualFold(key, "items"):
-			if err := decodeItems(&d, fn); err != nil {
+			if err := decodeItems(&d, od, fn); err != nil {
 				return meta, err
 			}
 		default:
@@ -168,7 +175,7 @@ func (d *listDecoder) valueError(off int64, what string, err error) error {
 
 // decodeItems reads the value of "items", null or an array of objects, and hands each item
 // to fn as soon as it is decoded.
-func decodeItems[T any](d *listDecoder, fn func(T) error) error {
+func decodeItems[T any](d *listDecoder, od *objectDecoder, fn func(T) error) error {
 	c, err := d.peek()
 	if err != nil {
 		return err
@@ -203,7 +210,7 @@ func decodeItems[T any](d *listDecoder, fn func(T) error) error {
 			return d.valueError(off, fmt.Sprintf("items[%d]", d.items), err)
 		}
 		var item T
-		if err := unmarshal(v, &item); err != nil {
+		if err := decodeInto(od, v, &item); err != nil {
 			return d.malformedAt(off, fmt.Sprintf("items[%d]", d.items), err)
 		}
 		d.items++

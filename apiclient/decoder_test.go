@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -28,7 +29,7 @@ func readAll(t *testing.T, r io.Reader, max int, kind string) ([]Event[*testPod]
 		if err != nil {
 			return out, err
 		}
-		ev, err := decodeEvent[*testPod](frame, kind, fr.offset(len(frame)))
+		ev, err := decodeEvent[*testPod](testDecoder(), frame, kind, fr.offset(len(frame)))
 		if err != nil {
 			return out, err
 		}
@@ -182,7 +183,7 @@ func TestDecodeErrorEventStatus(t *testing.T) {
 }
 
 func TestDecodeEventExported(t *testing.T) {
-	ev, err := decodeEvent[*Unstructured]([]byte(`{"type":"ADDED","object":{"kind":"Widget","apiVersion":"x.io/v1","metadata":{"name":"w"},"spec":{"n":3}}}`), "Widget", 0)
+	ev, err := decodeEvent[*Unstructured](testDecoder(), []byte(`{"type":"ADDED","object":{"kind":"Widget","apiVersion":"x.io/v1","metadata":{"name":"w"},"spec":{"n":3}}}`), "Widget", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +210,7 @@ func FuzzFrameReader(f *testing.F) {
 			if a[i] != b[i] {
 				t.Fatalf("frame %d differs", i)
 			}
-			_, _ = decodeEvent[*testPod]([]byte(a[i]), "Pod", 0)
+			compareEventDecoders(t, []byte(a[i]), "Pod")
 		}
 	})
 }
@@ -222,5 +223,45 @@ func frames(fr *frameReader) []string {
 			return out
 		}
 		out = append(out, string(f))
+	}
+}
+
+// testDecoder is the default (compiled) decoder.
+func testDecoder() *objectDecoder { return newObjectDecoder(decoding{}) }
+
+// compareEventDecoders decodes frame with both decoders and fails unless both fail or both
+// give the same event.
+func compareEventDecoders(t *testing.T, frame []byte, kind string) {
+	t.Helper()
+	a, errA := decodeEvent[*testPod](newObjectDecoder(decoding{}), frame, kind, 0)
+	b, errB := decodeEvent[*testPod](newObjectDecoder(decoding{decoder: JSONStandard}), frame, kind, 0)
+	if (errA == nil) != (errB == nil) {
+		t.Fatalf("%q: compiled decoder error %v, encoding/json error %v", frame, errA, errB)
+	}
+	if errA == nil && !reflect.DeepEqual(a, b) {
+		t.Fatalf("%q: compiled decoder %+v, encoding/json %+v", frame, a, b)
+	}
+}
+
+func TestEventDecodersAgree(t *testing.T) {
+	frames := []string{
+		`{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a","labels":{"x":"y"}},"spec":{"nodeName":"n"}}}`,
+		`{"object":{"kind":"Pod","metadata":{"name":"late type"}},"type":"MODIFIED"}`,
+		`{"type":"DELETED","object":{"kind":"Node","metadata":{"name":"wrong kind"}}}`,
+		`{"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"too old"}}`,
+		`{"type":"ERROR","object":{}}`, `{"type":"ERROR"}`, `{"type":"ERROR","object":null}`,
+		`{"type":"ADDED","object":null}`, `{"type":"ADDED"}`, `{"type":"ADDED","object":[]}`, `{"type":"ADDED","object":"x"}`,
+		`{"type":"WHAT","object":{}}`, `{"object":{}}`, `{}`, `[]`, `{"type":1,"object":{}}`,
+		`{"type":"ADDED","object":{"metadata":{"name":1}}}`, `{"type":"ADDED","object":{"metadata":{"name":"a"}}} x`,
+		`{"type":"ADDED","object":{"metadata":{"name":"a"}},"extra":[1,2,{"z":null}]}`,
+		`{"type":"ADDED","object":{"metadata":{"name":"a"}},"extra":[1 2]}`,
+		`{"type":"ADDED","object":{"metadata":{"name":"a",}}}`,
+		`{"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"12","annotations":{"k8s.io/initial-events-end":"true"}}}}`,
+		`{"type":"ADDED","object":{"metadata":{"name":"first"}},"object":{"metadata":{"name":"second"}}}`,
+		`{"type":"ADDED","type":"MODIFIED","object":{"metadata":{"name":"a"}}}`,
+		` {"type" : "ADDED" , "object" : { "metadata" : { "name" : "spaces" } } } `,
+	}
+	for _, f := range frames {
+		compareEventDecoders(t, []byte(f), "Pod")
 	}
 }

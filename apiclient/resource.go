@@ -21,6 +21,7 @@ type Resource[T Object] struct {
 	gvr       GroupVersionResource
 	namespace string
 	kind      string
+	decode    DecodeOptions
 }
 
 var _ ListerWatcher[*ObjectMeta] = (*Resource[*ObjectMeta])(nil)
@@ -47,6 +48,23 @@ func (r *Resource[T]) WithKind(kind string) *Resource[T] {
 	cp.kind = kind
 	return &cp
 }
+
+// WithDecodeOptions returns a copy of r that decodes what it reads with o.
+func (r *Resource[T]) WithDecodeOptions(o DecodeOptions) ListerWatcher[T] {
+	cp := *r
+	cp.decode = o
+	return &cp
+}
+
+// DecodeTunable is implemented by ListerWatchers whose decoding can be tuned (Resource):
+// informers use it to skip what their transform drops and to share strings while decoding.
+type DecodeTunable[T any] interface {
+	WithDecodeOptions(DecodeOptions) ListerWatcher[T]
+}
+
+var _ DecodeTunable[*ObjectMeta] = (*Resource[*ObjectMeta])(nil)
+
+func (r *Resource[T]) decoding() decoding { return decoding{decoder: r.c.jsonDecoder, opts: r.decode} }
 
 // GroupVersionResource returns the collection r addresses.
 func (r *Resource[T]) GroupVersionResource() GroupVersionResource { return r.gvr }
@@ -161,9 +179,11 @@ func writeQuery(dryRun []string, fieldManager, fieldValidation string) url.Value
 	return q
 }
 
-func decodeObject[T any](data []byte) (T, error) {
+func decodeObject[T any](dc decoding, data []byte) (T, error) {
+	d := newObjectDecoder(dc)
+	defer d.release()
 	var out T
-	if err := unmarshal(data, &out); err != nil {
+	if err := decodeInto(d, data, &out); err != nil {
 		var zero T
 		return zero, fmt.Errorf("apiclient: decoding response: %w", err)
 	}
@@ -184,7 +204,7 @@ func (r *Resource[T]) Get(ctx context.Context, name string, opts GetOptions) (T,
 	if err != nil {
 		return zero, err
 	}
-	return decodeObject[T](body)
+	return decodeObject[T](r.decoding(), body)
 }
 
 // List returns one page of the collection (opts.Limit and opts.Continue page it; the last
@@ -194,7 +214,9 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*List[T], err
 	if err != nil {
 		return nil, err
 	}
-	return decodeObject[*List[T]](body)
+	dc := r.decoding()
+	dc.list = true
+	return decodeObject[*List[T]](dc, body)
 }
 
 // ListEach lists one page of the collection exactly like List, but decodes the response's
@@ -216,7 +238,7 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*List[T], err
 // It implements the reflector's StreamingLister: with an incremental store, a relist never
 // holds the whole list in memory.
 func (r *Resource[T]) ListEach(ctx context.Context, opts ListOptions, fn func(T) error) (ListMeta, error) {
-	return listEach(ctx, r.c, r.path(r.namespace, ""), opts, fn)
+	return listEach(ctx, r.c, r.decoding(), r.path(r.namespace, ""), opts, fn)
 }
 
 // DefaultPageSize is the page size All uses when opts.Limit is 0.
@@ -266,7 +288,7 @@ func (r *Resource[T]) Create(ctx context.Context, obj T, opts CreateOptions) (T,
 	if err != nil {
 		return zero, err
 	}
-	return decodeObject[T](body)
+	return decodeObject[T](r.decoding(), body)
 }
 
 // Update replaces obj (addressed by its name and namespace). A stale
@@ -294,7 +316,7 @@ func (r *Resource[T]) update(ctx context.Context, obj T, opts UpdateOptions, sub
 	if err != nil {
 		return zero, err
 	}
-	return decodeObject[T](body)
+	return decodeObject[T](r.decoding(), body)
 }
 
 // Patch applies a patch of type pt to the named object (or to one of its subresources,
@@ -313,7 +335,7 @@ func (r *Resource[T]) Patch(ctx context.Context, name string, pt PatchType, data
 	if err != nil {
 		return zero, err
 	}
-	return decodeObject[T](body)
+	return decodeObject[T](r.decoding(), body)
 }
 
 // Apply is a server-side apply of obj (a struct, a map, or JSON/YAML bytes) to the named
@@ -378,5 +400,5 @@ func (r *Resource[T]) DeleteCollection(ctx context.Context, del DeleteOptions, o
 // before the stream starts (410, 429, 5xx, 400/422) is returned as a *Status error; the
 // caller (the reflector) owns back-off, so watch requests are not retried.
 func (r *Resource[T]) Watch(ctx context.Context, opts ListOptions) (Watcher[T], error) {
-	return openWatch[T](ctx, r.c, r.path(r.namespace, ""), opts.Query(true), r.kind)
+	return openWatch[T](ctx, r.c, r.decoding(), r.path(r.namespace, ""), opts.Query(true), r.kind)
 }

@@ -118,13 +118,15 @@ func (t tagReads) Read(p []byte) (int, error) {
 }
 
 // listEach is Resource.ListEach for a path and query.
-func listEach[T any](ctx context.Context, c *Client, path string, opts ListOptions, fn func(T) error) (ListMeta, error) {
+func listEach[T any](ctx context.Context, c *Client, dc decoding, path string, opts ListOptions, fn func(T) error) (ListMeta, error) {
 	var meta ListMeta
 	var fnErr error
 	req := Request{Method: http.MethodGet, Path: path, Query: opts.Query(false), DisableRetries: opts.DisableRetries}
+	od := newObjectDecoder(dc)
+	defer od.release()
 	err := c.doStream(ctx, req, func(body io.Reader) error {
 		var err error
-		meta, err = decodeListStream(tagReads{body}, c.maxEventSize, func(item T) error {
+		meta, err = decodeListStreamWith(tagReads{body}, c.maxEventSize, od, func(item T) error {
 			if err := fn(item); err != nil {
 				fnErr = err
 				return err

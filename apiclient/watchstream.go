@@ -29,13 +29,15 @@ type streamWatcher[T any] struct {
 	done   chan struct{}
 	src    eventSource
 	kind   string
+	dec    *objectDecoder
 
 	mu  sync.Mutex
 	err error
 }
 
-func newStreamWatcher[T any](ctx context.Context, cancel context.CancelFunc, src eventSource, kind string) *streamWatcher[T] {
+func newStreamWatcher[T any](ctx context.Context, cancel context.CancelFunc, src eventSource, kind string, dc decoding) *streamWatcher[T] {
 	w := &streamWatcher[T]{
+		dec:    newObjectDecoder(dc),
 		ch:     make(chan Event[T]),
 		ctx:    ctx,
 		cancel: cancel,
@@ -49,6 +51,7 @@ func newStreamWatcher[T any](ctx context.Context, cancel context.CancelFunc, src
 		defer close(w.ch)
 		defer src.close()
 		defer stopSrc()
+		defer w.dec.release()
 		w.run()
 	}()
 	return w
@@ -110,7 +113,7 @@ func (w *streamWatcher[T]) run() {
 			}
 			return
 		}
-		ev, err := decodeEvent[T](frame, w.kind, off)
+		ev, err := decodeEvent[T](w.dec, frame, w.kind, off)
 		if err != nil {
 			w.setErr(err)
 			w.send(Event[T]{Type: Error, Err: err})
@@ -149,7 +152,7 @@ func (s *httpSource) next() ([]byte, int64, error) {
 func (s *httpSource) close() { s.once.Do(func() { s.body.Close() }) }
 
 // openWatch opens a watch on path with the protocol the client is configured for.
-func openWatch[T any](ctx context.Context, c *Client, path string, query url.Values, kind string) (Watcher[T], error) {
+func openWatch[T any](ctx context.Context, c *Client, dc decoding, path string, query url.Values, kind string) (Watcher[T], error) {
 	wctx, cancel := context.WithCancelCause(ctx)
 	stop := func() { cancel(errStopped) }
 	var src eventSource
@@ -177,7 +180,7 @@ func openWatch[T any](ctx context.Context, c *Client, path string, query url.Val
 		stop()
 		return nil, err
 	}
-	return newStreamWatcher[T](wctx, stop, src, kind), nil
+	return newStreamWatcher[T](wctx, stop, src, kind, dc), nil
 }
 
 // openChunked sends the watch GET and checks the answer; the body becomes the stream.

@@ -176,6 +176,7 @@ type Informer[T apiclient.Object] struct {
 	mu                sync.Mutex
 	started, stopped  bool
 	transform         func(T) (T, error)
+	defaultTransform  bool      // transform is DropManagedFields from New (the decoder skips them)
 	sharer            sharer[T] // nil with Options.DisableSharing
 	watchErrorHandler func(ctx context.Context, err error)
 	refl              *reflector.Reflector[T]
@@ -234,7 +235,8 @@ func New[T apiclient.Object](lw apiclient.ListerWatcher[T], opts Options[T]) *In
 		indexers[k] = f
 	}
 	transform := opts.Transform
-	if transform == nil {
+	defaultTransform := transform == nil
+	if defaultTransform {
 		transform = DropManagedFields[T]
 	}
 	var sh sharer[T]
@@ -242,17 +244,18 @@ func New[T apiclient.Object](lw apiclient.ListerWatcher[T], opts Options[T]) *In
 		sh = share.New[T]()
 	}
 	return &Informer[T]{
-		sharer:     sh,
-		name:       name,
-		lw:         lw,
-		opts:       opts,
-		keyFunc:    opts.KeyFunc,
-		cache:      withMutationDetector(indexer.New(opts.KeyFunc, indexers), name, opts.KeyFunc, opts.DetectCacheMutations, opts.OnCacheMutation, opts.Logger),
-		logger:     opts.Logger.With("informer", name),
-		transform:  transform,
-		resyncKick: make(chan struct{}, 1),
-		syncedCh:   make(chan struct{}),
-		stoppedCh:  make(chan struct{}),
+		sharer:           sh,
+		name:             name,
+		lw:               lw,
+		opts:             opts,
+		keyFunc:          opts.KeyFunc,
+		cache:            withMutationDetector(indexer.New(opts.KeyFunc, indexers), name, opts.KeyFunc, opts.DetectCacheMutations, opts.OnCacheMutation, opts.Logger),
+		logger:           opts.Logger.With("informer", name),
+		transform:        transform,
+		defaultTransform: defaultTransform,
+		resyncKick:       make(chan struct{}, 1),
+		syncedCh:         make(chan struct{}),
+		stoppedCh:        make(chan struct{}),
 	}
 }
 
@@ -325,6 +328,7 @@ func (inf *Informer[T]) SetTransform(transform func(T) (T, error)) error {
 		return fmt.Errorf("informer %s: SetTransform after the informer started", inf.name)
 	}
 	inf.transform = transform
+	inf.defaultTransform = false
 	return nil
 }
 
@@ -352,7 +356,12 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 	}
 	inf.started = true
 	fifo := inf.newFIFO()
-	refl := reflector.New(inf.lw, inf.reflectorStore(fifo), reflector.Options[T]{
+	lw := inf.lw
+	if t, ok := lw.(apiclient.DecodeTunable[T]); ok && inf.defaultTransform {
+		// The default transform drops managedFields: skip them while decoding instead.
+		lw = t.WithDecodeOptions(apiclient.DecodeOptions{OmitManagedFields: true})
+	}
+	refl := reflector.New(lw, inf.reflectorStore(fifo), reflector.Options[T]{
 		Name:                          inf.name,
 		PageSize:                      inf.opts.PageSize,
 		WatchList:                     inf.opts.WatchList,

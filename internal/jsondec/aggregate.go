@@ -63,6 +63,20 @@ func (d *decodeState) key() ([]byte, error) {
 	return k, d.colon()
 }
 
+// omitValue handles the value of a member on the Omit path at the current depth: the last
+// name of the path is skipped, an earlier one is decoded by decode with the next depth on
+// the path.
+func (d *decodeState) omitValue(decode func() error) error {
+	if d.depth == len(d.omit) {
+		return d.skip()
+	}
+	saved := d.omitted
+	d.omitted = d.depth
+	err := decode()
+	d.omitted = saved
+	return err
+}
+
 // fallback decodes the value at d.off with encoding/json into v (a pointer), for the rare
 // shapes whose semantics are its own: an interface that already holds a pointer.
 func (d *decodeState) fallback(v any) error {
@@ -128,14 +142,34 @@ func (d *decodeState) anyValue() (any, error) {
 			d.depth--
 			return m, nil
 		}
+		onPath := d.omit != nil && d.omitted == d.depth-1 && d.depth <= len(d.omit)
 		for {
 			k, err := d.key()
 			if err != nil {
 				return nil, err
 			}
 			ks := d.makeString(k)
-			v, err := d.anyValue()
-			if err != nil {
+			var v any
+			if onPath && ks == d.omit[d.depth-1] {
+				omitted := false
+				err = d.omitValue(func() error {
+					var err error
+					v, err = d.anyValue()
+					return err
+				})
+				if d.depth == len(d.omit) {
+					omitted = true
+				}
+				if err != nil {
+					return nil, err
+				}
+				if omitted {
+					if more, err := d.more('}'); err != nil || !more {
+						return m, err
+					}
+					continue
+				}
+			} else if v, err = d.anyValue(); err != nil {
 				return nil, err
 			}
 			m[ks] = v
@@ -149,6 +183,11 @@ func (d *decodeState) anyValue() (any, error) {
 			return nil, err
 		}
 		a := make([]any, 0)
+		saved := d.omitted
+		if d.omit != nil && d.omitted == d.depth-1 && d.depth < len(d.omit) && d.omit[d.depth-1] == "[]" {
+			d.omitted = d.depth
+		}
+		defer func() { d.omitted = saved }()
 		if c == ']' {
 			d.off++
 			d.depth--
@@ -280,10 +319,25 @@ func (s *structDec) decode(d *decodeState, p unsafe.Pointer) error {
 		return nil
 	}
 	next := 0 // the field expected next: servers write members in declaration order
+	onPath := d.omit != nil && d.omitted == d.depth-1 && d.depth <= len(d.omit)
 	for {
 		k, err := d.key()
 		if err != nil {
 			return err
+		}
+		if onPath && string(k) == d.omit[d.depth-1] {
+			if err := d.omitValue(func() error {
+				if f := s.lookup(k); f != nil {
+					return s.decodeField(d, p, f)
+				}
+				return d.skip()
+			}); err != nil {
+				return err
+			}
+			if more, err := d.more('}'); err != nil || !more {
+				return err
+			}
+			continue
 		}
 		var f *field
 		if next < len(s.fields) && s.fields[next].name == string(k) {
@@ -405,11 +459,28 @@ func (b *builder) mapDecoder(t reflect.Type) decFunc {
 		if !textKey {
 			kv = reflect.New(kt).Elem()
 		}
+		onPath := d.omit != nil && d.omitted == d.depth-1 && d.depth <= len(d.omit) && !textKey && kt.Kind() == reflect.String
 		for {
 			keyOff := d.off
 			k, err := d.key()
 			if err != nil {
 				return err
+			}
+			if onPath && string(k) == d.omit[d.depth-1] {
+				ks := d.makeString(k)
+				last := d.depth == len(d.omit)
+				ev.SetZero()
+				if err := d.omitValue(func() error { return elem.dec(d, ep) }); err != nil {
+					return err
+				}
+				if !last {
+					kv.SetString(ks)
+					m.SetMapIndex(kv, ev)
+				}
+				if more, err := d.more('}'); err != nil || !more {
+					return err
+				}
+				continue
 			}
 			// The key's text must be taken before the value reuses d.buf.
 			store := true
@@ -553,6 +624,11 @@ func (b *builder) sliceDecoder(t reflect.Type) decFunc {
 		if err != nil {
 			return err
 		}
+		saved := d.omitted
+		if d.omit != nil && d.omitted == d.depth-1 && d.depth < len(d.omit) && d.omit[d.depth-1] == "[]" {
+			d.omitted = d.depth // the elements are on the Omit path
+		}
+		defer func() { d.omitted = saved }()
 		i := 0
 		if c != ']' {
 			for {

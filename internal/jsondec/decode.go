@@ -14,6 +14,13 @@ type Options struct {
 	// that a caller can hand back a copy it already holds. It must return a string equal to
 	// b and must not keep b, which is only valid during the call. Default: allocate.
 	Strings func(b []byte) string
+	// Omit is a path of member names from the top-level value (for example "metadata",
+	// "managedFields"; "[]" stands for every element of an array, as in "items", "[]",
+	// "metadata", "managedFields"): the member at its end is checked and skipped instead of
+	// decoded, whatever the Go type declares. It applies to objects decoded into structs and
+	// into maps with string keys, and to arrays decoded into slices and []any. Default:
+	// decode everything.
+	Omit []string
 }
 
 // Decoder decodes JSON into Go values with the decoders compiled per type. It keeps scratch
@@ -26,6 +33,7 @@ type Decoder struct {
 func NewDecoder(opts Options) *Decoder {
 	d := &Decoder{}
 	d.st.strings = opts.Strings
+	d.st.omit = opts.Omit
 	return d
 }
 
@@ -38,11 +46,15 @@ type decodeState struct {
 	buf     []byte
 	stack   []byte
 	strings func([]byte) string
+	// omit is Options.Omit; omitted is how many of its names the objects open at depths
+	// 1..omitted matched (a member at depth omitted+1 named omit[omitted] is on the path).
+	omit    []string
+	omitted int
 	stack0  [64]byte
 }
 
 func (d *decodeState) reset(data []byte, off int) {
-	d.data, d.off, d.depth, d.err = data, off, 0, nil
+	d.data, d.off, d.depth, d.err, d.omitted = data, off, 0, nil, 0
 	if d.stack == nil {
 		d.stack = d.stack0[:0]
 	}

@@ -160,3 +160,83 @@ func TestRecordedBodiesDecodeAsEncodingJSONDoes(t *testing.T) {
 		}
 	}
 }
+
+func TestOmitSkipsTheMemberAtThePath(t *testing.T) {
+	data, err := os.ReadFile("testdata/real/pod.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := NewDecoder(Options{Omit: []string{"metadata", "managedFields"}})
+	var got, want kPod
+	if err := dec.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &want); err != nil {
+		t.Fatal(err)
+	}
+	if want.ManagedFields == nil || got.ManagedFields != nil {
+		t.Fatalf("managedFields: decoded %d bytes, encoding/json %d", len(got.ManagedFields), len(want.ManagedFields))
+	}
+	want.ManagedFields = nil
+	if !reflect.DeepEqual(got, want) {
+		t.Fatal("the rest of the pod differs from encoding/json's")
+	}
+
+	var gotMap, wantMap map[string]any
+	if err := dec.Unmarshal(data, &gotMap); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &wantMap); err != nil {
+		t.Fatal(err)
+	}
+	delete(wantMap["metadata"].(map[string]any), "managedFields")
+	if !reflect.DeepEqual(gotMap, wantMap) {
+		t.Fatal("map[string]any: got something else than encoding/json's value without managedFields")
+	}
+
+	// Only that path: a managedFields member elsewhere is decoded.
+	var other struct {
+		Spec struct {
+			ManagedFields []int `json:"managedFields"`
+		} `json:"spec"`
+		Metadata struct {
+			Name          string `json:"name"`
+			ManagedFields []int  `json:"managedFields"`
+		} `json:"metadata"`
+	}
+	doc := `{"spec":{"managedFields":[1]},"metadata":{"name":"n","managedFields":[2, {"malformed": }]}}`
+	if err := dec.Unmarshal([]byte(doc), &other); err == nil {
+		t.Fatal("an omitted member is still checked: want a syntax error")
+	}
+	doc = `{"spec":{"managedFields":[1]},"metadata":{"name":"n","managedFields":[2]}}`
+	if err := dec.Unmarshal([]byte(doc), &other); err != nil || len(other.Spec.ManagedFields) != 1 || other.Metadata.ManagedFields != nil || other.Metadata.Name != "n" {
+		t.Fatalf("%+v, %v", other, err)
+	}
+}
+
+func TestOmitPathThroughArrays(t *testing.T) {
+	data, err := os.ReadFile("testdata/real/podlist.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := NewDecoder(Options{Omit: []string{"items", "[]", "metadata", "managedFields"}})
+	var list struct {
+		Items []kPod `json:"items"`
+	}
+	if err := dec.Unmarshal(data, &list); err != nil {
+		t.Fatal(err)
+	}
+	var generic map[string]any
+	if err := dec.Unmarshal(data, &generic); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 20 || len(generic["items"].([]any)) != 20 {
+		t.Fatalf("%d items, %d generic", len(list.Items), len(generic["items"].([]any)))
+	}
+	for i, p := range list.Items {
+		md := generic["items"].([]any)[i].(map[string]any)["metadata"].(map[string]any)
+		if p.ManagedFields != nil || md["managedFields"] != nil || p.Name == "" || md["name"] != p.Name {
+			t.Fatalf("item %d: managedFields %d bytes, generic %v, name %q", i, len(p.ManagedFields), md["managedFields"] != nil, p.Name)
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package apiclient_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/informerkit/informerkit/apiclient"
+)
+
+// TestDecodeOptions: a Resource with OmitManagedFields decodes objects without their
+// managedFields (Get, List, ListEach, Watch), the Strings hook supplies every string it
+// decodes, and JSONStandard (encoding/json) ignores both.
+func TestDecodeOptions(t *testing.T) {
+	for _, dec := range []apiclient.JSONDecoder{apiclient.JSONCompiled, apiclient.JSONStandard} {
+		s, _ := newServer(t, apiclient.WatchChunked)
+		cfg := s.Config()
+		cfg.JSONDecoder = dec
+		c, err := apiclient.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		ctx := testCtx(t)
+		mf := []any{map[string]any{"manager": "kubectl", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:data": map[string]any{}}}}
+		if _, err := s.Create("configmaps", map[string]any{"metadata": map[string]any{"namespace": "default", "name": "a", "managedFields": mf}, "data": map[string]any{"k": "v"}}); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		asked := map[string]int{}
+		plain := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
+		tuned := plain.WithDecodeOptions(apiclient.DecodeOptions{OmitManagedFields: true, Strings: func(b []byte) string {
+			mu.Lock()
+			asked[string(b)]++
+			mu.Unlock()
+			return string(b)
+		}}).(*apiclient.Resource[*ConfigMap])
+		omitted := dec == apiclient.JSONCompiled
+
+		check := func(what string, cm *ConfigMap) {
+			t.Helper()
+			if cm.Name != "a" || cm.Data["k"] != "v" {
+				t.Fatalf("%v %s: %+v", dec, what, cm)
+			}
+			if has := strings.Contains(string(cm.ManagedFields), "kubectl"); has == omitted {
+				t.Fatalf("%v %s: managedFields %q (want them omitted: %v)", dec, what, cm.ManagedFields, omitted)
+			}
+		}
+		cm, err := tuned.Get(ctx, "a", apiclient.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("Get", cm)
+		l, err := tuned.List(ctx, apiclient.ListOptions{})
+		if err != nil || len(l.Items) != 1 {
+			t.Fatalf("List: %v, %v", l, err)
+		}
+		check("List", l.Items[0])
+		if _, err := tuned.ListEach(ctx, apiclient.ListOptions{}, func(cm *ConfigMap) error { check("ListEach", cm); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		w, err := tuned.Watch(ctx, apiclient.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("Watch", recv(t, w).Object)
+		w.Stop()
+		if cm, err := plain.Get(ctx, "a", apiclient.GetOptions{}); err != nil || !strings.Contains(string(cm.ManagedFields), "kubectl") {
+			t.Fatalf("%v: the Resource WithDecodeOptions copied changed: %v %q", dec, err, cm.ManagedFields)
+		}
+		mu.Lock()
+		if omitted && (asked["a"] < 4 || asked["v"] < 4 || asked["kubectl"] != 0) {
+			t.Fatalf("strings asked for: %v", asked)
+		}
+		if !omitted && len(asked) != 0 {
+			t.Fatalf("encoding/json asked for strings: %v", asked)
+		}
+		mu.Unlock()
+	}
+}

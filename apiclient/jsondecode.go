@@ -1,0 +1,92 @@
+package apiclient
+
+import (
+	"encoding/json"
+	"sync"
+
+	"github.com/informerkit/informerkit/internal/jsondec"
+)
+
+// JSONDecoder selects the JSON decoder of a Client (Config.JSONDecoder).
+type JSONDecoder int
+
+const (
+	// JSONCompiled (the default) decodes with a decoder compiled once per Go type that reads
+	// each response in one pass and skips undeclared members without allocating; a watch
+	// event's envelope and object are decoded in the same pass. It gives the same values
+	// as encoding/json for every input both accept.
+	JSONCompiled JSONDecoder = iota
+	// JSONStandard decodes with encoding/json.Unmarshal (the fallback).
+	JSONStandard
+)
+
+// DecodeOptions tune how a Resource decodes the objects it reads (Resource.WithDecodeOptions).
+// They apply to the compiled decoder (JSONCompiled); JSONStandard ignores them.
+type DecodeOptions struct {
+	// OmitManagedFields leaves metadata.managedFields out of every object: the member is
+	// checked and skipped instead of decoded. Informers set it when their transform is the
+	// default (DropManagedFields), which would drop the field anyway. Default false.
+	OmitManagedFields bool
+	// Strings, if set, supplies the text of the strings decoded into Go strings and
+	// interfaces, instead of a new allocation: it returns a string equal to b (one it already
+	// holds, or a new one) and must not keep b. Informers use it to look up the values their
+	// cache already holds before they are allocated again. Default: allocate every string.
+	Strings func(b []byte) string
+}
+
+// decoding is how a request decodes: the client's decoder and the resource's options, and
+// whether the body is a list (whose objects are its items).
+type decoding struct {
+	decoder JSONDecoder
+	opts    DecodeOptions
+	list    bool
+}
+
+// objectDecoder decodes the JSON bodies and watch events of one request. It is not safe
+// for concurrent use: a watch stream or a list has its own.
+type objectDecoder struct {
+	standard bool
+	pooled   bool
+	dec      *jsondec.Decoder
+}
+
+var compiledDecoders = sync.Pool{New: func() any {
+	return &objectDecoder{pooled: true, dec: jsondec.NewDecoder(jsondec.Options{})}
+}}
+
+var (
+	managedFieldsPath     = []string{"metadata", "managedFields"}
+	listManagedFieldsPath = []string{"items", "[]", "metadata", "managedFields"}
+)
+
+// newObjectDecoder returns a decoder for dc; release gives it back.
+func newObjectDecoder(dc decoding) *objectDecoder {
+	switch {
+	case dc.decoder == JSONStandard:
+		return &objectDecoder{standard: true}
+	case !dc.opts.OmitManagedFields && dc.opts.Strings == nil:
+		return compiledDecoders.Get().(*objectDecoder)
+	}
+	o := jsondec.Options{Strings: dc.opts.Strings}
+	if dc.opts.OmitManagedFields {
+		o.Omit = managedFieldsPath
+		if dc.list {
+			o.Omit = listManagedFieldsPath
+		}
+	}
+	return &objectDecoder{dec: jsondec.NewDecoder(o)}
+}
+
+func (d *objectDecoder) release() {
+	if d.pooled {
+		compiledDecoders.Put(d)
+	}
+}
+
+// decodeInto decodes data, one JSON value, into *out.
+func decodeInto[T any](d *objectDecoder, data []byte, out *T) error {
+	if d.standard {
+		return json.Unmarshal(data, out)
+	}
+	return d.dec.Unmarshal(data, out)
+}
