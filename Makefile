@@ -8,7 +8,7 @@ BENCH ?= .
 # Packages of the root module (nested modules e2e/ and bench/ are excluded by go itself).
 PKGS := ./...
 
-.PHONY: all test vet fmt-check unit stress bench bench-compare fuzz demo e2e e2e-build compat schema schema-check clean
+.PHONY: all test vet fmt-check unit stress bench bench-compare bench-real fuzz demo e2e e2e-build compat schema schema-check clean
 
 all: test
 
@@ -44,6 +44,20 @@ bench-compare:
 	  ./results/bench.test -test.run='^$$' -test.bench='$(BENCH)' -test.benchmem -test.benchtime=$(BENCHTIME) -test.count=1; \
 	done | tee $$out; \
 	$(GO) run ./cmd/benchtable < $$out
+
+## bench-real: informerkit's informer against client-go v0.36.3's (its defaults: protobuf,
+## WatchList) on the real kube-apiserver v1.36.3 of bin/ (built like make e2e-build), each in a
+## process of its own, interleaved over BENCH_REAL_ROUNDS rounds: medians and ratios of time
+## to sync, process CPU to sync, live heap per object and events/s through a handler.
+## BENCH_REAL_PODS=20000 for the README's figures (about 15 minutes on 2 cores).
+BENCH_REAL_PODS ?= 5000
+BENCH_REAL_ROUNDS ?= 3
+BENCH_REAL_BIN ?= $(abspath bin)
+bench-real:
+	cd e2e && $(MAKE) build BIN=$(BENCH_REAL_BIN)
+	@set -eo pipefail; cd bench; mkdir -p results; $(GO) build -o results/benchreal ./cmd/benchreal; \
+	./results/benchreal run -bindir $(BENCH_REAL_BIN) -pods $(BENCH_REAL_PODS) -rounds $(BENCH_REAL_ROUNDS) \
+	  | tee results/bench-real-$$(date +%Y%m%d-%H%M%S).txt
 
 ## fuzz: run every fuzz target of the root module for FUZZTIME each.
 fuzz:

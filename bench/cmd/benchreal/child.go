@@ -1,0 +1,289 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/reflector"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// partialPod is what a controller that places pods declares: metadata and three fields.
+// client-go cannot decode partially; its obj=partial figures are its full pods.
+type partialPod struct {
+	apiclient.TypeMeta   `json:",inline"`
+	apiclient.ObjectMeta `json:"metadata"`
+	Spec                 struct {
+		NodeName string `json:"nodeName"`
+	} `json:"spec"`
+	Status struct {
+		Phase string `json:"phase"`
+		PodIP string `json:"podIP"`
+	} `json:"status"`
+}
+
+// childArgs say what one measuring process does.
+type childArgs struct {
+	Impl       string // informerkit or client-go
+	Kind       string // pods or configmaps
+	Obj        string // full or partial (informerkit's declared type)
+	Kubeconfig string
+	Expect     int    // objects the informer must hold once synced
+	ReplayFrom string // resourceVersion before the burst ("" for no events phase)
+	Replay     int    // events of the burst
+	CPUProfile string // file for a CPU profile of the sync ("" for none)
+}
+
+// childResult is what a measuring process prints, as one JSON line.
+type childResult struct {
+	SyncSeconds, SyncCPUSeconds float64
+	HeapPerObject               float64
+	Objects                     int
+	Events                      int
+	EventsSeconds               float64
+	EventsCPUSeconds            float64
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+func child(ctx context.Context, a childArgs) error {
+	var res childResult
+	var err error
+	if a.CPUProfile != "" {
+		f, err := os.Create(a.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	switch a.Impl {
+	case "informerkit":
+		switch {
+		case a.Kind == "configmaps":
+			res, err = childInformerkit[*corev1.ConfigMap](ctx, a)
+		case a.Obj == "partial":
+			res, err = childInformerkit[*partialPod](ctx, a)
+		default:
+			res, err = childInformerkit[*corev1.Pod](ctx, a)
+		}
+	case "client-go":
+		res, err = childClientGo(ctx, a)
+	default:
+		err = fmt.Errorf("unknown implementation %q", a.Impl)
+	}
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+func gvrOf(kind string) apiclient.GroupVersionResource {
+	return apiclient.GroupVersionResource{Version: "v1", Resource: kind}
+}
+
+// replayLW lists nothing at the resourceVersion before the burst and watches from there,
+// so that the informer receives the burst's events as fast as it can take them.
+type replayLW[T apiclient.Object] struct {
+	r  *apiclient.Resource[T]
+	rv string
+}
+
+func (l replayLW[T]) List(ctx context.Context, opts apiclient.ListOptions) (*apiclient.List[T], error) {
+	return &apiclient.List[T]{ListMeta: apiclient.ListMeta{ResourceVersion: l.rv}}, nil
+}
+
+func (l replayLW[T]) Watch(ctx context.Context, opts apiclient.ListOptions) (apiclient.Watcher[T], error) {
+	return l.r.Watch(ctx, opts)
+}
+
+func childInformerkit[T apiclient.Object](ctx context.Context, a childArgs) (childResult, error) {
+	var res childResult
+	cfg, err := apiclient.LoadConfigWithOptions(apiclient.LoadOptions{Kubeconfig: a.Kubeconfig})
+	if err != nil {
+		return res, err
+	}
+	c, err := apiclient.New(cfg)
+	if err != nil {
+		return res, err
+	}
+	defer c.Close()
+	res.Objects = a.Expect
+
+	base := liveHeap()
+	cpu0, t0 := cpuTime(), time.Now()
+	inf := informer.New[T](apiclient.NewResource[T](c, gvrOf(a.Kind)), informer.Options[T]{})
+	if _, err := inf.AddEventHandler(informer.ResourceEventHandlerFuncs[T]{}); err != nil {
+		return res, err
+	}
+	ictx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go inf.Run(ictx)
+	select {
+	case <-inf.Synced():
+	case <-ctx.Done():
+		return res, ctx.Err()
+	}
+	res.SyncSeconds = time.Since(t0).Seconds()
+	res.SyncCPUSeconds = (cpuTime() - cpu0).Seconds()
+	if n := len(inf.GetStore().List()); n != a.Expect {
+		return res, fmt.Errorf("informerkit cached %d %s, want %d", n, a.Kind, a.Expect)
+	}
+	res.HeapPerObject = float64(liveHeap()-base) / float64(a.Expect)
+	runtime.KeepAlive(inf)
+	cancel()
+	<-inf.Done()
+
+	if a.ReplayFrom == "" {
+		return res, nil
+	}
+	var events atomic.Int64
+	done := make(chan struct{})
+	count := func() {
+		if events.Add(1) == int64(a.Replay) {
+			close(done)
+		}
+	}
+	cpu0, t0 = cpuTime(), time.Now()
+	rinf := informer.New[T](replayLW[T]{apiclient.NewResource[T](c, gvrOf(a.Kind)), a.ReplayFrom},
+		informer.Options[T]{WatchList: reflector.WatchListOff})
+	if _, err := rinf.AddEventHandler(informer.ResourceEventHandlerFuncs[T]{
+		AddFunc:    func(T, bool) { count() },
+		UpdateFunc: func(T, T) { count() },
+	}); err != nil {
+		return res, err
+	}
+	rctx, rcancel := context.WithCancel(ctx)
+	defer rcancel()
+	go rinf.Run(rctx)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Minute):
+		return res, fmt.Errorf("informerkit: %d of %d replayed events after 5 minutes", events.Load(), a.Replay)
+	}
+	res.EventsSeconds = time.Since(t0).Seconds()
+	res.EventsCPUSeconds = (cpuTime() - cpu0).Seconds()
+	res.Events = a.Replay
+	rcancel()
+	<-rinf.Done()
+	return res, nil
+}
+
+// noWatchList is the client of a ListerWatcher that does not support streaming lists.
+type noWatchList struct{}
+
+func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
+
+func childClientGo(ctx context.Context, a childArgs) (childResult, error) {
+	var res childResult
+	cfg, err := clientcmd.BuildConfigFromFlags("", a.Kubeconfig)
+	if err != nil {
+		return res, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return res, err
+	}
+	res.Objects = a.Expect
+
+	base := liveHeap()
+	cpu0, t0 := cpuTime(), time.Now()
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	inf, err := factory.ForResource(schema.GroupVersionResource{Version: "v1", Resource: a.Kind})
+	if err != nil {
+		return res, err
+	}
+	if _, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{}); err != nil {
+		return res, err
+	}
+	ictx, cancel := context.WithCancel(ctx)
+	factory.Start(ictx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), inf.Informer().HasSynced) {
+		cancel()
+		return res, errors.New("client-go: cache not synced")
+	}
+	res.SyncSeconds = time.Since(t0).Seconds()
+	res.SyncCPUSeconds = (cpuTime() - cpu0).Seconds()
+	if n := len(inf.Informer().GetStore().ListKeys()); n != a.Expect {
+		cancel()
+		return res, fmt.Errorf("client-go cached %d %s, want %d", n, a.Kind, a.Expect)
+	}
+	res.HeapPerObject = float64(liveHeap()-base) / float64(a.Expect)
+	runtime.KeepAlive(inf)
+	cancel()
+	factory.Shutdown()
+
+	if a.ReplayFrom == "" {
+		return res, nil
+	}
+	var events atomic.Int64
+	done := make(chan struct{})
+	count := func() {
+		if events.Add(1) == int64(a.Replay) {
+			close(done)
+		}
+	}
+	cpu0, t0 = cpuTime(), time.Now()
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (k8sruntime.Object, error) {
+			return &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: a.ReplayFrom}}, nil
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return cs.CoreV1().Pods("").Watch(ctx, opts)
+		},
+	}, noWatchList{})
+	rinf := cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	if _, err := rinf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { count() },
+		UpdateFunc: func(any, any) { count() },
+	}); err != nil {
+		return res, err
+	}
+	rctx, rcancel := context.WithCancel(ctx)
+	defer rcancel()
+	go rinf.RunWithContext(rctx)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Minute):
+		return res, fmt.Errorf("client-go: %d of %d replayed events after 5 minutes", events.Load(), a.Replay)
+	}
+	res.EventsSeconds = time.Since(t0).Seconds()
+	res.EventsCPUSeconds = (cpuTime() - cpu0).Seconds()
+	res.Events = a.Replay
+	return res, nil
+}

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/informerkit/informerkit/bench/internal/fleet"
+	"github.com/informerkit/informerkit/e2e/cluster"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// runArgs are the flags of benchreal run.
+type runArgs struct {
+	BinDir     string
+	Kubeconfig string // an existing cluster instead of starting one (it must be empty)
+	Pods       int
+	ConfigMaps int
+	Burst      int
+	Rounds     int
+	Workers    int
+	Out        io.Writer
+}
+
+// workload is one informer measured in both implementations.
+type workload struct {
+	name   string
+	kind   string
+	obj    string // informerkit's declared type: full or partial
+	expect int
+	replay bool // with the events phase
+}
+
+func run(ctx context.Context, a runArgs) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	kubeconfig := a.Kubeconfig
+	if kubeconfig == "" {
+		c, err := cluster.Start(ctx, cluster.Options{BinDir: a.BinDir})
+		if err != nil {
+			return err
+		}
+		defer c.Cleanup()
+		defer c.Stop()
+		kubeconfig = c.KubeconfigPath
+		fmt.Fprintf(a.Out, "kube-apiserver %s up in %s\n", c.URL, time.Since(start).Round(time.Second))
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = 2000, 4000
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	seedStart := time.Now()
+	counts, err := fleet.Seed(ctx, cs, a.Pods, a.ConfigMaps, a.Workers, func(s string) { fmt.Fprintln(a.Out, "  seeded", s) })
+	if err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	fmt.Fprintf(a.Out, "seeded %d Deployments, %d pods, %d configmaps in %s\n",
+		counts.Deployments, counts.Pods, counts.ConfigMaps, time.Since(seedStart).Round(time.Second))
+
+	// The cluster holds a few objects of its own (configmaps in kube-system): the informers
+	// must hold exactly what the server lists.
+	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	cms, err := cs.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	workloads := []workload{
+		{name: fmt.Sprintf("pods=%d/obj=pod", a.Pods), kind: "pods", obj: "full", expect: len(pods.Items), replay: true},
+		{name: fmt.Sprintf("pods=%d/obj=partial", a.Pods), kind: "pods", obj: "partial", expect: len(pods.Items), replay: true},
+		{name: fmt.Sprintf("configmaps=%d/obj=configmap", a.ConfigMaps), kind: "configmaps", obj: "full", expect: len(cms.Items)},
+	}
+	impls := []string{"informerkit", "client-go"}
+	results := map[string][]childResult{} // workload/impl -> rounds
+	for round := range a.Rounds {
+		for _, w := range workloads {
+			var rv string
+			if w.replay && a.Burst > 0 {
+				if rv, err = burst(ctx, cs, a.Burst, round, w.obj); err != nil {
+					return fmt.Errorf("burst: %w", err)
+				}
+			}
+			// Alternate the order so that neither side always runs on a warmer server.
+			order := impls
+			if round%2 == 1 {
+				order = []string{impls[1], impls[0]}
+			}
+			for _, impl := range order {
+				args := []string{"child", "-impl", impl, "-kind", w.kind, "-obj", w.obj,
+					"-kubeconfig", kubeconfig, "-expect", fmt.Sprint(w.expect)}
+				if rv != "" {
+					args = append(args, "-replay-from", rv, "-replay", fmt.Sprint(a.Burst))
+				}
+				res, err := runChild(ctx, self, args)
+				if err != nil {
+					return fmt.Errorf("round %d %s %s: %w", round+1, w.name, impl, err)
+				}
+				key := w.name + "/impl=" + impl
+				results[key] = append(results[key], res)
+				fmt.Fprintf(a.Out, "round %d %-40s sync %6.2fs cpu %6.2fs heap %7.0f B/obj", round+1, key, res.SyncSeconds, res.SyncCPUSeconds, res.HeapPerObject)
+				if res.Events > 0 {
+					fmt.Fprintf(a.Out, " events %8.0f/s (cpu %.2fs)", float64(res.Events)/res.EventsSeconds, res.EventsCPUSeconds)
+				}
+				fmt.Fprintln(a.Out)
+			}
+		}
+	}
+	fmt.Fprintf(a.Out, "\n%d rounds, %s, GOMAXPROCS=%d, %s/%s, total %s\n\n", a.Rounds, time.Now().Format("2006-01-02"),
+		runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, time.Since(start).Round(time.Second))
+	printTable(a.Out, workloads, results)
+	return nil
+}
+
+// runChild runs one measuring process and decodes its result line.
+func runChild(ctx context.Context, self string, args []string) (childResult, error) {
+	var res childResult
+	cmd := exec.CommandContext(ctx, self, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return res, fmt.Errorf("%v: %s", err, tail(errb.String(), 2000))
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &res); err != nil {
+		return res, fmt.Errorf("result %q: %v", out.String(), err)
+	}
+	return res, nil
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+// burst writes n updates (an annotation on n pods, round-robin over the fleet's namespaces)
+// and returns the resourceVersion from before the first: the children's events phase
+// replays them from there.
+func burst(ctx context.Context, cs kubernetes.Interface, n, round int, tag string) (string, error) {
+	list, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{Limit: int64(n)})
+	if err != nil {
+		return "", err
+	}
+	if len(list.Items) < n {
+		return "", fmt.Errorf("%d pods, the burst needs %d", len(list.Items), n)
+	}
+	rv := list.ResourceVersion
+	items := list.Items
+	errs := make(chan error, 1)
+	next := make(chan int)
+	go func() {
+		defer close(next)
+		for i := range items {
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	workers := 16
+	done := make(chan struct{})
+	for range workers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range next {
+				p := &items[i]
+				patch := fmt.Sprintf(`{"metadata":{"annotations":{"bench.informerkit.dev/burst":"%d-%s-%d"}}}`, round, tag, i)
+				if _, err := cs.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	for range workers {
+		<-done
+	}
+	select {
+	case err := <-errs:
+		return "", err
+	default:
+	}
+	return rv, nil
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// printTable prints, per workload and figure, the medians of both implementations and the
+// ratio informerkit/client-go (below 1 is better for times and bytes, above 1 for rates).
+func printTable(w io.Writer, workloads []workload, results map[string][]childResult) {
+	fmt.Fprintln(w, "| workload | figure | client-go (median) | informerkit (median) | informerkit / client-go |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|")
+	figures := []struct {
+		name, unit string
+		get        func(childResult) float64
+		events     bool
+	}{
+		{"time to sync", "s", func(r childResult) float64 { return r.SyncSeconds }, false},
+		{"process CPU to sync", "s", func(r childResult) float64 { return r.SyncCPUSeconds }, false},
+		{"live heap per object", "B", func(r childResult) float64 { return r.HeapPerObject }, false},
+		{"events/s through a handler", "/s", func(r childResult) float64 {
+			if r.EventsSeconds == 0 {
+				return 0
+			}
+			return float64(r.Events) / r.EventsSeconds
+		}, true},
+		{"process CPU per 1000 events", "s", func(r childResult) float64 {
+			if r.Events == 0 {
+				return 0
+			}
+			return r.EventsCPUSeconds * 1000 / float64(r.Events)
+		}, true},
+	}
+	for _, wl := range workloads {
+		for _, f := range figures {
+			if f.events && !wl.replay {
+				continue
+			}
+			var vals [2]float64
+			for i, impl := range []string{"client-go", "informerkit"} {
+				var xs []float64
+				for _, r := range results[wl.name+"/impl="+impl] {
+					xs = append(xs, f.get(r))
+				}
+				vals[i] = median(xs)
+			}
+			ratio := "–"
+			if vals[0] != 0 {
+				ratio = fmt.Sprintf("%.2f×", vals[1]/vals[0])
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", wl.name, f.name, format(vals[0], f.unit), format(vals[1], f.unit), ratio)
+		}
+	}
+}
+
+func format(v float64, unit string) string {
+	switch unit {
+	case "s":
+		return fmt.Sprintf("%.2f s", v)
+	case "B":
+		return strings.TrimSpace(fmt.Sprintf("%.0f B", v))
+	case "/s":
+		return fmt.Sprintf("%.0f/s", v)
+	}
+	return fmt.Sprint(v)
+}
