@@ -42,7 +42,7 @@ func TestDecodeOptions(t *testing.T) {
 			if cm.Name != "a" || cm.Data["k"] != "v" {
 				t.Fatalf("%v %s: %+v", dec, what, cm)
 			}
-			if has := strings.Contains(string(cm.ManagedFields), "kubectl"); has == omitted {
+			if has := strings.Contains(string(cm.ManagedFields), "FieldsV1"); has == omitted {
 				t.Fatalf("%v %s: managedFields %q (want them omitted: %v)", dec, what, cm.ManagedFields, omitted)
 			}
 		}
@@ -65,11 +65,11 @@ func TestDecodeOptions(t *testing.T) {
 		}
 		check("Watch", recv(t, w).Object)
 		w.Stop()
-		if cm, err := plain.Get(ctx, "a", apiclient.GetOptions{}); err != nil || !strings.Contains(string(cm.ManagedFields), "kubectl") {
+		if cm, err := plain.Get(ctx, "a", apiclient.GetOptions{}); err != nil || !strings.Contains(string(cm.ManagedFields), "FieldsV1") {
 			t.Fatalf("%v: the Resource WithDecodeOptions copied changed: %v %q", dec, err, cm.ManagedFields)
 		}
 		mu.Lock()
-		if omitted && (asked["a"] < 4 || asked["v"] < 4 || asked["kubectl"] != 0) {
+		if omitted && (asked["a"] < 4 || asked["v"] < 4 || asked["FieldsV1"] != 0) {
 			t.Fatalf("strings asked for: %v", asked)
 		}
 		if !omitted && len(asked) != 0 {
