@@ -283,6 +283,14 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 		} else {
 			delete(next, "status")
 		}
+		if t.kindKey() == "v1/Pod" {
+			// The pod status strategy backfills the QoS class, immutable once set.
+			if st := asMap(next["status"]); st != nil && str(st, "qosClass") == "" {
+				if q := str(asMap(prev["status"]), "qosClass"); q != "" {
+					st["qosClass"] = q
+				}
+			}
+		}
 		// The status update's managedFields are kept, as the registry strategies keep them.
 		if mf, ok := meta["managedFields"]; ok {
 			metaOf(next)["managedFields"] = mf

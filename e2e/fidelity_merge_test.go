@@ -143,6 +143,15 @@ var mergeScenarios = []fscenario{
 		{Name: "scale-put", Method: "PUT", Path: mgDeps + "/s/scale?fieldManager=putter", Body: `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"s"},"spec":{"replicas":1}}`},
 		{Name: "get-after-put", Method: "GET", Path: mgDeps + "/s"},
 	}},
+	{Name: "status-updates", Steps: []fstep{
+		{Name: "create", Method: "POST", Path: mgPods + "?fieldManager=creator", Body: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"s","labels":{"a":"1"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`},
+		// Labels unchanged and no podIP: the pod status strategy keeps metadata changes and
+		// derives podIPs, which apitest's status updates do not (a documented difference).
+		{Name: "put-status", Method: "PUT", Path: mgPods + "/s/status?fieldManager=kubelet", Body: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"s","labels":{"a":"1"}},"spec":{"containers":[{"name":"c","image":"nginx"}]},"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}`},
+		{Name: "patch-status", Method: "PATCH", CT: smpType, Path: mgPods + "/s/status?fieldManager=kubelet", Body: `{"status":{"conditions":[{"type":"ContainersReady","status":"True"}]}}`},
+		{Name: "merge-patch-status", Method: "PATCH", CT: mergePatch, Path: mgPods + "/s/status?fieldManager=other", Body: `{"status":{"message":"hi"}}`},
+		{Name: "main-update-ignores-status", Method: "PATCH", CT: mergePatch, Path: mgPods + "/s?fieldManager=labeler", Body: `{"metadata":{"labels":{"b":"1"}},"status":{"phase":"Failed"}}`},
+	}},
 	{Name: "apply-service-ports", Steps: []fstep{
 		{Name: "create", Method: "PATCH", CT: applyType, Path: mgSvcs + "/s?fieldManager=m", Body: `{"apiVersion":"v1","kind":"Service","metadata":{"name":"s"},"spec":{"selector":{"app":"s"},"ports":[{"name":"http","port":80},{"name":"dns","port":53,"protocol":"UDP"}]}}`},
 		{Name: "other-port", Method: "PATCH", CT: applyType, Path: mgSvcs + "/s?fieldManager=n", Body: `{"apiVersion":"v1","kind":"Service","metadata":{"name":"s"},"spec":{"ports":[{"name":"https","port":443}]}}`},
