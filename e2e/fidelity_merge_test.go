@@ -61,6 +61,16 @@ var mergeScenarios = []fscenario{
 		{Name: "annotate", Method: "PATCH", CT: smpType, Path: mgDeps + "/d", Body: `{"metadata":{"annotations":{"a":"1","b":"2"}}}`},
 		{Name: "delete-map", Method: "PATCH", CT: smpType, Path: mgDeps + "/d", Body: `{"metadata":{"annotations":{"$patch":"delete"}}}`},
 	}},
+	{Name: "smp-volumes-ports", Steps: []fstep{
+		{Name: "create", Method: "POST", Path: mgDeps, Body: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"v"},"spec":{"selector":{"matchLabels":{"app":"v"}},"template":{"metadata":{"labels":{"app":"v"}},` +
+			`"spec":{"volumes":[{"name":"data","emptyDir":{}},{"name":"cfg","configMap":{"name":"c"}}],"containers":[{"name":"a","image":"nginx","volumeMounts":[{"name":"data","mountPath":"/data"}]}]}}}}`},
+		{Name: "switch-volume-source", Method: "PATCH", CT: smpType, Path: mgDeps + "/v", Body: `{"spec":{"template":{"spec":{"volumes":[{"name":"data","$retainKeys":["name","secret"],"secret":{"secretName":"s"}}]}}}}`},
+		{Name: "add-mount", Method: "PATCH", CT: smpType, Path: mgDeps + "/v", Body: `{"spec":{"template":{"spec":{"containers":[{"name":"a","volumeMounts":[{"name":"cfg","mountPath":"/cfg"}]}]}}}}`},
+		{Name: "service", Method: "POST", Path: mgSvcs, Body: `{"apiVersion":"v1","kind":"Service","metadata":{"name":"s"},"spec":{"selector":{"app":"v"},"ports":[{"name":"http","port":80}]}}`},
+		{Name: "add-port", Method: "PATCH", CT: smpType, Path: mgSvcs + "/s", Body: `{"spec":{"ports":[{"name":"https","port":443,"targetPort":8443}]}}`},
+		{Name: "change-port", Method: "PATCH", CT: smpType, Path: mgSvcs + "/s", Body: `{"spec":{"ports":[{"port":80,"targetPort":8080}]}}`},
+		{Name: "delete-port", Method: "PATCH", CT: smpType, Path: mgSvcs + "/s", Body: `{"spec":{"ports":[{"port":443,"$patch":"delete"}]}}`},
+	}},
 	{Name: "smp-primitives", Steps: []fstep{
 		{Name: "create", Method: "POST", Path: mgCMs, Body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"p","finalizers":["a.io/x","b.io/y"]},"data":{"k":"v"}}`},
 		{Name: "add-finalizer", Method: "PATCH", CT: smpType, Path: mgCMs + "/p", Body: `{"metadata":{"finalizers":["c.io/z","a.io/x"]}}`},
