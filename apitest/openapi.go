@@ -93,13 +93,24 @@ func openAPIDocument(gvp string, types []ResourceType) map[string]any {
 			}
 		} else {
 			ref = customSchemaName(t)
-			schemas[ref] = map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true,
-				"x-kubernetes-group-version-kind": gvk,
-				"properties": map[string]any{
-					"apiVersion": map[string]any{"type": "string", "description": apiVersionDoc},
-					"kind":       map[string]any{"type": "string", "description": kindDoc},
-					"metadata":   map[string]any{"allOf": []any{map[string]any{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}}},
-				}}
+			sc := map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+			if t.OpenAPIV3Schema != nil {
+				// The registered schema, as the kube-apiserver publishes a CRD's.
+				b, _ := json.Marshal(t.OpenAPIV3Schema)
+				sc = map[string]any{}
+				json.Unmarshal(b, &sc)
+				sc["type"] = "object"
+			}
+			props, _ := sc["properties"].(map[string]any)
+			if props == nil {
+				props = map[string]any{}
+			}
+			props["apiVersion"] = map[string]any{"type": "string", "description": apiVersionDoc}
+			props["kind"] = map[string]any{"type": "string", "description": kindDoc}
+			props["metadata"] = map[string]any{"allOf": []any{map[string]any{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}}}
+			sc["properties"] = props
+			sc["x-kubernetes-group-version-kind"] = gvk
+			schemas[ref] = sc
 			addSchemas(schemas, kubeschema.Lookup("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"))
 		}
 		addPaths(paths, gvp, t, ref)

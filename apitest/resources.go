@@ -36,7 +36,7 @@ type ResourceType struct {
 	// CustomResourceDefinition version's schema.openAPIV3Schema decoded from JSON (nil:
 	// none). Server-side apply merges lists and maps by its x-kubernetes-list-type,
 	// -list-map-keys and -map-type (without one, objects are granular maps and lists are
-	// atomic).
+	// atomic), and /openapi/v3 publishes it (kubectl explain shows it).
 	OpenAPIV3Schema map[string]any
 
 	// generation: metadata.generation is set to 1 on create and bumped when anything other
