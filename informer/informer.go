@@ -357,9 +357,17 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 	inf.started = true
 	fifo := inf.newFIFO()
 	lw := inf.lw
-	if t, ok := lw.(apiclient.DecodeTunable[T]); ok && inf.defaultTransform {
-		// The default transform drops managedFields: skip them while decoding instead.
-		lw = t.WithDecodeOptions(apiclient.DecodeOptions{OmitManagedFields: true})
+	if t, ok := lw.(apiclient.DecodeTunable[T]); ok {
+		// The default transform drops managedFields: skip them while decoding instead. And
+		// strings the cache already holds are taken from the sharer instead of allocated.
+		var o apiclient.DecodeOptions
+		o.OmitManagedFields = inf.defaultTransform
+		if inf.sharer != nil {
+			o.Strings = inf.sharer.String
+		}
+		if o.OmitManagedFields || o.Strings != nil {
+			lw = t.WithDecodeOptions(o)
+		}
 	}
 	refl := reflector.New(lw, inf.reflectorStore(fifo), reflector.Options[T]{
 		Name:                          inf.name,

@@ -6,6 +6,7 @@ import "github.com/informerkit/informerkit/internal/share"
 // the package documentation, "Structural sharing").
 type sharer[T any] interface {
 	Share(obj T) T
+	String(b []byte) string
 	Stats() share.Stats
 }
 

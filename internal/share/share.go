@@ -82,6 +82,24 @@ func New[T any]() *Sharer[T] { return &Sharer[T]{newSharer(reflect.TypeFor[T]())
 // object itself (a pointer T) is never replaced, and nothing already shared is written.
 func (s *Sharer[T]) Share(obj T) T { return shareObject(s.s, obj) }
 
+// String returns the canonical string equal to b when the table holds one, else a new
+// string: a decoder calls it instead of allocating, so that a value shared before is never
+// allocated again (Share then finds it canonical already). It adds nothing to the table.
+func (s *Sharer[T]) String(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	h := maphash.Bytes(s.s.seed, b)
+	s.s.mu.Lock()
+	c, n := s.s.lookup(shareKey{keyString, h})
+	s.s.mu.Unlock()
+	if c != nil && n == len(b) && unsafe.String((*byte)(c), n) == string(b) {
+		// The weak pointer kept the bytes alive until here; the returned string now does.
+		return unsafe.String((*byte)(c), n)
+	}
+	return string(b)
+}
+
 // Stats returns the Sharer's figures.
 func (s *Sharer[T]) Stats() Stats { return s.s.stats() }
 

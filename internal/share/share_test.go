@@ -534,3 +534,22 @@ func TestSharingNeverWritesValuesItAlreadyShared(t *testing.T) {
 	close(stop)
 	<-done
 }
+
+func TestStringReturnsTheCanonicalCopyWithoutAddingAny(t *testing.T) {
+	s := New[*sPod]()
+	p := decodePod(t, deploymentPodJSON(1, 1))
+	s.Share(p)
+	name := p.Spec.Containers[0].Image
+	got := s.String([]byte(name))
+	if !sameString(got, name) {
+		t.Fatalf("String(%q) is not the canonical copy the sharer holds", name)
+	}
+	before := s.Stats()
+	other := s.String([]byte("never-shared"))
+	if other != "never-shared" || s.Stats().Entries != before.Entries {
+		t.Fatalf("a string the sharer does not hold: %q, entries %d -> %d", other, before.Entries, s.Stats().Entries)
+	}
+	if s.String(nil) != "" {
+		t.Fatal("String(nil) is not empty")
+	}
+}
