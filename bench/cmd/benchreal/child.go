@@ -50,6 +50,7 @@ type childArgs struct {
 	ReplayFrom string // resourceVersion before the burst ("" for no events phase)
 	Replay     int    // events of the burst
 	CPUProfile string // file for a CPU profile of the sync ("" for none)
+	Watch      string // informerkit's watch protocol: auto (default), chunked or websocket
 }
 
 // childResult is what a measuring process prints, as one JSON line.
@@ -137,6 +138,12 @@ func childInformerkit[T apiclient.Object](ctx context.Context, a childArgs) (chi
 	cfg, err := apiclient.LoadConfigWithOptions(apiclient.LoadOptions{Kubeconfig: a.Kubeconfig})
 	if err != nil {
 		return res, err
+	}
+	switch a.Watch {
+	case "chunked":
+		cfg.WatchProtocol = apiclient.WatchChunked
+	case "websocket":
+		cfg.WatchProtocol = apiclient.WatchWebSocket
 	}
 	c, err := apiclient.New(cfg)
 	if err != nil {

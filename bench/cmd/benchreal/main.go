@@ -88,6 +88,7 @@ func main() {
 		fs := flag.NewFlagSet(cmd, flag.ExitOnError)
 		var a childArgs
 		fs.StringVar(&a.CPUProfile, "cpuprofile", "", "write a CPU profile of the sync to this file")
+		fs.StringVar(&a.Watch, "watch", "auto", "informerkit's watch protocol: auto, chunked or websocket")
 		fs.StringVar(&a.Impl, "impl", "", "informerkit or client-go")
 		fs.StringVar(&a.Kind, "kind", "pods", "pods or configmaps")
 		fs.StringVar(&a.Obj, "obj", "full", "full or partial")
