@@ -104,6 +104,8 @@ var mergeScenarios = []fscenario{
 	{Name: "apply-configmap", Steps: []fstep{
 		{Name: "create", Method: "PATCH", CT: applyType, Path: mgCMs + "/a?fieldManager=m1", Body: mgConfigMap("a", `{"x":"1","y":"2"}`)},
 		{Name: "again", Method: "PATCH", CT: applyType, Path: mgCMs + "/a?fieldManager=m1", Body: mgConfigMap("a", `{"x":"1","y":"2"}`)},
+		{Name: "same-values", Method: "PATCH", CT: applyType, Path: mgCMs + "/a?fieldManager=m0", Body: mgConfigMap("a", `{"x":"1"}`)},
+		{Name: "same-values-gone", Method: "PATCH", CT: applyType, Path: mgCMs + "/a?fieldManager=m0", Body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}`},
 		{Name: "yaml", Method: "PATCH", CT: applyType, Path: mgCMs + "/a?fieldManager=m1", Body: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels:\n    l: v\ndata:\n  x: \"1\"\n  w: \"2\"\n"},
 		{Name: "conflict", Method: "PATCH", CT: applyType, Path: mgCMs + "/a?fieldManager=m2", Body: mgConfigMap("a", `{"x":"10","y":"2","z":"3"}`)},
 		{Name: "share", Method: "PATCH", CT: applyType, Path: mgCMs + "/a?fieldManager=m2", Body: mgConfigMap("a", `{"y":"2","z":"3"}`)},
