@@ -76,7 +76,10 @@ func main() {
 		duration      = flag.Duration("duration", 20*time.Second, "measurement window per mode and N")
 		rate          = flag.Int("rate", 20, "ConfigMap updates per second during the window")
 		runs          = flag.Int("runs", 3, "repetitions (modes interleaved, medians printed)")
+		restart       = flag.Int("restart", 0, "instead: restart kube-apiserver under this many informers per transport, -runs times")
+		apiArgs       []string
 	)
+	flag.Func("apiserver-arg", "extra kube-apiserver flag (repeatable)", func(v string) error { apiArgs = append(apiArgs, v); return nil })
 	flag.Parse()
 	var ns []int
 	for _, f := range strings.Split(*informersFlag, ",") {
@@ -88,11 +91,15 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c, err := cluster.Start(ctx, cluster.Options{})
+	c, err := cluster.Start(ctx, cluster.Options{ExtraAPIServerArgs: apiArgs})
 	if err != nil {
 		fatal(err)
 	}
-	err = run(ctx, c, ns, *duration, *rate, *runs)
+	if *restart > 0 {
+		err = runRestarts(ctx, c, *restart, *runs)
+	} else {
+		err = run(ctx, c, ns, *duration, *rate, *runs)
+	}
 	c.Stop()
 	c.Cleanup()
 	if err != nil {
@@ -431,4 +438,119 @@ func scrape(ctx context.Context, c *cluster.Cluster, names ...string) ([]float64
 
 func newRequest(ctx context.Context, u string) (*http.Request, error) {
 	return http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+}
+
+// runRestarts restarts kube-apiserver (SIGTERM, wait for the exit, start again on the same
+// port) under n informers of each transport, and records how long the old process took to
+// exit (the harness kills it after 30 s), how long until every informer delivered an event
+// written after the restart, and what the reflectors counted meanwhile.
+func runRestarts(ctx context.Context, c *cluster.Cluster, n, runs int) error {
+	admin, err := newClient(c, apiclient.WatchChunked)
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	for i := range n {
+		if err := setup(ctx, admin, i); err != nil {
+			return err
+		}
+	}
+	fmt.Println("| transport | run | kube-apiserver exit after SIGTERM | all informers current again | relists | connections lost |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|")
+	for r := range runs {
+		for k := range 2 {
+			m := modes[1+(k+r)%2]
+			if err := restartOnce(ctx, c, admin, m, n, r+1); err != nil {
+				return fmt.Errorf("%s: %w", m.name, err)
+			}
+		}
+	}
+	return nil
+}
+
+func restartOnce(ctx context.Context, c *cluster.Cluster, admin *apiclient.Client, m mode, n, run int) error {
+	client, err := newClient(c, m.proto)
+	if err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+		client.Close()
+	}()
+	seen := make([]atomic.Int64, n)
+	infs := make([]*informer.Informer[*ConfigMap], n)
+	for i := range n {
+		inf := informer.New[*ConfigMap](apiclient.NewResource[*ConfigMap](client, configMaps).Namespace(nsName(i)),
+			informer.Options[*ConfigMap]{Logger: slog.New(slog.DiscardHandler)})
+		if _, err := inf.AddEventHandler(informer.ResourceEventHandlerFuncs[*ConfigMap]{
+			UpdateFunc: func(_, _ *ConfigMap) { seen[i].Add(1) },
+		}); err != nil {
+			return err
+		}
+		infs[i] = inf
+		wg.Go(func() { inf.Run(runCtx) })
+	}
+	allSee := func(deadline time.Time) error {
+		for i := range n {
+			seen[i].Store(0)
+		}
+		for i := range n {
+			for {
+				err := update(ctx, admin, i)
+				if err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					return err
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		for i := range n {
+			for seen[i].Load() == 0 {
+				if time.Now().After(deadline) {
+					return fmt.Errorf("informer %d saw no update", i)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		return nil
+	}
+	for _, inf := range infs {
+		<-inf.Synced()
+	}
+	if err := allSee(time.Now().Add(2 * time.Minute)); err != nil {
+		return err
+	}
+	relists0, lost0 := 0, 0
+	for _, inf := range infs {
+		st := inf.Stats().Reflector
+		relists0 += int(st.Relists)
+		lost0 += int(st.ConnectionsLost)
+	}
+	t0 := time.Now()
+	stopErr := c.StopAPIServer()
+	exit := time.Since(t0)
+	note := ""
+	if stopErr != nil {
+		note = " (killed)"
+	}
+	if err := c.StartAPIServer(ctx); err != nil {
+		return err
+	}
+	if err := allSee(time.Now().Add(3 * time.Minute)); err != nil {
+		return err
+	}
+	current := time.Since(t0)
+	relists, lost := -relists0, -lost0
+	for _, inf := range infs {
+		st := inf.Stats().Reflector
+		relists += int(st.Relists)
+		lost += int(st.ConnectionsLost)
+	}
+	fmt.Printf("| %s | %d | %.1f s%s | %.1f s | %d | %d |\n", m.name, run, exit.Seconds(), note, current.Seconds(), relists, lost)
+	return nil
 }
