@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -94,14 +95,14 @@ func child(ctx context.Context, a childArgs) error {
 		defer pprof.StopCPUProfile()
 	}
 	switch a.Impl {
-	case "informerkit":
+	case "informerkit", "informerkit-proto":
 		switch {
 		case a.Kind == "configmaps":
-			res, err = childInformerkit[*corev1.ConfigMap](ctx, a)
+			res, err = childInformerkit[*corev1.ConfigMap](ctx, a, "ConfigMap")
 		case a.Obj == "partial":
-			res, err = childInformerkit[*partialPod](ctx, a)
+			res, err = childInformerkit[*partialPod](ctx, a, "Pod")
 		default:
-			res, err = childInformerkit[*corev1.Pod](ctx, a)
+			res, err = childInformerkit[*corev1.Pod](ctx, a, "Pod")
 		}
 	case "client-go":
 		res, err = childClientGo(ctx, a)
@@ -133,11 +134,26 @@ func (l replayLW[T]) Watch(ctx context.Context, opts apiclient.ListOptions) (api
 	return l.r.Watch(ctx, opts)
 }
 
-func childInformerkit[T apiclient.Object](ctx context.Context, a childArgs) (childResult, error) {
+func childInformerkit[T apiclient.Object](ctx context.Context, a childArgs, kind string) (childResult, error) {
 	var res childResult
 	cfg, err := apiclient.LoadConfigWithOptions(apiclient.LoadOptions{Kubeconfig: a.Kubeconfig})
 	if err != nil {
 		return res, err
+	}
+	// lw is the collection: apiclient's Resource (JSON), or the protobuf prototype.
+	var lw apiclient.ListerWatcher[T]
+	if a.Impl == "informerkit-proto" {
+		rc, err := clientcmd.BuildConfigFromFlags("", a.Kubeconfig)
+		if err != nil {
+			return res, err
+		}
+		hc, err := rest.HTTPClientFor(rc)
+		if err != nil {
+			return res, err
+		}
+		if lw, err = newProtoLW[T](hc, rc.Host, a.Kind, kind); err != nil {
+			return res, err
+		}
 	}
 	switch a.Watch {
 	case "chunked":
@@ -152,9 +168,12 @@ func childInformerkit[T apiclient.Object](ctx context.Context, a childArgs) (chi
 	defer c.Close()
 	res.Objects = a.Expect
 
+	if lw == nil {
+		lw = apiclient.NewResource[T](c, gvrOf(a.Kind))
+	}
 	base := liveHeap()
 	cpu0, t0 := cpuTime(), time.Now()
-	inf := informer.New[T](apiclient.NewResource[T](c, gvrOf(a.Kind)), informer.Options[T]{})
+	inf := informer.New[T](lw, informer.Options[T]{})
 	if _, err := inf.AddEventHandler(informer.ResourceEventHandlerFuncs[T]{}); err != nil {
 		return res, err
 	}

@@ -39,7 +39,8 @@ var widgetCRD = map[string]any{
 var widgetGVR = schema.GroupVersionResource{Group: "bench.informerkit.dev", Version: "v1", Resource: "widgets"}
 
 // record seeds a small fleet and writes the JSON bodies the server serves for one object of
-// each kind (and a list of pods) into dir, byte for byte.
+// each kind (and a list of pods) into dir, byte for byte, and the protobuf bodies of the same
+// pod, list and Deployment (".pb").
 func record(ctx context.Context, cfg *rest.Config, dir string) error {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -101,6 +102,9 @@ func record(ctx context.Context, cfg *rest.Config, dir string) error {
 		"configmap.json":  "/api/v1/namespaces/" + ns + "/configmaps/" + cms.Items[0].Name,
 		"widget.json":     "/apis/bench.informerkit.dev/v1/namespaces/" + ns + "/widgets/w1",
 		"podlist.json":    "/api/v1/pods?limit=20",
+		"pod.pb":          "/api/v1/namespaces/" + ns + "/pods/" + pods.Items[0].Name,
+		"podlist.pb":      "/api/v1/pods?limit=20",
+		"deployment.pb":   "/apis/apps/v1/namespaces/" + ns + "/deployments/" + deps.Items[0].Name,
 	}
 	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {
@@ -115,6 +119,9 @@ func record(ctx context.Context, cfg *rest.Config, dir string) error {
 			return err
 		}
 		req.Header.Set("Accept", "application/json")
+		if filepath.Ext(file) == ".pb" {
+			req.Header.Set("Accept", "application/vnd.kubernetes.protobuf")
+		}
 		resp, err := client.Do(req)
 		if err != nil {
 			return err
