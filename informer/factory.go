@@ -241,6 +241,20 @@ func (f *Factory) Informers() []AnyInformer {
 	return out
 }
 
+// ResourceOf returns the resource inf lists and watches, if inf is one of the factory's
+// informers (for a controller manager that checks what its controllers watch against
+// discovery before waiting for their caches).
+func (f *Factory) ResourceOf(inf AnyInformer) (apiclient.GroupVersionResource, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for key, i := range f.informers {
+		if i == inf {
+			return key.gvr, true
+		}
+	}
+	return apiclient.GroupVersionResource{}, false
+}
+
 // Start runs every informer of the factory that is not running yet, until ctx is done or
 // Shutdown is called. It returns at once; call it again after For to start new informers.
 // After Shutdown it does nothing.
