@@ -60,6 +60,17 @@ type ListMeta struct {
 	ResourceVersion    string `json:"resourceVersion,omitempty"`
 	Continue           string `json:"continue,omitempty"`
 	RemainingItemCount *int64 `json:"remainingItemCount,omitempty"`
+	// ShardInfo is set by a server that applied ListOptions.ShardSelector (kube-apiserver
+	// 1.36 with the ShardedListAndWatch feature gate): the list is a subset of the
+	// collection. Its absence after a list with a ShardSelector means that the server
+	// ignored the selector.
+	ShardInfo *ShardInfo `json:"shardInfo,omitempty"`
+}
+
+// ShardInfo describes the shard selector a server applied to a list.
+type ShardInfo struct {
+	// Selector is the selector in the server's normal form (sharding.Selector.String).
+	Selector string `json:"selector"`
 }
 
 // Object is what informerkit needs from a cached object. A pointer to any struct embedding

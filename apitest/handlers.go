@@ -468,7 +468,7 @@ func applyDeleteQuery(r *http.Request, opts *deleteOptions) {
 }
 
 func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, ri *reqInfo) {
-	f, st := parseFilter(r, ri)
+	f, st := s.parseFilter(r, ri)
 	if st != nil {
 		writeStatus(w, st)
 		return
@@ -499,10 +499,13 @@ func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, 
 }
 
 // parseFilter reads the namespace and selectors of a list, watch or deletecollection.
-func parseFilter(r *http.Request, ri *reqInfo) (*filter, *apiclient.Status) {
+func (s *Server) parseFilter(r *http.Request, ri *reqInfo) (*filter, *apiclient.Status) {
 	q := r.URL.Query()
 	f := &filter{namespace: ri.namespace}
 	var err error
+	if f.shard, err = s.parseShardSelector(q); err != nil {
+		return nil, shardSelectorError(err)
+	}
 	if f.labels, err = labels.Parse(q.Get("labelSelector")); err != nil {
 		return nil, errBadRequest(err.Error())
 	}
@@ -638,7 +641,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, ri *reqInfo)
 		writeStatus(w, errInvalid("ListOptions", "meta.k8s.io", "", errs))
 		return
 	}
-	f, st := parseFilter(r, ri)
+	f, st := s.parseFilter(r, ri)
 	if st != nil {
 		writeStatus(w, st)
 		return
@@ -739,7 +742,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, ri *reqInfo)
 			out = append(out, objs[i])
 		}
 	}
-	lm := apiclient.ListMeta{ResourceVersion: strconv.FormatUint(snapRV, 10)}
+	lm := apiclient.ListMeta{ResourceVersion: strconv.FormatUint(snapRV, 10), ShardInfo: f.shardInfo()}
 	if next >= 0 {
 		lm.Continue = encodeContinue(snapRV, objs[next].key)
 		if f.empty() {

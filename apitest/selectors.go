@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/informerkit/informerkit/labels"
+	"github.com/informerkit/informerkit/sharding"
 )
 
 type fieldReq struct {
@@ -148,15 +149,19 @@ type filter struct {
 	namespace string
 	labels    labels.Selector
 	fields    fieldSelector
+	shard     *sharding.Selector // nil: no shardSelector (or the server ignores it)
 }
 
-func (f *filter) empty() bool { return f.labels.Empty() && len(f.fields) == 0 }
+func (f *filter) empty() bool { return f.labels.Empty() && len(f.fields) == 0 && f.shard == nil }
 
 func (f *filter) matches(o *storedObj) bool {
 	if o == nil {
 		return false
 	}
 	if f.namespace != "" && o.namespace != f.namespace {
+		return false
+	}
+	if f.shard != nil && !f.shard.MatchesObject(o.uid, o.namespace) {
 		return false
 	}
 	return f.labels.Matches(o.labels) && f.fields.matches(o)

@@ -76,6 +76,11 @@ type Options struct {
 	// honours limit, so it comes back paged with a continue token. By default, as from the
 	// watch cache, resourceVersion=0 returns everything in one page whatever the limit.
 	NoWatchCache bool
+	// NoShardSelector serves as a kube-apiserver without the ShardedListAndWatch feature
+	// gate (alpha in 1.36, off by default there): the shardSelector parameter of lists and
+	// watches is ignored and lists carry no metadata.shardInfo. By default apitest honours
+	// it as the kube-apiserver with the gate on (shardselector.go).
+	NoShardSelector bool
 	// NoDefaultNamespaces skips creating default, kube-system, kube-public, kube-node-lease.
 	NoDefaultNamespaces bool
 	// RequestLogSize bounds the request log (default 100000 records; the oldest are dropped).

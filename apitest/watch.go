@@ -199,7 +199,7 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, ri *reqInfo
 		writeStatus(w, errInvalid("ListOptions", "meta.k8s.io", "", errs))
 		return
 	}
-	f, st := parseFilter(r, ri)
+	f, st := s.parseFilter(r, ri)
 	if st != nil {
 		writeStatus(w, st)
 		return
