@@ -184,7 +184,7 @@ type parser struct {
 const maxDepth = 100
 
 func (p *parser) errorf(format string, args ...any) error {
-	return fmt.Errorf("%w: at offset %d: %s", ErrInvalid, p.pos, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
 }
 
 func (p *parser) rest() string {
