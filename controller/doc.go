@@ -17,7 +17,9 @@
 // The names are controller-runtime's (Request, Result, Reconciler, TerminalError, Kind,
 // Channel, EnqueueRequestForObject, EnqueueRequestForOwner, EnqueueRequestsFromMapFunc,
 // GenerationChanged, And/Or/Not, Runnable, LeaderElectionRunnable, ...); NewManager plays
-// manager.New and New(name, reconciler, Options) + Manager.Add plays controller.New. The
+// manager.New and New(name, reconciler, Options) + Manager.Add plays controller.New;
+// NewBuilder with Primary, Owned and Watched plays controller-runtime's builder (For, Owns,
+// Watches), and OwnedType.ChildrenOf lists an owner's children from an index. The
 // Manager serves /healthz, /readyz and /metrics (package controller/metrics) on
 // ManagerOptions.HTTPAddress; leader election is package controller/leaderelection.
 //

@@ -1,0 +1,277 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/kinds"
+)
+
+// Errors of Builder.Build. The errors it returns wrap them (errors.Is), with the type and
+// resource involved; a type the registry does not know gives kinds.ErrNotRegistered.
+var (
+	// ErrNoPrimary: Owns needs a primary type (For) whose objects own the children.
+	ErrNoPrimary = errors.New("controller: Owns needs a primary type: call For")
+	// ErrNoSources: the builder has neither For nor Watches, so nothing would ever reconcile.
+	ErrNoSources = errors.New("controller: the builder has no sources: call For or Watches")
+	// ErrAlreadyBuilt: a Builder builds one controller, and a typed input (Primary, Owned,
+	// Watched) belongs to one Builder.
+	ErrAlreadyBuilt = errors.New("controller: already built")
+	// ErrKindMismatch: the Go type is registered (package kinds) as another resource than the
+	// one the builder watches it through, so owner references written from the registry
+	// would name a kind the watched objects are not (see KindMismatchError).
+	ErrKindMismatch = errors.New("controller: registered kind does not match the watched resource")
+	// ErrNotBuilt: Owned.ChildrenOf called before the Builder that owns it was built.
+	ErrNotBuilt = errors.New("controller: the builder has not been built yet")
+)
+
+// KindMismatchError says that a Go type's registered kind is not the resource a Builder
+// watches it through: an owner reference written from the registry (SetControllerReference)
+// would carry the registered apiVersion and kind, which no object of the watched resource
+// has, and Owns would never find the owner. It wraps ErrKindMismatch.
+type KindMismatchError struct {
+	// Type is the Go type.
+	Type reflect.Type
+	// Registered is its entry in the Manager's type registry.
+	Registered kinds.Info
+	// Watched is the resource the builder was given.
+	Watched apiclient.GroupVersionResource
+}
+
+// Error names the type, the registered kind and the watched resource.
+func (e *KindMismatchError) Error() string {
+	return fmt.Sprintf("controller: %v is registered as %s %s (resource %q) but watched through %s: fix the kinds.Info or the resource",
+		e.Type, gvString(e.Registered.Group, e.Registered.Version), e.Registered.Kind, e.Registered.Resource, e.Watched)
+}
+
+// Unwrap returns ErrKindMismatch.
+func (e *KindMismatchError) Unwrap() error { return ErrKindMismatch }
+
+func gvString(group, version string) string {
+	if group == "" {
+		return version
+	}
+	return group + "/" + version
+}
+
+// Builder wires a controller in one expression (controller-runtime's builder): its primary
+// type (For), the types it creates and owns (Owns), other types mapped to its Requests
+// (Watches), predicates for every source (WithEventFilter) and its Options:
+//
+//	pods := controller.Owned[*Pod](podsGVR)
+//	ctl, err := controller.NewBuilder(mgr, "widgets").
+//		For(controller.Primary[*Widget](widgetsGVR, controller.GenerationChanged[*Widget]())).
+//		Owns(pods).
+//		WithOptions(controller.Options{MaxConcurrentReconciles: 4, MaxRetries: 15}).
+//		Build(reconciler)
+//	// in Reconcile: children, err := pods.ChildrenOf(widget)
+//
+// Go methods cannot have type parameters, so the types come in typed inputs made by the
+// generic functions Primary, Owned and Watched, which the Builder's methods take. Every
+// input uses the Manager's shared informer of its type and resource (controller.For), so
+// two controllers watching Pods share one cache.
+//
+// Errors are collected and returned by Build (or Complete): a type the Manager's registry
+// does not know (kinds.ErrNotRegistered; built-in resources are registered on use), a type
+// registered as another resource than the one given (*KindMismatchError), Owns without For
+// (ErrNoPrimary).
+type Builder struct {
+	mgr     *Manager
+	name    string
+	primary PrimaryInput
+	others  []func(owner *kinds.Info) (Source, error)
+	sources []Source
+	filters []Predicate[apiclient.Object]
+	opts    Options
+	errs    []error
+	built   bool
+}
+
+// NewBuilder starts a controller named name (unique among the Manager's controllers: it
+// labels metrics and logs) for mgr.
+func NewBuilder(mgr *Manager, name string) *Builder {
+	if mgr == nil {
+		panic("controller: NewBuilder: nil Manager")
+	}
+	return &Builder{mgr: mgr, name: name}
+}
+
+// For sets the primary type: each of its events enqueues the object's own Request
+// (EnqueueRequestForObject), and Owns's children enqueue their controller owner of this
+// type. A second For is an error.
+func (b *Builder) For(p PrimaryInput) *Builder {
+	switch {
+	case p == nil:
+		b.errs = append(b.errs, errors.New("controller: Builder.For: nil input"))
+	case b.primary != nil:
+		b.errs = append(b.errs, errors.New("controller: Builder.For called twice"))
+	default:
+		b.primary = p
+	}
+	return b
+}
+
+// Owns adds a type of children: an event of a child whose controller owner reference
+// (controller: true) names an object of the primary type enqueues that owner's Request. The
+// owner's group and kind come from the type registry; the version in the reference is
+// ignored, as the garbage collector does. See Owned for the child index and expectations.
+func (b *Builder) Owns(o OwnedInput) *Builder {
+	if o == nil {
+		b.errs = append(b.errs, errors.New("controller: Builder.Owns: nil input"))
+		return b
+	}
+	b.others = append(b.others, func(owner *kinds.Info) (Source, error) { return o.bindOwned(b, owner) })
+	return b
+}
+
+// Watches adds another type whose events the input's handler maps to Requests (usually
+// EnqueueRequestsFromMapFunc), e.g. the Namespaces whose labels select what to reconcile.
+func (b *Builder) Watches(w WatchedInput) *Builder {
+	if w == nil {
+		b.errs = append(b.errs, errors.New("controller: Builder.Watches: nil input"))
+		return b
+	}
+	b.others = append(b.others, func(*kinds.Info) (Source, error) { return w.bindWatched(b) })
+	return b
+}
+
+// WatchesSource adds a ready-made Source (Kind over an informer of your own, Channel). The
+// event filters of WithEventFilter do not apply to it: give the source its own predicates.
+func (b *Builder) WatchesSource(src Source) *Builder {
+	if src == nil {
+		b.errs = append(b.errs, errors.New("controller: Builder.WatchesSource: nil source"))
+		return b
+	}
+	b.sources = append(b.sources, src)
+	return b
+}
+
+// WithEventFilter adds a predicate that every event of For, Owns and Watches must pass, on
+// top of each input's own predicates (controller-runtime's WithEventFilter). It sees the
+// objects as apiclient.Object. For Owns with expectations, observations are made before any
+// predicate, so a filtered event still satisfies an expectation.
+func (b *Builder) WithEventFilter(p Predicate[apiclient.Object]) *Builder {
+	if p == nil {
+		b.errs = append(b.errs, errors.New("controller: Builder.WithEventFilter: nil predicate"))
+		return b
+	}
+	b.filters = append(b.filters, p)
+	return b
+}
+
+// WithOptions sets the controller's Options (workers, rate limiter, MaxRetries, ...); the
+// last call wins.
+func (b *Builder) WithOptions(opts Options) *Builder {
+	b.opts = opts
+	return b
+}
+
+// Build creates the controller, binds every input to the Manager's shared informers (and
+// registers the child index of Owns), adds the controller to the Manager and returns it.
+// Call it before the Manager starts. It returns the first error of the chain, if any, and
+// then adds nothing to the Manager.
+func (b *Builder) Build(r Reconciler) (*Controller, error) {
+	if b.built {
+		return nil, ErrAlreadyBuilt
+	}
+	b.built = true
+	if r == nil {
+		return nil, errors.New("controller: Builder.Build: nil reconciler")
+	}
+	if err := errors.Join(b.errs...); err != nil {
+		return nil, err
+	}
+	if b.primary == nil && len(b.others) == 0 && len(b.sources) == 0 {
+		return nil, ErrNoSources
+	}
+	var sources []Source
+	var owner *kinds.Info
+	if b.primary != nil {
+		src, info, err := b.primary.bindPrimary(b)
+		if err != nil {
+			return nil, err
+		}
+		owner = &info
+		sources = append(sources, src)
+	}
+	for _, bind := range b.others {
+		src, err := bind(owner)
+		if err != nil {
+			return nil, err
+		}
+		sources = append(sources, src)
+	}
+	sources = append(sources, b.sources...)
+	ctl, err := New(b.name, r, b.opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range sources {
+		if err := ctl.Watch(s); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.mgr.Add(ctl); err != nil {
+		return nil, err
+	}
+	return ctl, nil
+}
+
+// Complete is Build for callers that do not need the Controller (controller-runtime's
+// Complete).
+func (b *Builder) Complete(r Reconciler) error {
+	_, err := b.Build(r)
+	return err
+}
+
+// resolveKind returns T's kind in the Manager's registry, registering a built-in resource on
+// the way (controller.For does), and checks that it is the resource gvr.
+func resolveKind[T apiclient.Object](m *Manager, gvr apiclient.GroupVersionResource) (kinds.Info, error) {
+	t := reflect.TypeFor[T]()
+	info, ok := m.Kinds().Lookup(t)
+	if !ok {
+		builtin, isBuiltin := kinds.BuiltinForResource(gvr)
+		if !isBuiltin {
+			return kinds.Info{}, &kinds.NotRegisteredError{Type: t}
+		}
+		if err := m.Kinds().Register(t, builtin); err != nil {
+			return kinds.Info{}, err
+		}
+		info = builtin
+	}
+	if info.Group != gvr.Group || info.Resource != gvr.Resource || info.Kind == "" {
+		return kinds.Info{}, &KindMismatchError{Type: t, Registered: info, Watched: gvr}
+	}
+	return info, nil
+}
+
+// withFilters returns the input's predicates followed by the builder's event filters,
+// adapted to T.
+func withFilters[T apiclient.Object](own []Predicate[T], filters []Predicate[apiclient.Object]) []Predicate[T] {
+	out := make([]Predicate[T], 0, len(own)+len(filters))
+	out = append(out, own...)
+	for _, f := range filters {
+		out = append(out, adaptPredicate[T](f))
+	}
+	return out
+}
+
+// adaptPredicate lets a predicate on apiclient.Object judge the events of a T.
+func adaptPredicate[T apiclient.Object](p Predicate[apiclient.Object]) Predicate[T] {
+	return PredicateFuncs[T]{
+		CreateFunc: func(e CreateEvent[T]) bool {
+			return p.Create(CreateEvent[apiclient.Object]{Object: e.Object, IsInInitialList: e.IsInInitialList})
+		},
+		UpdateFunc: func(e UpdateEvent[T]) bool {
+			return p.Update(UpdateEvent[apiclient.Object]{ObjectOld: e.ObjectOld, ObjectNew: e.ObjectNew})
+		},
+		DeleteFunc: func(e DeleteEvent[T]) bool {
+			return p.Delete(DeleteEvent[apiclient.Object]{Object: e.Object, DeleteStateUnknown: e.DeleteStateUnknown})
+		},
+		GenericFunc: func(e GenericEvent[T]) bool {
+			return p.Generic(GenericEvent[apiclient.Object]{Object: e.Object})
+		},
+	}
+}

@@ -1,0 +1,327 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/indexer"
+	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/kinds"
+)
+
+// IndexByControllerUID is the name of the cache index Owns adds to a child type's shared
+// informer: children by the uid of their controller owner reference (the one with
+// controller: true). Every controller that owns the type shares it; query it with
+// OwnedType.ChildrenOf or with the informer's indexer (ByIndex).
+const IndexByControllerUID = "informerkit.io/controller-uid"
+
+// PrimaryInput is the primary type of a Builder, made by Primary.
+type PrimaryInput interface {
+	bindPrimary(b *Builder) (Source, kinds.Info, error)
+}
+
+// OwnedInput is a type of children of a Builder, made by Owned.
+type OwnedInput interface {
+	bindOwned(b *Builder, owner *kinds.Info) (Source, error)
+}
+
+// WatchedInput is another watched type of a Builder, made by Watched.
+type WatchedInput interface {
+	bindWatched(b *Builder) (Source, error)
+}
+
+// PrimaryOptions are the optional settings of PrimaryWithOptions.
+type PrimaryOptions[T apiclient.Object] struct {
+	// Predicates filter the primary type's events (e.g. GenerationChanged, so that the
+	// controller's own status writes do not wake it). Default none.
+	Predicates []Predicate[T]
+	// WrapHandler, if set, wraps the handler that enqueues the object's Request (after the
+	// predicates), for tracing or metrics. Default none.
+	WrapHandler func(EventHandler[T]) EventHandler[T]
+}
+
+// PrimaryType is the typed input of Builder.For.
+type PrimaryType[T apiclient.Object] struct {
+	gvr  apiclient.GroupVersionResource
+	opts PrimaryOptions[T]
+	mu   sync.Mutex
+	inf  *informer.Informer[T]
+}
+
+// Primary returns the Builder.For input of T, watched through gvr with the Manager's shared
+// informer; predicates filter its events. T must be registered in the Manager's type
+// registry as gvr (built-in resources are registered on use), because Owns takes the owner's
+// group and kind from there.
+func Primary[T apiclient.Object](gvr apiclient.GroupVersionResource, predicates ...Predicate[T]) *PrimaryType[T] {
+	return PrimaryWithOptions(gvr, PrimaryOptions[T]{Predicates: predicates})
+}
+
+// PrimaryWithOptions is Primary with options.
+func PrimaryWithOptions[T apiclient.Object](gvr apiclient.GroupVersionResource, opts PrimaryOptions[T]) *PrimaryType[T] {
+	return &PrimaryType[T]{gvr: gvr, opts: opts}
+}
+
+// Informer returns the shared informer the input was bound to by Build (nil before).
+func (p *PrimaryType[T]) Informer() *informer.Informer[T] {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inf
+}
+
+func (p *PrimaryType[T]) bindPrimary(b *Builder) (Source, kinds.Info, error) {
+	info, err := resolveKind[T](b.mgr, p.gvr)
+	if err != nil {
+		return nil, kinds.Info{}, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.inf != nil {
+		return nil, kinds.Info{}, ErrAlreadyBuilt
+	}
+	p.inf = For[T](b.mgr, p.gvr)
+	var h EventHandler[T] = EnqueueRequestForObject[T]()
+	if p.opts.WrapHandler != nil {
+		h = p.opts.WrapHandler(h)
+	}
+	return Kind(p.inf, h, withFilters(p.opts.Predicates, b.filters)...), info, nil
+}
+
+// ExpectationsObserver receives the creations and deletions of children that Owns sees,
+// before its predicates, to satisfy the expectations of their owner (kube-controller-manager's
+// ControllerExpectations, see package controller/expectations, whose UIDTracking[Request]
+// implements it). DeletionObserved may be called more than once for one child (a graceful
+// deletion, then the delete): implementations count a uid once.
+type ExpectationsObserver interface {
+	CreationObserved(owner Request)
+	DeletionObserved(owner Request, uid string)
+}
+
+// OwnedOptions are the optional settings of OwnedWithOptions.
+type OwnedOptions[T apiclient.Accessor] struct {
+	// Predicates filter the children's events before they enqueue their owner. Default none.
+	Predicates []Predicate[T]
+	// Expectations, if set, is told about every child created and deleted, by its owner's
+	// Request, as the seed's ReplicaSet controller does in its pod handlers: a child added
+	// (not being deleted) is a creation; a child added or updated with a deletion
+	// timestamp, or deleted (tombstones included), is a deletion of its uid. Default none.
+	Expectations ExpectationsObserver
+	// WrapHandler, if set, wraps the handler that enqueues the owner (after the predicates),
+	// for tracing or metrics. Default none.
+	WrapHandler func(EventHandler[T]) EventHandler[T]
+}
+
+// OwnedType is the typed input of Builder.Owns, and the reconciler's typed view of the
+// children: ChildrenOf.
+type OwnedType[T apiclient.Accessor] struct {
+	gvr  apiclient.GroupVersionResource
+	opts OwnedOptions[T]
+	mu   sync.Mutex
+	inf  *informer.Informer[T]
+}
+
+// Owned returns the Builder.Owns input of the child type T, watched through gvr with the
+// Manager's shared informer; predicates filter its events. Keep it: its ChildrenOf lists an
+// owner's children from the cache.
+func Owned[T apiclient.Accessor](gvr apiclient.GroupVersionResource, predicates ...Predicate[T]) *OwnedType[T] {
+	return OwnedWithOptions(gvr, OwnedOptions[T]{Predicates: predicates})
+}
+
+// OwnedWithOptions is Owned with options (expectations, ...).
+func OwnedWithOptions[T apiclient.Accessor](gvr apiclient.GroupVersionResource, opts OwnedOptions[T]) *OwnedType[T] {
+	return &OwnedType[T]{gvr: gvr, opts: opts}
+}
+
+// Informer returns the shared informer the input was bound to by Build (nil before).
+func (o *OwnedType[T]) Informer() *informer.Informer[T] {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.inf
+}
+
+// ChildrenOf returns the cached children whose controller owner reference has owner's uid,
+// in no particular order. They are the informer's objects: read them, never change them
+// (deepcopy.Copy first). It fails with ErrNotBuilt before Build.
+func (o *OwnedType[T]) ChildrenOf(owner interface{ GetUID() string }) ([]T, error) {
+	return o.ChildrenOfUID(owner.GetUID())
+}
+
+// ChildrenOfUID is ChildrenOf by the owner's uid.
+func (o *OwnedType[T]) ChildrenOfUID(uid string) ([]T, error) {
+	inf := o.Informer()
+	if inf == nil {
+		return nil, ErrNotBuilt
+	}
+	if uid == "" {
+		return nil, nil
+	}
+	return inf.GetIndexer().ByIndex(IndexByControllerUID, uid)
+}
+
+// controllerUID is the index function of IndexByControllerUID.
+func controllerUID[T apiclient.Accessor](obj T) ([]string, error) {
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.IsController() && ref.UID != "" {
+			return []string{ref.UID}, nil
+		}
+	}
+	return nil, nil
+}
+
+func (o *OwnedType[T]) bindOwned(b *Builder, owner *kinds.Info) (Source, error) {
+	if owner == nil {
+		return nil, ErrNoPrimary
+	}
+	if err := checkKind[T](b.mgr, o.gvr); err != nil {
+		return nil, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.inf != nil {
+		return nil, ErrAlreadyBuilt
+	}
+	inf := For[T](b.mgr, o.gvr)
+	// Shared by every controller owning T: the first adds it, the others find it.
+	err := inf.AddIndexers(indexer.Indexers[T]{IndexByControllerUID: controllerUID[T]})
+	if err != nil && !errors.Is(err, indexer.ErrDuplicateIndex) {
+		return nil, err
+	}
+	o.inf = inf
+
+	group, kind, clusterScoped := owner.Group, owner.Kind, !owner.Namespaced
+	ownerOf := func(obj T) (Request, bool) {
+		if isNil(obj) {
+			return Request{}, false
+		}
+		for _, ref := range obj.GetOwnerReferences() {
+			if !ref.IsController() || ref.Kind != kind {
+				continue
+			}
+			if gv, err := apiclient.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != group {
+				return Request{}, false
+			}
+			req := Request{Name: ref.Name}
+			if !clusterScoped {
+				req.Namespace = obj.GetNamespace()
+			}
+			return req, true
+		}
+		return Request{}, false
+	}
+	var enqueue EventHandler[T] = EnqueueRequestsFromMapFunc(func(_ context.Context, obj T) []Request {
+		if r, ok := ownerOf(obj); ok {
+			return []Request{r}
+		}
+		return nil
+	})
+	if o.opts.WrapHandler != nil {
+		enqueue = o.opts.WrapHandler(enqueue)
+	}
+	d := &dispatcher[T]{handler: enqueue, predicates: withFilters(o.opts.Predicates, b.filters)}
+	exp := o.opts.Expectations
+	if exp == nil {
+		return Kind(inf, EventHandler[T](dispatchHandler[T]{d})), nil
+	}
+	deleted := func(obj T) {
+		if r, ok := ownerOf(obj); ok {
+			exp.DeletionObserved(r, obj.GetUID())
+		}
+	}
+	// Observations come first, then the predicates and the enqueue: the reconcile the event
+	// causes must find the expectation already lowered.
+	return Kind(inf, EventHandlerFuncs[T]{
+		CreateFunc: func(ctx context.Context, e CreateEvent[T], q Queue) {
+			if !isNil(e.Object) {
+				if e.Object.GetDeletionTimestamp() != nil {
+					// Seen for the first time while already being deleted (a restart, a
+					// relist): count it as deleted so that no expectation waits for it.
+					deleted(e.Object)
+				} else if r, ok := ownerOf(e.Object); ok {
+					exp.CreationObserved(r)
+				}
+			}
+			d.create(ctx, e, q)
+		},
+		UpdateFunc: func(ctx context.Context, e UpdateEvent[T], q Queue) {
+			if !isNil(e.ObjectNew) && e.ObjectNew.GetDeletionTimestamp() != nil {
+				// A graceful deletion: the child is on its way out, which is what a
+				// controller that deleted it waits for.
+				deleted(e.ObjectNew)
+			}
+			d.update(ctx, e, q)
+		},
+		DeleteFunc: func(ctx context.Context, e DeleteEvent[T], q Queue) {
+			if !isNil(e.Object) {
+				deleted(e.Object)
+			}
+			d.delete(ctx, e, q)
+		},
+		GenericFunc: func(ctx context.Context, e GenericEvent[T], q Queue) { d.generic(ctx, e, q) },
+	}), nil
+}
+
+// dispatchHandler applies a dispatcher's predicates, then its handler.
+type dispatchHandler[T any] struct{ d *dispatcher[T] }
+
+func (h dispatchHandler[T]) Create(ctx context.Context, e CreateEvent[T], q Queue) {
+	h.d.create(ctx, e, q)
+}
+func (h dispatchHandler[T]) Update(ctx context.Context, e UpdateEvent[T], q Queue) {
+	h.d.update(ctx, e, q)
+}
+func (h dispatchHandler[T]) Delete(ctx context.Context, e DeleteEvent[T], q Queue) {
+	h.d.delete(ctx, e, q)
+}
+func (h dispatchHandler[T]) Generic(ctx context.Context, e GenericEvent[T], q Queue) {
+	h.d.generic(ctx, e, q)
+}
+
+// WatchedType is the typed input of Builder.Watches.
+type WatchedType[T apiclient.Object] struct {
+	gvr        apiclient.GroupVersionResource
+	handler    EventHandler[T]
+	predicates []Predicate[T]
+	mu         sync.Mutex
+	inf        *informer.Informer[T]
+}
+
+// Watched returns the Builder.Watches input of T, watched through gvr with the Manager's
+// shared informer: handler (usually EnqueueRequestsFromMapFunc) turns its events, filtered
+// by predicates, into Requests.
+func Watched[T apiclient.Object](gvr apiclient.GroupVersionResource, handler EventHandler[T], predicates ...Predicate[T]) *WatchedType[T] {
+	return &WatchedType[T]{gvr: gvr, handler: handler, predicates: predicates}
+}
+
+// Informer returns the shared informer the input was bound to by Build (nil before).
+func (w *WatchedType[T]) Informer() *informer.Informer[T] {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.inf
+}
+
+func (w *WatchedType[T]) bindWatched(b *Builder) (Source, error) {
+	if w.handler == nil {
+		return nil, errors.New("controller: Watched: nil handler")
+	}
+	if err := checkKind[T](b.mgr, w.gvr); err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.inf != nil {
+		return nil, ErrAlreadyBuilt
+	}
+	w.inf = For[T](b.mgr, w.gvr)
+	return Kind(w.inf, w.handler, withFilters(w.predicates, b.filters)...), nil
+}
+
+// checkKind is resolveKind for types whose kind the builder does not need: an unregistered
+// custom type is fine, a registered one must match gvr.
+func checkKind[T apiclient.Object](m *Manager, gvr apiclient.GroupVersionResource) error {
+	_, err := resolveKind[T](m, gvr)
+	if errors.Is(err, kinds.ErrNotRegistered) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,266 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/kinds"
+)
+
+var widgetKind = kinds.Info{Group: "example.com", Version: "v1", Kind: "Widget", Resource: "widgets", Namespaced: true, StatusSubresource: true}
+
+// widgetManager returns a Manager whose registry knows Widget.
+func widgetManager(t *testing.T, srv *apitest.Server) *Manager {
+	t.Helper()
+	reg := kinds.NewRegistry()
+	if err := reg.Register(reflect.TypeFor[*Widget](), widgetKind); err != nil {
+		t.Fatal(err)
+	}
+	return newManager(t, srv, ManagerOptions{Kinds: reg})
+}
+
+func recordingReconciler(got chan<- Request) Reconciler {
+	return ReconcilerFunc(func(_ context.Context, req Request) (Result, error) {
+		got <- req
+		return Result{}, nil
+	})
+}
+
+func names[T apiclient.Object](objs []T) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, o.GetName())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// For enqueues the primary object; Owns enqueues the controller owner of a child, and not the
+// owners of plain owner references; ChildrenOf lists an owner's children from the cache.
+func TestBuilderForOwnsChildrenOf(t *testing.T) {
+	srv, _ := newWidgetServer(t)
+	m := widgetManager(t, srv)
+	got := make(chan Request, 100)
+	children := Owned[*ConfigMap](cmGVR)
+	ctl, err := NewBuilder(m, "widgets").
+		For(Primary[*Widget](widgetGVR)).
+		Owns(children).
+		WithOptions(Options{Logger: quiet}).
+		Build(recordingReconciler(got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctl.Name() != "widgets" {
+		t.Fatalf("name %q", ctl.Name())
+	}
+	stop, _ := startManager(t, m)
+	defer stop()
+	waitClosed(t, ctl.Started(), "the controller")
+
+	a, err := srv.Create("widgets", widget("default", "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, got, Request{Namespace: "default", Name: "a"}, "the primary's create")
+
+	// A child that names "x" in a plain owner reference, then one controlled by "a": the
+	// informer delivers in order and one worker reconciles in order, so once "a" is
+	// reconciled the first child's event has been handled too, and it enqueued nothing.
+	x := apitest.Object{"metadata": map[string]any{"name": "x", "uid": "uid-x"}}
+	if _, err := srv.Create("configmaps", ownedConfigMap("default", "plain", x, false)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Create("configmaps", ownedConfigMap("default", "child-1", a, true)); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, got, Request{Namespace: "default", Name: "a"}, "the child's owner")
+	if _, err := srv.Create("configmaps", ownedConfigMap("default", "child-2", a, true)); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, got, Request{Namespace: "default", Name: "a"}, "the second child's owner")
+
+	if children.Informer() == nil {
+		t.Fatal("Owned has no informer after Build")
+	}
+	kids, err := children.ChildrenOfUID(a.UID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := names(kids); !slices.Equal(n, []string{"child-1", "child-2"}) {
+		t.Fatalf("ChildrenOf = %v", n)
+	}
+	if kids, _ := children.ChildrenOfUID("uid-x"); len(kids) != 0 {
+		t.Fatalf("a plain owner reference was indexed: %v", names(kids))
+	}
+
+	// Deleting a child enqueues its owner.
+	if err := srv.Delete("configmaps", "default", "child-1"); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, got, Request{Namespace: "default", Name: "a"}, "the deleted child's owner")
+	kids, _ = children.ChildrenOfUID(a.UID())
+	if n := names(kids); !slices.Equal(n, []string{"child-2"}) {
+		t.Fatalf("ChildrenOf after the delete = %v", n)
+	}
+}
+
+// WithEventFilter applies to every input, after the input's own predicates.
+func TestBuilderEventFilter(t *testing.T) {
+	srv, _ := newWidgetServer(t)
+	m := widgetManager(t, srv)
+	got := make(chan Request, 100)
+	skip := NewPredicateFuncs(func(o apiclient.Object) bool { return o.GetLabels()["skip"] != "true" })
+	_, err := NewBuilder(m, "filtered").
+		For(Primary[*Widget](widgetGVR)).
+		Owns(Owned[*ConfigMap](cmGVR)).
+		WithEventFilter(skip).
+		WithOptions(Options{Logger: quiet}).
+		Build(recordingReconciler(got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, _ := startManager(t, m)
+	defer stop()
+	skipped := widget("default", "skipped")
+	skipped["metadata"].(map[string]any)["labels"] = map[string]any{"skip": "true"}
+	if _, err := srv.Create("widgets", skipped); err != nil {
+		t.Fatal(err)
+	}
+	b, err := srv.Create("widgets", widget("default", "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, got, Request{Namespace: "default", Name: "b"}, "the unfiltered widget")
+	child := ownedConfigMap("default", "skipped-child", b, true)
+	child["metadata"].(map[string]any)["labels"] = map[string]any{"skip": "true"}
+	if _, err := srv.Create("configmaps", child); err != nil {
+		t.Fatal(err)
+	}
+	// A widget created after the filtered child: its reconcile comes after the child's event.
+	if _, err := srv.Create("widgets", widget("default", "c")); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, got, Request{Namespace: "default", Name: "c"}, "the next widget")
+}
+
+// Build's errors are typed, and a failed Build adds no controller.
+func TestBuilderErrors(t *testing.T) {
+	srv, _ := newWidgetServer(t)
+	r := ReconcilerFunc(func(context.Context, Request) (Result, error) { return Result{}, nil })
+
+	t.Run("unregistered primary", func(t *testing.T) {
+		m := newManager(t, srv, ManagerOptions{Kinds: kinds.NewRegistry()})
+		_, err := NewBuilder(m, "w").For(Primary[*Widget](widgetGVR)).Owns(Owned[*ConfigMap](cmGVR)).Build(r)
+		if !errors.Is(err, kinds.ErrNotRegistered) {
+			t.Fatalf("err = %v, want kinds.ErrNotRegistered", err)
+		}
+		if len(m.runnables) != 0 {
+			t.Fatal("a failed Build added a controller")
+		}
+	})
+	t.Run("registered as another resource", func(t *testing.T) {
+		reg := kinds.NewRegistry()
+		wrong := widgetKind
+		wrong.Group = "examples.com" // a typo: owner references would name examples.com/v1
+		if err := reg.Register(reflect.TypeFor[*Widget](), wrong); err != nil {
+			t.Fatal(err)
+		}
+		m := newManager(t, srv, ManagerOptions{Kinds: reg})
+		_, err := NewBuilder(m, "w").For(Primary[*Widget](widgetGVR)).Build(r)
+		var km *KindMismatchError
+		if !errors.Is(err, ErrKindMismatch) || !errors.As(err, &km) || km.Registered != wrong || km.Watched != widgetGVR {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("built-in child registered as another kind", func(t *testing.T) {
+		reg := kinds.NewRegistry()
+		if err := reg.Register(reflect.TypeFor[*Widget](), widgetKind); err != nil {
+			t.Fatal(err)
+		}
+		if err := reg.Register(reflect.TypeFor[*ConfigMap](), kinds.Secret); err != nil {
+			t.Fatal(err)
+		}
+		m := newManager(t, srv, ManagerOptions{Kinds: reg})
+		_, err := NewBuilder(m, "w").For(Primary[*Widget](widgetGVR)).Owns(Owned[*ConfigMap](cmGVR)).Build(r)
+		if !errors.Is(err, ErrKindMismatch) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("Owns without For", func(t *testing.T) {
+		m := widgetManager(t, srv)
+		if _, err := NewBuilder(m, "w").Owns(Owned[*ConfigMap](cmGVR)).Build(r); !errors.Is(err, ErrNoPrimary) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("no sources", func(t *testing.T) {
+		m := widgetManager(t, srv)
+		if err := NewBuilder(m, "w").Complete(r); !errors.Is(err, ErrNoSources) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("built twice, input reused", func(t *testing.T) {
+		m := widgetManager(t, srv)
+		p := Primary[*Widget](widgetGVR)
+		b := NewBuilder(m, "w").For(p)
+		if _, err := b.Build(r); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Build(r); !errors.Is(err, ErrAlreadyBuilt) {
+			t.Fatalf("second Build: %v", err)
+		}
+		if _, err := NewBuilder(m, "w2").For(p).Build(r); !errors.Is(err, ErrAlreadyBuilt) {
+			t.Fatalf("input reused: %v", err)
+		}
+	})
+	t.Run("ChildrenOf before Build", func(t *testing.T) {
+		if _, err := Owned[*ConfigMap](cmGVR).ChildrenOfUID("u"); !errors.Is(err, ErrNotBuilt) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("For twice", func(t *testing.T) {
+		m := widgetManager(t, srv)
+		if _, err := NewBuilder(m, "w").For(Primary[*Widget](widgetGVR)).For(Primary[*Widget](widgetGVR)).Build(r); err == nil {
+			t.Fatal("no error")
+		}
+	})
+}
+
+// Two controllers owning the same child type share its informer and its index.
+func TestBuilderOwnsSharedIndex(t *testing.T) {
+	srv, _ := newWidgetServer(t)
+	m := widgetManager(t, srv)
+	r := ReconcilerFunc(func(context.Context, Request) (Result, error) { return Result{}, nil })
+	first, second := Owned[*ConfigMap](cmGVR), Owned[*ConfigMap](cmGVR)
+	if _, err := NewBuilder(m, "one").For(Primary[*Widget](widgetGVR)).Owns(first).WithOptions(Options{Logger: quiet}).Build(r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewBuilder(m, "two").For(Primary[*Widget](widgetGVR)).Owns(second).WithOptions(Options{Logger: quiet}).Build(r); err != nil {
+		t.Fatal(err)
+	}
+	if first.Informer() != second.Informer() {
+		t.Fatal("two informers for one type")
+	}
+	stop, _ := startManager(t, m)
+	defer stop()
+	a, err := srv.Create("widgets", widget("default", "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Create("configmaps", ownedConfigMap("default", "c", a, true)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := first.Informer().WaitUntil(ctx, func() bool {
+		kids, _ := second.ChildrenOfUID(a.UID())
+		return len(kids) == 1
+	}); err != nil {
+		t.Fatalf("the child never showed in ChildrenOf: %v", err)
+	}
+}
