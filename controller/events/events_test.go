@@ -99,7 +99,7 @@ func (e *env) events(t *testing.T, ns string) []Event {
 // waitEvents waits until cond holds for the events of ns.
 func (e *env) waitEvents(t *testing.T, ns string, what string, cond func([]Event) bool) []Event {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	var got []Event
 	if err := e.srv.WaitFor(ctx, func() bool { got = e.events(t, ns); return cond(got) }); err != nil {
@@ -114,6 +114,25 @@ func (e *env) sentinel(t *testing.T) {
 	t.Helper()
 	e.rec.Event(&widget{apiclient.ObjectMeta{Namespace: "sentinel", Name: "s"}}, Normal, "Sentinel", "done")
 	e.waitEvents(t, "sentinel", "the sentinel event", func(ev []Event) bool { return len(ev) == 1 })
+}
+
+// waitStats polls the broadcaster's Stats until cond holds (counters have no change
+// notification) and returns them.
+func (e *env) waitStats(t *testing.T, what string, cond func(Stats) bool) Stats {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		s := e.b.Stats()
+		if cond(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; stats = %+v", what, s)
+		}
+		<-tick.C
+	}
 }
 
 func w(name string) *widget {
@@ -219,7 +238,9 @@ func TestSpamFilter(t *testing.T) {
 	if got := e.events(t, "shop"); len(got) != DefaultSpamBurst {
 		t.Fatalf("%d events written, want the burst %d", len(got), DefaultSpamBurst)
 	}
-	if s := e.b.Stats(); s.Filtered != 5 || s.Created != DefaultSpamBurst+1 {
+	// The broadcaster counts a write after the server has answered it: the sentinel is on
+	// the server before it is counted, so wait for the count itself.
+	if s := e.waitStats(t, "the sentinel's creation counted", func(s Stats) bool { return s.Created == DefaultSpamBurst+1 }); s.Filtered != 5 {
 		t.Fatalf("stats = %+v", s)
 	}
 	// Another object has its own budget.
