@@ -306,7 +306,7 @@ func TestWatchStopAndCancel(t *testing.T) {
 		if ok {
 			t.Fatal("event after cancel")
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("watch did not end after cancel")
 	}
 	if err := w.(interface{ Err() error }).Err(); !errors.Is(err, context.Canceled) {

@@ -221,7 +221,7 @@ func readPBFrames(t *testing.T, r io.Reader, n int) []map[string]any {
 
 func TestProtobufAndMetadataWatches(t *testing.T) {
 	rc := newRaw(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	open := func(accept string) *http.Response {
 		req, _ := http.NewRequestWithContext(ctx, "GET", rc.s.URL+"/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=0", nil)

@@ -35,7 +35,7 @@ var (
 )
 
 // testTimeout guards every wait; waits end on channels, never on the clock.
-const testTimeout = 20 * time.Second
+const testTimeout = 60 * time.Second
 
 func newWidgetServer(t *testing.T) (*apitest.Server, *apiclient.Client) {
 	t.Helper()

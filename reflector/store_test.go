@@ -223,7 +223,7 @@ func lastOp(ops []op, kinds ...string) (op, bool) {
 }
 
 // waitTimeout bounds every wait of the tests; it is a failure deadline, not a synchronisation.
-const waitTimeout = 20 * time.Second
+const waitTimeout = 60 * time.Second
 
 // incrStore is a recStore that also implements IncrementalReplacer, updating in place.
 type incrStore struct {

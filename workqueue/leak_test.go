@@ -19,10 +19,12 @@ func collected(obj *object) <-chan struct{} {
 	return ch
 }
 
-// waitCollected runs the GC until ch is closed, or fails after about three seconds.
+// waitCollected runs the GC until ch is closed (the finalizer has run), or fails after 30
+// seconds: a loaded machine may take a while to schedule the finalizer goroutine.
 func waitCollected(t *testing.T, ch <-chan struct{}, what string) {
 	t.Helper()
-	for range 300 {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
 		runtime.GC()
 		select {
 		case <-ch:

@@ -172,7 +172,7 @@ func (c *candidate) stop(t *testing.T) error {
 	case err := <-c.done:
 		c.done <- err // for the cleanup
 		return err
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		buf := make([]byte, 1<<20)
 		t.Fatalf("%s: Run did not return; goroutines:\n%s", c.name, buf[:runtime.Stack(buf, true)])
 		return nil
@@ -262,13 +262,13 @@ func TestOnlyOneLeadsAndFailoverAfterLeaseDuration(t *testing.T) {
 		"a": startCandidate(t, srv, j, "a", false),
 		"b": startCandidate(t, srv, j, "b", false),
 	}
-	spans := j.waitFor(t, "a leader", 10*time.Second, func(s []span) bool { return len(s) > 0 })
+	spans := j.waitFor(t, "a leader", 60*time.Second, func(s []span) bool { return len(s) > 0 })
 	first := spans[0].who
 	other := map[string]string{"a": "b", "b": "a"}[first]
 
 	// Let the leader renew for longer than a lease duration: the other must not start.
 	seq := srv.LastRequestSeq()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if _, err := srv.WaitForRequests(ctx, apitest.RequestFilter{Verb: apitest.VerbUpdate, Resource: "leases", After: seq}, 10); err != nil {
 		t.Fatal(err)
@@ -286,7 +286,7 @@ func TestOnlyOneLeadsAndFailoverAfterLeaseDuration(t *testing.T) {
 		t.Fatalf("%s: Run = %v, want nil after cancel", first, err)
 	}
 	lastRenew := lastRenewal(srv, first)
-	spans = j.waitFor(t, other+" leading", 10*time.Second, func(s []span) bool { return leaderOf(s) == other })
+	spans = j.waitFor(t, other+" leading", 60*time.Second, func(s []span) bool { return leaderOf(s) == other })
 	checkNoOverlap(t, spans)
 	newStart := spans[1].start
 	failover := newStart.Sub(cancelAt)
@@ -317,14 +317,14 @@ func TestReleaseOnCancelHandsOverSooner(t *testing.T) {
 		"a": startCandidate(t, srv, j, "a", true),
 		"b": startCandidate(t, srv, j, "b", true),
 	}
-	spans := j.waitFor(t, "a leader", 10*time.Second, func(s []span) bool { return len(s) > 0 })
+	spans := j.waitFor(t, "a leader", 60*time.Second, func(s []span) bool { return len(s) > 0 })
 	first := spans[0].who
 	other := map[string]string{"a": "b", "b": "a"}[first]
 	cancelAt := time.Now()
 	if err := cands[first].stop(t); err != nil {
 		t.Fatal(err)
 	}
-	spans = j.waitFor(t, other+" leading", 10*time.Second, func(s []span) bool { return leaderOf(s) == other })
+	spans = j.waitFor(t, other+" leading", 60*time.Second, func(s []span) bool { return leaderOf(s) == other })
 	checkNoOverlap(t, spans)
 	failover := spans[1].start.Sub(cancelAt)
 	t.Logf("failover with release: %v after cancel (lease %v)", failover.Round(time.Millisecond), leaseDuration)
@@ -352,7 +352,7 @@ func TestReleaseWritesEmptyHolder(t *testing.T) {
 	defer srv.Close()
 	j := newJournal()
 	c := startCandidate(t, srv, j, "solo", true)
-	j.waitFor(t, "solo leading", 10*time.Second, func(s []span) bool { return len(s) == 1 })
+	j.waitFor(t, "solo leading", 60*time.Second, func(s []span) bool { return len(s) == 1 })
 	if err := c.stop(t); err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +376,7 @@ func TestBlockedRenewalsStopTheLeaderBeforeAnyoneElseStarts(t *testing.T) {
 		"a": startCandidate(t, srv, j, "a", false),
 		"b": startCandidate(t, srv, j, "b", false),
 	}
-	spans := j.waitFor(t, "a leader", 10*time.Second, func(s []span) bool { return len(s) > 0 })
+	spans := j.waitFor(t, "a leader", 60*time.Second, func(s []span) bool { return len(s) > 0 })
 	first := spans[0].who
 	other := map[string]string{"a": "b", "b": "a"}[first]
 
@@ -389,7 +389,7 @@ func TestBlockedRenewalsStopTheLeaderBeforeAnyoneElseStarts(t *testing.T) {
 	if err := srv.FailRequests(apitest.VerbGet, "leases", 3, 503, 0); err != nil {
 		t.Fatal(err)
 	}
-	spans = j.waitFor(t, first+" stopping", 10*time.Second, func(s []span) bool { return !s[0].stop.IsZero() })
+	spans = j.waitFor(t, first+" stopping", 60*time.Second, func(s []span) bool { return !s[0].stop.IsZero() })
 	if !errors.Is(spans[0].cause, ErrLeadershipLost) {
 		t.Fatalf("leader's context ended with cause %v, want ErrLeadershipLost", spans[0].cause)
 	}
@@ -399,7 +399,7 @@ func TestBlockedRenewalsStopTheLeaderBeforeAnyoneElseStarts(t *testing.T) {
 			t.Fatalf("Run = %v, want ErrLeadershipLost", err)
 		}
 		cands[first].done <- err
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("Run of the deposed leader did not return")
 	}
 	lastRenew := lastRenewal(srv, first)
@@ -408,7 +408,7 @@ func TestBlockedRenewalsStopTheLeaderBeforeAnyoneElseStarts(t *testing.T) {
 		t.Fatalf("the leader stopped %v after its last renewal, want at most the renew deadline %v", lostAfter, renewDeadline)
 	}
 
-	spans = j.waitFor(t, other+" leading", 20*time.Second, func(s []span) bool { return leaderOf(s) == other })
+	spans = j.waitFor(t, other+" leading", 60*time.Second, func(s []span) bool { return leaderOf(s) == other })
 	checkNoOverlap(t, spans)
 	gap := spans[1].start.Sub(spans[0].stop)
 	t.Logf("renewals blocked at +0: leader stopped at +%v (%v after its last renewal), %s started %v later",
@@ -441,7 +441,7 @@ func TestExpiryIsJudgedByLocalObservationNotServerTimestamps(t *testing.T) {
 	j := newJournal()
 	seq := srv.LastRequestSeq()
 	startCandidate(t, srv, j, "b", false)
-	spans := j.waitFor(t, "b leading", 10*time.Second, func(s []span) bool { return len(s) == 1 })
+	spans := j.waitFor(t, "b leading", 60*time.Second, func(s []span) bool { return len(s) == 1 })
 	reads := srv.RequestsMatching(apitest.RequestFilter{Verb: apitest.VerbGet, Resource: "leases", After: seq})
 	if len(reads) == 0 {
 		t.Fatal("no lease read")
@@ -464,7 +464,7 @@ func TestLeaderReReadsOnConflictAndKeepsOthersChanges(t *testing.T) {
 	defer srv.Close()
 	j := newJournal()
 	startCandidate(t, srv, j, "a", false)
-	j.waitFor(t, "a leading", 10*time.Second, func(s []span) bool { return len(s) == 1 })
+	j.waitFor(t, "a leading", 60*time.Second, func(s []span) bool { return len(s) == 1 })
 	// Someone else writes the lease: the leader's next renewal conflicts (its cached
 	// resourceVersion is stale), so it must read again and keep the change.
 	if _, err := srv.Mutate("leases", "kube-system", "test-lease", func(o apitest.Object) {
@@ -473,7 +473,7 @@ func TestLeaderReReadsOnConflictAndKeepsOthersChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	seq := srv.LastRequestSeq()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := srv.WaitFor(ctx, func() bool {
 		var conflict, okAfter bool

@@ -34,7 +34,7 @@ func Example() {
 	done := make(chan error)
 	go func() { done <- mgr.Start(ctx) }()
 
-	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
 	defer wcancel()
 	_ = srv.WaitFor(wctx, func() bool {
 		o, err := srv.Get(cmr.Plural, "", "team-settings")

@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-const timeout = 20 * time.Second
+const timeout = 60 * time.Second
 
 type env struct {
 	srv *apitest.Server
