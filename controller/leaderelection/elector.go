@@ -46,6 +46,9 @@ type Config struct {
 	Client *apiclient.Client
 	// Namespace and Name locate the Lease (created if missing).
 	Namespace, Name string
+	// Labels are set on the Lease when the elector creates it (a sharding ring selects its
+	// members' Leases by label). Optional.
+	Labels map[string]string
 	// Identity names this candidate in holderIdentity; it must be unique among candidates
 	// (two candidates with one identity would both lead).
 	Identity string
@@ -389,7 +392,7 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) bool {
 	if apiclient.IsNotFound(err) {
 		l := &Lease{
 			TypeMeta:   apiclient.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
-			ObjectMeta: apiclient.ObjectMeta{Name: e.cfg.Name, Namespace: e.cfg.Namespace},
+			ObjectMeta: apiclient.ObjectMeta{Name: e.cfg.Name, Namespace: e.cfg.Namespace, Labels: e.cfg.Labels},
 		}
 		l = e.withHolder(l, now, false)
 		zero := int32(0)

@@ -1,0 +1,516 @@
+package ring
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/controller/leaderelection"
+	"github.com/informerkit/informerkit/sharding"
+)
+
+// LabelRing is the label that names the ring on each member's Lease.
+const LabelRing = "sharding.informerkit.io/ring"
+
+// AnnotationClaimed is the annotation of a member's Lease that lists the hash ranges the
+// member works on or is about to work on ("0x…-0x…" pairs, comma-separated, end exclusive;
+// "" for none). Another member starts a range only when no live member claims it.
+const AnnotationClaimed = "sharding.informerkit.io/claimed"
+
+// Options are a Ring's optional settings.
+type Options struct {
+	// Field is the field hashed to shard objects (default sharding.FieldUID). uid spreads
+	// objects evenly; namespace keeps a namespace (an owner and its children) on one
+	// replica but spreads as unevenly as the namespaces' sizes.
+	Field sharding.Field
+	// Buckets is the number of equal slices of the hash space dealt to members (a power of
+	// two; default DefaultBuckets). Every member of a ring must use the same value.
+	Buckets int
+	// LeaseDuration, RenewDeadline and RetryPeriod time the member Leases as in
+	// leaderelection.Config (defaults 15 s, 10 s, 2 s). RetryPeriod is also the period at
+	// which a member reads the ring's Leases. A member that cannot renew stops working
+	// (its work context is cancelled) at RenewDeadline; the others take its ranges once
+	// its Lease has not changed for LeaseDuration on their clocks, so work must stop within
+	// LeaseDuration - RenewDeadline of the cancellation.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// Drain is called when the member gives up ranges: Owns already answers false for them,
+	// and Drain must return once no work on them is in flight (reconciles started before
+	// have ended). Only then does the member publish that it released them. Default: no
+	// wait (for callers that check Owns and do nothing slow).
+	Drain func(ctx context.Context, lost []sharding.Range) error
+	// OnChange, if set, is called (from the ring's goroutine) after the held ranges changed,
+	// with the selector for the new ranges (ok false when the member holds nothing).
+	OnChange func(sel sharding.Selector, ok bool)
+	// Logger receives the ring's logs (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Ring is one replica's membership of a sharding ring: it holds the replica's Lease,
+// reads the others', and maintains the set of hash ranges this replica may work on
+// (Held). See docs/sharding.md for the protocol.
+type Ring struct {
+	client          *apiclient.Client
+	namespace, name string
+	identity        string
+	opts            Options
+	leases          *apiclient.Resource[*leaderelection.Lease]
+	log             *slog.Logger
+	leaseName       string
+	shift           uint
+	buckets         int
+	mu              sync.Mutex
+	held            []bool // bucket -> this member may work on it
+	members         []string
+	view            map[string]*observed // lease name -> observation
+}
+
+// observed is what a member knows of another member's Lease.
+type observed struct {
+	holder  string
+	renew   string // the record whose change proves liveness
+	at      time.Time
+	dur     time.Duration
+	claimed []sharding.Range
+}
+
+// New returns the member identity of ring name, its Lease in namespace. client must be
+// built with MaxRetries -1 (each attempt a single request, as the Manager's elector).
+func New(client *apiclient.Client, namespace, name, identity string, opts Options) (*Ring, error) {
+	if client == nil {
+		panic("ring.New: nil client")
+	}
+	var errs []error
+	if namespace == "" || name == "" || identity == "" {
+		errs = append(errs, fmt.Errorf("namespace, name and identity are required (got %q, %q, %q)", namespace, name, identity))
+	}
+	if opts.Field == "" {
+		opts.Field = sharding.FieldUID
+	}
+	if !opts.Field.Valid() {
+		errs = append(errs, fmt.Errorf("unsupported Field %q", opts.Field))
+	}
+	a, err := Assign(nil, opts.Buckets)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if opts.LeaseDuration == 0 {
+		opts.LeaseDuration = 15 * time.Second
+	}
+	if opts.RenewDeadline == 0 {
+		opts.RenewDeadline = 10 * time.Second
+	}
+	if opts.RetryPeriod == 0 {
+		opts.RetryPeriod = 2 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("ring: invalid options: %w", errors.Join(errs...))
+	}
+	r := &Ring{
+		client: client, namespace: namespace, name: name, identity: identity, opts: opts,
+		leases:    apiclient.NewResource[*leaderelection.Lease](client, leaderelection.LeaseGVR).Namespace(namespace),
+		log:       opts.Logger.With("ring", name, "identity", identity),
+		leaseName: name + "-" + identity,
+		buckets:   a.Buckets(),
+		shift:     a.shift,
+		held:      make([]bool, a.Buckets()),
+		view:      map[string]*observed{},
+	}
+	// Validate the elector's timing now rather than at Run.
+	if _, err := r.elector(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Ring) elector() (*leaderelection.Elector, error) {
+	return leaderelection.New(leaderelection.Config{
+		Client: r.client, Namespace: r.namespace, Name: r.leaseName, Identity: r.identity,
+		Labels:        map[string]string{LabelRing: r.name},
+		LeaseDuration: r.opts.LeaseDuration, RenewDeadline: r.opts.RenewDeadline, RetryPeriod: r.opts.RetryPeriod,
+		ReleaseOnCancel: true,
+		Callbacks:       leaderelection.Callbacks{OnStartedLeading: r.member},
+		Logger:          r.opts.Logger,
+	})
+}
+
+// Identity returns the member's identity.
+func (r *Ring) Identity() string { return r.identity }
+
+// Owns reports whether this member may work on an object whose Field hashes to h.
+func (r *Ring) Owns(h uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.held[r.bucket(h)]
+}
+
+// OwnsObject reports whether this member may work on the object with this uid and namespace.
+func (r *Ring) OwnsObject(uid, namespace string) bool {
+	if r.opts.Field == sharding.FieldNamespace {
+		return r.Owns(sharding.Hash(namespace))
+	}
+	return r.Owns(sharding.Hash(uid))
+}
+
+// Held returns the ranges this member may work on now.
+func (r *Ring) Held() []sharding.Range {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rangesOf(r.held)
+}
+
+// Selector returns Held as a shard selector on Field; ok is false when nothing is held.
+func (r *Ring) Selector() (sharding.Selector, bool) {
+	h := r.Held()
+	if len(h) == 0 {
+		return sharding.Selector{}, false
+	}
+	return sharding.NewSelector(r.opts.Field, h...), true
+}
+
+// Members returns the live members this member last computed its assignment from.
+func (r *Ring) Members() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.members)
+}
+
+func (r *Ring) bucket(h uint64) int {
+	if r.shift >= 64 {
+		return 0
+	}
+	return int(h >> r.shift)
+}
+
+func (r *Ring) bucketRange(b int) sharding.Range {
+	if r.shift >= 64 {
+		return sharding.FullRange
+	}
+	return sharding.Range{Start: uint64(b) << r.shift, End: uint64(b+1) << r.shift}
+}
+
+func (r *Ring) rangesOf(set []bool) []sharding.Range {
+	var out []sharding.Range
+	for b, in := range set {
+		if !in {
+			continue
+		}
+		br := r.bucketRange(b)
+		if n := len(out); n > 0 && out[n-1].End == br.Start && br.Start != 0 {
+			out[n-1].End = br.End
+			continue
+		}
+		out = append(out, br)
+	}
+	return out
+}
+
+// Run is the member's life: it joins the ring (holds its Lease), keeps its held ranges in
+// line with the assignment, and on the end of ctx drains everything and releases its Lease.
+// A member that loses its Lease (it could not renew) drops all ranges and joins again.
+// Run returns when ctx is done.
+func (r *Ring) Run(ctx context.Context) error {
+	for ctx.Err() == nil {
+		e, err := r.elector()
+		if err != nil {
+			return err
+		}
+		if err := e.Run(ctx); err != nil && ctx.Err() == nil {
+			r.log.Warn("lost the member lease; joining again", "err", err)
+		}
+	}
+	return nil
+}
+
+// member runs while this replica holds its Lease.
+func (r *Ring) member(ctx context.Context) {
+	defer func() {
+		// Leaving (or lost): everything goes, drained before the Lease is released.
+		r.setHeld(make([]bool, r.buckets), context.WithoutCancel(ctx))
+		r.mu.Lock()
+		r.members = nil
+		r.mu.Unlock()
+	}()
+	// A member that joins again may have left a claim from its previous life.
+	for ctx.Err() == nil {
+		if err := r.publish(ctx, make([]bool, r.buckets)); err == nil {
+			break
+		}
+		if !sleep(ctx, r.opts.RetryPeriod) {
+			return
+		}
+	}
+	for {
+		if err := r.step(ctx); err != nil && ctx.Err() == nil {
+			r.log.Debug("ring step failed", "err", err)
+		}
+		if !sleep(ctx, r.opts.RetryPeriod) {
+			return
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// read lists the ring's Leases (a quorum read) and updates the view; it returns the live
+// members other than this one with their claims.
+func (r *Ring) read(ctx context.Context) (map[string][]sharding.Range, error) {
+	l, err := r.leases.List(ctx, apiclient.ListOptions{LabelSelector: LabelRing + "=" + r.name})
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen := map[string]bool{}
+	live := map[string][]sharding.Range{}
+	for _, lease := range l.Items {
+		seen[lease.Name] = true
+		if lease.Name == r.leaseName {
+			continue
+		}
+		rec := leaseRecord(lease)
+		o := r.view[lease.Name]
+		if o == nil || o.renew != rec {
+			o = &observed{renew: rec, at: now}
+			r.view[lease.Name] = o
+		}
+		o.holder = lease.Spec.Holder()
+		o.dur = lease.Spec.Duration()
+		if o.dur <= 0 {
+			o.dur = r.opts.LeaseDuration
+		}
+		o.claimed = parseClaimed(lease.Annotations[AnnotationClaimed])
+		if o.holder != "" && now.Before(o.at.Add(o.dur)) {
+			live[o.holder] = append(live[o.holder], o.claimed...)
+		}
+	}
+	for name := range r.view {
+		if !seen[name] {
+			delete(r.view, name)
+		}
+	}
+	return live, nil
+}
+
+func leaseRecord(l *leaderelection.Lease) string {
+	var b strings.Builder
+	b.WriteString(l.Spec.Holder())
+	if l.Spec.RenewTime != nil {
+		b.WriteString("|" + l.Spec.RenewTime.Format(time.RFC3339Nano))
+	}
+	if l.Spec.AcquireTime != nil {
+		b.WriteString("|" + l.Spec.AcquireTime.Format(time.RFC3339Nano))
+	}
+	b.WriteString("|" + strconv.Itoa(int(l.Spec.Transitions())))
+	return b.String()
+}
+
+// step moves the held ranges one step towards this member's share of the assignment.
+func (r *Ring) step(ctx context.Context) error {
+	live, err := r.read(ctx)
+	if err != nil {
+		return err
+	}
+	members := []string{r.identity}
+	for m := range live {
+		members = append(members, m)
+	}
+	a, err := Assign(members, r.buckets)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.members = a.Members()
+	held := slices.Clone(r.held)
+	r.mu.Unlock()
+
+	target := make([]bool, r.buckets)
+	for b := range target {
+		start := r.bucketRange(b).Start
+		target[b] = a.Owner(start) == r.identity
+	}
+	// Losses first: stop taking them, drain, then say so.
+	kept := make([]bool, r.buckets)
+	lost := false
+	for b := range held {
+		kept[b] = held[b] && target[b]
+		lost = lost || (held[b] && !target[b])
+	}
+	if lost {
+		if err := r.setHeld(kept, ctx); err != nil {
+			return err
+		}
+		if err := r.publish(ctx, kept); err != nil {
+			return err
+		}
+	}
+	// Gains: claim, then read again; a bucket claimed by a live member meanwhile is not taken.
+	claim := slices.Clone(kept)
+	gain := false
+	for b := range target {
+		if target[b] && !kept[b] && !claimedByOthers(r, live, b) {
+			claim[b], gain = true, true
+		}
+	}
+	if !gain {
+		return nil
+	}
+	if err := r.publish(ctx, claim); err != nil {
+		return err
+	}
+	live, err = r.read(ctx)
+	if err != nil {
+		// Unknown whether someone claimed meanwhile: keep the claim unused; the next step
+		// retracts or confirms it.
+		return err
+	}
+	granted := slices.Clone(kept)
+	retract := false
+	for b := range claim {
+		if !claim[b] || kept[b] {
+			continue
+		}
+		if claimedByOthers(r, live, b) {
+			retract = true
+			continue
+		}
+		granted[b] = true
+	}
+	if retract {
+		if err := r.publish(ctx, granted); err != nil {
+			return err
+		}
+	}
+	return r.setHeld(granted, ctx)
+}
+
+func claimedByOthers(r *Ring, live map[string][]sharding.Range, b int) bool {
+	br := r.bucketRange(b)
+	for _, ranges := range live {
+		for _, c := range ranges {
+			if overlaps(c, br) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// overlaps reports whether two non-empty ranges share a hash.
+func overlaps(a, b sharding.Range) bool {
+	// a.Start < b.End && b.Start < a.End, with End 0 meaning 2^64.
+	less := func(x, end uint64) bool { return end == 0 || x < end }
+	return less(a.Start, b.End) && less(b.Start, a.End)
+}
+
+// setHeld replaces the held set. Buckets given up are drained before it returns.
+func (r *Ring) setHeld(next []bool, ctx context.Context) error {
+	r.mu.Lock()
+	var lost []sharding.Range
+	changed := false
+	for b := range next {
+		if r.held[b] && !next[b] {
+			lost = append(lost, r.bucketRange(b))
+		}
+		changed = changed || r.held[b] != next[b]
+	}
+	r.held = slices.Clone(next)
+	sel, ok := sharding.Selector{}, false
+	if hs := r.rangesOf(r.held); len(hs) > 0 {
+		sel, ok = sharding.NewSelector(r.opts.Field, hs...), true
+	}
+	r.mu.Unlock()
+	if changed && r.opts.OnChange != nil {
+		r.opts.OnChange(sel, ok)
+	}
+	if len(lost) > 0 && r.opts.Drain != nil {
+		return r.opts.Drain(ctx, lost)
+	}
+	return nil
+}
+
+// publish writes the claimed set on this member's Lease (retrying on conflicts with the
+// elector's renewals).
+func (r *Ring) publish(ctx context.Context, claim []bool) error {
+	val := formatClaimed(r.rangesOf(claim))
+	for attempt := 0; ; attempt++ {
+		lease, err := r.leases.Get(ctx, r.leaseName, apiclient.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if lease.Spec.Holder() != r.identity {
+			return fmt.Errorf("ring: member lease %s is held by %q", r.leaseName, lease.Spec.Holder())
+		}
+		if cur, ok := lease.Annotations[AnnotationClaimed]; ok && cur == val {
+			return nil
+		}
+		if lease.Annotations == nil {
+			lease.Annotations = map[string]string{}
+		}
+		lease.Annotations[AnnotationClaimed] = val
+		_, err = r.leases.Update(ctx, lease, apiclient.UpdateOptions{})
+		if err == nil {
+			return nil
+		}
+		if !apiclient.IsConflict(err) || attempt >= 5 {
+			return err
+		}
+	}
+}
+
+func formatClaimed(rs []sharding.Range) string {
+	parts := make([]string, len(rs))
+	for i, x := range rs {
+		end := "0x10000000000000000"
+		if x.End != 0 {
+			end = fmt.Sprintf("0x%016x", x.End)
+		}
+		parts[i] = fmt.Sprintf("0x%016x-%s", x.Start, end)
+	}
+	return strings.Join(parts, ",")
+}
+
+// parseClaimed reads AnnotationClaimed. A value it cannot read claims everything: a
+// member never starts a range it cannot prove free.
+func parseClaimed(s string) []sharding.Range {
+	if s == "" {
+		return nil
+	}
+	var out []sharding.Range
+	for _, p := range strings.Split(s, ",") {
+		a, b, ok := strings.Cut(p, "-")
+		if !ok || !strings.HasPrefix(a, "0x") || !strings.HasPrefix(b, "0x") {
+			return []sharding.Range{sharding.FullRange}
+		}
+		start, err1 := strconv.ParseUint(a[2:], 16, 64)
+		var end uint64
+		var err2 error
+		if b != "0x10000000000000000" {
+			end, err2 = strconv.ParseUint(b[2:], 16, 64)
+		}
+		if err1 != nil || err2 != nil {
+			return []sharding.Range{sharding.FullRange}
+		}
+		out = append(out, sharding.Range{Start: start, End: end})
+	}
+	return out
+}
