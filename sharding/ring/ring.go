@@ -69,6 +69,7 @@ type Ring struct {
 	held            []bool // bucket -> this member may work on it
 	members         []string
 	view            map[string]*observed // lease name -> observation
+	changed         chan struct{}        // closed when held changes, then replaced
 }
 
 // observed is what a member knows of another member's Lease.
@@ -124,6 +125,7 @@ func New(client *apiclient.Client, namespace, name, identity string, opts Option
 		shift:     a.shift,
 		held:      make([]bool, a.Buckets()),
 		view:      map[string]*observed{},
+		changed:   make(chan struct{}),
 	}
 	// Validate the elector's timing now rather than at Run.
 	if _, err := r.elector(); err != nil {
@@ -176,6 +178,27 @@ func (r *Ring) Selector() (sharding.Selector, bool) {
 	}
 	return sharding.NewSelector(r.opts.Field, h...), true
 }
+
+// Changed returns a channel that is closed at the next change of the held ranges.
+func (r *Ring) Changed() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.changed
+}
+
+// snapshot returns the held ranges' selector (ok false when nothing is held) together with
+// the channel closed when they change.
+func (r *Ring) snapshot() (sel sharding.Selector, ok bool, changed <-chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if hs := r.rangesOf(r.held); len(hs) > 0 {
+		sel, ok = sharding.NewSelector(r.opts.Field, hs...), true
+	}
+	return sel, ok, r.changed
+}
+
+// Field returns the field the ring hashes.
+func (r *Ring) Field() sharding.Field { return r.opts.Field }
 
 // Members returns the live members this member last computed its assignment from.
 func (r *Ring) Members() []string {
@@ -434,6 +457,10 @@ func (r *Ring) setHeld(next []bool, ctx context.Context) error {
 		changed = changed || r.held[b] != next[b]
 	}
 	r.held = slices.Clone(next)
+	if changed {
+		close(r.changed)
+		r.changed = make(chan struct{})
+	}
 	sel, ok := sharding.Selector{}, false
 	if hs := r.rangesOf(r.held); len(hs) > 0 {
 		sel, ok = sharding.NewSelector(r.opts.Field, hs...), true

@@ -1,0 +1,145 @@
+package ring_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/sharding"
+	"github.com/informerkit/informerkit/sharding/ring"
+)
+
+type configMap struct {
+	apiclient.TypeMeta
+	apiclient.ObjectMeta `json:"metadata"`
+}
+
+var configMapsGVR = apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+
+// shardedInformer runs an informer of configmaps through the replica's ShardedListerWatcher.
+func shardedInformer(t *testing.T, srv *apitest.Server, rep *replica) (*informer.Informer[*configMap], apiclient.ListerWatcher[*configMap]) {
+	t.Helper()
+	cfg := srv.Config()
+	cfg.WatchProtocol = apiclient.WatchChunked
+	cfg.UserAgent = rep.name + "-informer"
+	c, err := apiclient.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lw := ring.ShardedListerWatcher[*configMap](apiclient.NewResource[*configMap](c, configMapsGVR).Namespace("default"), rep.ring)
+	inf := informer.New(lw, informer.Options[*configMap]{Logger: slog.New(slog.DiscardHandler)})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { inf.Run(ctx) })
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+		c.Close()
+	})
+	return inf, lw
+}
+
+// waitCaches waits until every informer's cache holds exactly the objects whose uid its
+// replica holds.
+func waitCaches(t *testing.T, srv *apitest.Server, reps []*replica, infs []*informer.Informer[*configMap]) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		all, _, err := srv.List("configmaps", "default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok := true
+		var report []string
+		for i, rep := range reps {
+			var want []string
+			for _, o := range all {
+				if rep.ring.Owns(sharding.Hash(o.UID())) {
+					want = append(want, o.Name())
+				}
+			}
+			var got []string
+			for _, o := range infs[i].GetStore().List() {
+				got = append(got, o.Name)
+			}
+			slices.Sort(want)
+			slices.Sort(got)
+			if !slices.Equal(want, got) {
+				ok = false
+				report = append(report, fmt.Sprintf("%s caches %d objects, holds %d", rep.name, len(got), len(want)))
+			}
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("caches did not follow the ranges within 30s: %v", report)
+		}
+		tm := time.NewTimer(20 * time.Millisecond)
+		<-tm.C
+	}
+}
+
+// TestShardedInformersFollowTheRing: each replica's informer caches exactly its share,
+// with the server selecting (shardSelector honoured) or without (client-side filtering),
+// and follows a join.
+func TestShardedInformersFollowTheRing(t *testing.T) {
+	for _, gate := range []bool{true, false} {
+		t.Run(fmt.Sprintf("server-side=%v", gate), func(t *testing.T) {
+			srv := apitest.NewServerWithOptions(apitest.Options{NoShardSelector: !gate})
+			t.Cleanup(srv.Close)
+			for i := range 60 {
+				if _, err := srv.Create("configmaps", map[string]any{"metadata": map[string]any{"name": fmt.Sprintf("cm-%02d", i)}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := newChecker()
+			reps := []*replica{startReplica(t, srv, c, "r0"), startReplica(t, srv, c, "r1")}
+			waitBalanced(t, reps)
+			var infs []*informer.Informer[*configMap]
+			var lws []apiclient.ListerWatcher[*configMap]
+			for _, rep := range reps {
+				inf, lw := shardedInformer(t, srv, rep)
+				infs, lws = append(infs, inf), append(lws, lw)
+			}
+			waitCaches(t, srv, reps, infs)
+
+			reps = append(reps, startReplica(t, srv, c, "r2"))
+			waitBalanced(t, reps)
+			inf, lw := shardedInformer(t, srv, reps[2])
+			infs, lws = append(infs, inf), append(lws, lw)
+			waitCaches(t, srv, reps, infs)
+
+			// New objects go to their owner's cache only.
+			for i := range 20 {
+				if _, err := srv.Create("configmaps", map[string]any{"metadata": map[string]any{"name": fmt.Sprintf("new-%02d", i)}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitCaches(t, srv, reps, infs)
+
+			for i, lw := range lws {
+				if got := ring.Supported(lw); got != gate {
+					t.Errorf("%s: Supported = %v, want %v", reps[i].name, got, gate)
+				}
+			}
+			sent := 0
+			for _, r := range srv.RequestsMatching(apitest.RequestFilter{Resource: "configmaps"}) {
+				if r.Query.Get("shardSelector") != "" {
+					sent++
+				}
+			}
+			if gate && sent == 0 {
+				t.Error("no list or watch carried a shardSelector")
+			}
+			t.Logf("%d configmap requests carried a shardSelector", sent)
+		})
+	}
+}
