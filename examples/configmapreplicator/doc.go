@@ -14,9 +14,10 @@
 //
 //   - three shared informers from the Manager's factory (ConfigMapReplications, ConfigMaps,
 //     Namespaces), with cache indexes (replications by source, copies by replication);
-//   - four event sources into one work queue: the primary resource (GenerationChanged, so its
-//     own status writes do not wake it), its children (EnqueueRequestForOwner), the source
-//     ConfigMaps and the namespaces (EnqueueRequestsFromMapFunc);
+//   - four event sources into one work queue, wired by controller.NewBuilder: the primary
+//     resource (For, GenerationChanged so that its own status writes do not wake it), its
+//     children (Owns), the source ConfigMaps and the namespaces (Watches with
+//     EnqueueRequestsFromMapFunc);
 //   - a level-triggered Reconcile that reads through the Manager's client (cached reads that
 //     see the controller's own writes), writes each copy with controllerutil.CreateOrUpdate
 //     and SetControllerReference, records events, and writes a status with a Ready condition

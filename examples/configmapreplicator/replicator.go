@@ -60,15 +60,16 @@ type Replicator struct {
 	nsInf   *informer.Informer[*Namespace]
 }
 
-// Setup creates the controller and its informers on mgr and adds it to mgr: three shared
-// informers (ConfigMapReplications, ConfigMaps, Namespaces) and four event sources:
+// Setup creates the controller and its informers on mgr with controller.NewBuilder and adds
+// it to mgr: three shared informers (ConfigMapReplications, ConfigMaps, Namespaces) and four
+// event sources:
 //
-//   - a ConfigMapReplication changed (spec only: GenerationChanged) → reconcile it;
-//   - a copy changed or was deleted by someone else → reconcile its owner
-//     (EnqueueRequestForOwner, controller references only, cluster-scoped owner);
-//   - a source ConfigMap changed → reconcile the replications that copy it (a map function
-//     over an index of replications by source);
-//   - a namespace appeared, went, or changed labels → reconcile every replication.
+//   - a ConfigMapReplication changed (spec only: GenerationChanged) → reconcile it (For);
+//   - a copy changed or was deleted by someone else → reconcile its controller owner (Owns:
+//     the owner's kind and cluster scope come from the type registry);
+//   - a source ConfigMap changed → reconcile the replications that copy it (Watches, a map
+//     function over an index of replications by source);
+//   - a namespace appeared, went, or changed labels → reconcile every replication (Watches).
 func Setup(mgr *controller.Manager, opts Options) (*controller.Controller, error) {
 	if opts.Name == "" {
 		opts.Name = "configmap-replicator"
@@ -112,34 +113,23 @@ func Setup(mgr *controller.Manager, opts Options) (*controller.Controller, error
 		traceFIFO(tr, r.nsInf, "namespaces")
 	}
 
-	ctl, err := controller.New(opts.Name, traced(tr, r), controller.Options{
-		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
-		Logger:                  opts.Logger,
-	})
-	if err != nil {
-		return nil, err
-	}
-	sources := []controller.Source{
-		controller.Kind(r.replInf,
-			traceHandler(tr, "ConfigMapReplication", "primary", controller.EnqueueRequestForObject[*ConfigMapReplication]()),
-			tracePredicate(tr, "ConfigMapReplication", "GenerationChanged", controller.GenerationChanged[*ConfigMapReplication]())),
-		controller.Kind(r.cmInf,
-			traceHandler(tr, "ConfigMap", "copy → owner", controller.EnqueueRequestForOwner[*ConfigMap](Group, Kind,
-				controller.OwnerOptions{OnlyController: true, ClusterScoped: true})),
-			controller.ResourceVersionChanged[*ConfigMap]()),
-		controller.Kind(r.cmInf,
-			traceHandler(tr, "ConfigMap", "source → its replications", controller.EnqueueRequestsFromMapFunc(r.replicationsOfSource)),
-			controller.ResourceVersionChanged[*ConfigMap]()),
-		controller.Kind(r.nsInf,
+	ctl, err := controller.NewBuilder(mgr, opts.Name).
+		For(controller.PrimaryWithOptions(ReplicationGVR, controller.PrimaryOptions[*ConfigMapReplication]{
+			Predicates:  []controller.Predicate[*ConfigMapReplication]{tracePredicate(tr, "ConfigMapReplication", "GenerationChanged", controller.GenerationChanged[*ConfigMapReplication]())},
+			WrapHandler: traceWrap[*ConfigMapReplication](tr, "ConfigMapReplication", "primary"),
+		})).
+		Owns(controller.OwnedWithOptions(ConfigMapGVR, controller.OwnedOptions[*ConfigMap]{
+			WrapHandler: traceWrap[*ConfigMap](tr, "ConfigMap", "copy → owner"),
+		})).
+		Watches(controller.Watched(ConfigMapGVR,
+			traceHandler(tr, "ConfigMap", "source → its replications", controller.EnqueueRequestsFromMapFunc(r.replicationsOfSource)))).
+		Watches(controller.Watched(NamespaceGVR,
 			traceHandler(tr, "Namespace", "→ every replication", controller.EnqueueRequestsFromMapFunc(r.allReplications)),
-			tracePredicate(tr, "Namespace", "LabelsChanged", controller.LabelsChanged[*Namespace]())),
-	}
-	for _, s := range sources {
-		if err := ctl.Watch(s); err != nil {
-			return nil, err
-		}
-	}
-	if err := mgr.Add(ctl); err != nil {
+			tracePredicate(tr, "Namespace", "LabelsChanged", controller.LabelsChanged[*Namespace]()))).
+		WithEventFilter(controller.ResourceVersionChanged[apiclient.Object]()).
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, Logger: opts.Logger}).
+		Build(traced(tr, r))
+	if err != nil {
 		return nil, err
 	}
 	return ctl, nil

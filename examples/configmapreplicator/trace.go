@@ -95,6 +95,11 @@ func traceHandler[T apiclient.Object](t *tracer, kind, role string, h controller
 	}
 }
 
+// traceWrap is traceHandler as a builder's WrapHandler.
+func traceWrap[T apiclient.Object](t *tracer, kind, role string) func(controller.EventHandler[T]) controller.EventHandler[T] {
+	return func(h controller.EventHandler[T]) controller.EventHandler[T] { return traceHandler(t, kind, role, h) }
+}
+
 // tracingQueue traces the adds of one handler call.
 type tracingQueue struct {
 	controller.Queue
