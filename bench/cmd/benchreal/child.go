@@ -122,7 +122,7 @@ func gvrOf(kind string) apiclient.GroupVersionResource {
 // replayLW lists nothing at the resourceVersion before the burst and watches from there,
 // so that the informer receives the burst's events as fast as it can take them.
 type replayLW[T apiclient.Object] struct {
-	r  *apiclient.Resource[T]
+	lw apiclient.ListerWatcher[T]
 	rv string
 }
 
@@ -131,7 +131,7 @@ func (l replayLW[T]) List(ctx context.Context, opts apiclient.ListOptions) (*api
 }
 
 func (l replayLW[T]) Watch(ctx context.Context, opts apiclient.ListOptions) (apiclient.Watcher[T], error) {
-	return l.r.Watch(ctx, opts)
+	return l.lw.Watch(ctx, opts)
 }
 
 func childInformerkit[T apiclient.Object](ctx context.Context, a childArgs, kind string) (childResult, error) {
@@ -140,8 +140,9 @@ func childInformerkit[T apiclient.Object](ctx context.Context, a childArgs, kind
 	if err != nil {
 		return res, err
 	}
-	// lw is the collection: apiclient's Resource (JSON), or the protobuf prototype.
-	var lw apiclient.ListerWatcher[T]
+	// lw is the collection: apiclient's Resource (JSON), or the protobuf prototype; replay
+	// is a second one for the events phase, watched the same way.
+	var lw, replay apiclient.ListerWatcher[T]
 	if a.Impl == "informerkit-proto" {
 		rc, err := clientcmd.BuildConfigFromFlags("", a.Kubeconfig)
 		if err != nil {
@@ -152,6 +153,9 @@ func childInformerkit[T apiclient.Object](ctx context.Context, a childArgs, kind
 			return res, err
 		}
 		if lw, err = newProtoLW[T](hc, rc.Host, a.Kind, kind); err != nil {
+			return res, err
+		}
+		if replay, err = newProtoLW[T](hc, rc.Host, a.Kind, kind); err != nil {
 			return res, err
 		}
 	}
@@ -170,6 +174,7 @@ func childInformerkit[T apiclient.Object](ctx context.Context, a childArgs, kind
 
 	if lw == nil {
 		lw = apiclient.NewResource[T](c, gvrOf(a.Kind))
+		replay = apiclient.NewResource[T](c, gvrOf(a.Kind))
 	}
 	base := liveHeap()
 	cpu0, t0 := cpuTime(), time.Now()
@@ -206,7 +211,7 @@ func childInformerkit[T apiclient.Object](ctx context.Context, a childArgs, kind
 		}
 	}
 	cpu0, t0 = cpuTime(), time.Now()
-	rinf := informer.New[T](replayLW[T]{apiclient.NewResource[T](c, gvrOf(a.Kind)), a.ReplayFrom},
+	rinf := informer.New[T](replayLW[T]{replay, a.ReplayFrom},
 		informer.Options[T]{WatchList: reflector.WatchListOff})
 	if _, err := rinf.AddEventHandler(informer.ResourceEventHandlerFuncs[T]{
 		AddFunc:    func(T, bool) { count() },

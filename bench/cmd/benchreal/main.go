@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/informerkit/informerkit/bench/internal/fleet"
@@ -55,7 +56,9 @@ func main() {
 		fs.IntVar(&a.Burst, "burst", 0, "updates replayed in the events phase (default: the pods, at most 5000)")
 		fs.IntVar(&a.Rounds, "rounds", 3, "interleaved rounds")
 		fs.IntVar(&a.Workers, "workers", 8, "parallel writers while seeding")
+		impls := fs.String("impls", "informerkit,client-go,informerkit-proto", "implementations measured, comma-separated (informerkit-proto: the protobuf prototype)")
 		fs.Parse(args)
+		a.Impls = strings.Split(*impls, ",")
 		if a.ConfigMaps == 0 {
 			a.ConfigMaps = a.Pods / 2
 		}
@@ -89,7 +92,7 @@ func main() {
 		var a childArgs
 		fs.StringVar(&a.CPUProfile, "cpuprofile", "", "write a CPU profile of the sync to this file")
 		fs.StringVar(&a.Watch, "watch", "auto", "informerkit's watch protocol: auto, chunked or websocket")
-		fs.StringVar(&a.Impl, "impl", "", "informerkit or client-go")
+		fs.StringVar(&a.Impl, "impl", "", "informerkit, informerkit-proto or client-go")
 		fs.StringVar(&a.Kind, "kind", "pods", "pods or configmaps")
 		fs.StringVar(&a.Obj, "obj", "full", "full or partial")
 		fs.StringVar(&a.Kubeconfig, "kubeconfig", "", "kubeconfig")

@@ -30,6 +30,7 @@ type runArgs struct {
 	Burst      int
 	Rounds     int
 	Workers    int
+	Impls      []string // client-go first or not: the table compares each with client-go
 	Out        io.Writer
 }
 
@@ -91,7 +92,10 @@ func run(ctx context.Context, a runArgs) error {
 		{name: fmt.Sprintf("pods=%d/obj=partial", a.Pods), kind: "pods", obj: "partial", expect: len(pods.Items), replay: true},
 		{name: fmt.Sprintf("configmaps=%d/obj=configmap", a.ConfigMaps), kind: "configmaps", obj: "full", expect: len(cms.Items)},
 	}
-	impls := []string{"informerkit", "client-go"}
+	impls := a.Impls
+	if len(impls) == 0 {
+		impls = []string{"informerkit", "client-go", "informerkit-proto"}
+	}
 	results := map[string][]childResult{} // workload/impl -> rounds
 	for round := range a.Rounds {
 		for _, w := range workloads {
@@ -101,11 +105,9 @@ func run(ctx context.Context, a runArgs) error {
 					return fmt.Errorf("burst: %w", err)
 				}
 			}
-			// Alternate the order so that neither side always runs on a warmer server.
-			order := impls
-			if round%2 == 1 {
-				order = []string{impls[1], impls[0]}
-			}
+			// Rotate the order so that no implementation always runs first (on a colder
+			// server) or right after another's process.
+			order := append(slices.Clone(impls[round%len(impls):]), impls[:round%len(impls)]...)
 			for _, impl := range order {
 				args := []string{"child", "-impl", impl, "-kind", w.kind, "-obj", w.obj,
 					"-kubeconfig", kubeconfig, "-expect", fmt.Sprint(w.expect)}
@@ -128,7 +130,7 @@ func run(ctx context.Context, a runArgs) error {
 	}
 	fmt.Fprintf(a.Out, "\n%d rounds, %s, GOMAXPROCS=%d, %s/%s, total %s\n\n", a.Rounds, time.Now().Format("2006-01-02"),
 		runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, time.Since(start).Round(time.Second))
-	printTable(a.Out, workloads, results)
+	printTable(a.Out, workloads, impls, results)
 	return nil
 }
 
@@ -219,11 +221,32 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// printTable prints, per workload and figure, the medians of both implementations and the
-// ratio informerkit/client-go (below 1 is better for times and bytes, above 1 for rates).
-func printTable(w io.Writer, workloads []workload, results map[string][]childResult) {
-	fmt.Fprintln(w, "| workload | figure | client-go (median) | informerkit (median) | informerkit / client-go |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|")
+// printTable prints, per workload and figure, the medians of each implementation and its
+// ratio to client-go's (below 1 is better for times and bytes, above 1 for rates), and, with
+// the protobuf prototype, the prototype's ratio to informerkit's JSON path.
+func printTable(w io.Writer, workloads []workload, impls []string, results map[string][]childResult) {
+	cols := []string{"client-go"}
+	for _, impl := range impls {
+		if impl != "client-go" {
+			cols = append(cols, impl)
+		}
+	}
+	hasProto := slices.Contains(cols, "informerkit-proto") && slices.Contains(cols, "informerkit")
+	head, rule := "| workload | figure |", "|---|---|"
+	for _, c := range cols {
+		head += " " + c + " (median) |"
+		rule += "---:|"
+	}
+	for _, c := range cols[1:] {
+		head += " " + c + " / client-go |"
+		rule += "---:|"
+	}
+	if hasProto {
+		head += " proto / informerkit |"
+		rule += "---:|"
+	}
+	fmt.Fprintln(w, head)
+	fmt.Fprintln(w, rule)
 	figures := []struct {
 		name, unit string
 		get        func(childResult) float64
@@ -245,24 +268,34 @@ func printTable(w io.Writer, workloads []workload, results map[string][]childRes
 			return r.EventsCPUSeconds * 1000 / float64(r.Events)
 		}, true},
 	}
+	ratio := func(a, b float64) string {
+		if b == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.2f×", a/b)
+	}
 	for _, wl := range workloads {
 		for _, f := range figures {
 			if f.events && !wl.replay {
 				continue
 			}
-			var vals [2]float64
-			for i, impl := range []string{"client-go", "informerkit"} {
+			vals := map[string]float64{}
+			line := fmt.Sprintf("| %s | %s |", wl.name, f.name)
+			for _, impl := range cols {
 				var xs []float64
 				for _, r := range results[wl.name+"/impl="+impl] {
 					xs = append(xs, f.get(r))
 				}
-				vals[i] = median(xs)
+				vals[impl] = median(xs)
+				line += " " + format(vals[impl], f.unit) + " |"
 			}
-			ratio := "–"
-			if vals[0] != 0 {
-				ratio = fmt.Sprintf("%.2f×", vals[1]/vals[0])
+			for _, impl := range cols[1:] {
+				line += " " + ratio(vals[impl], vals["client-go"]) + " |"
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", wl.name, f.name, format(vals[0], f.unit), format(vals[1], f.unit), ratio)
+			if hasProto {
+				line += " " + ratio(vals["informerkit-proto"], vals["informerkit"]) + " |"
+			}
+			fmt.Fprintln(w, line)
 		}
 	}
 }
