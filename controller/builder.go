@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -38,10 +39,17 @@ type KindMismatchError struct {
 	Registered kinds.Info
 	// Watched is the resource the builder was given.
 	Watched apiclient.GroupVersionResource
+	// Served is what the API server's discovery says of Watched, when the mismatch was
+	// found there (at Start: another kind or scope than registered); nil when Build found it.
+	Served *apiclient.APIResource
 }
 
 // Error names the type, the registered kind and the watched resource.
 func (e *KindMismatchError) Error() string {
+	if e.Served != nil {
+		return fmt.Sprintf("controller: %v is registered as kind %s (namespaced=%v) but the server serves %s as kind %s (namespaced=%v): fix the kinds.Info",
+			e.Type, e.Registered.Kind, e.Registered.Namespaced, e.Watched, e.Served.Kind, e.Served.Namespaced)
+	}
 	return fmt.Sprintf("controller: %v is registered as %s %s (resource %q) but watched through %s: fix the kinds.Info or the resource",
 		e.Type, gvString(e.Registered.Group, e.Registered.Version), e.Registered.Kind, e.Registered.Resource, e.Watched)
 }
@@ -76,7 +84,10 @@ func gvString(group, version string) string {
 // Errors are collected and returned by Build (or Complete): a type the Manager's registry
 // does not know (kinds.ErrNotRegistered; built-in resources are registered on use), a type
 // registered as another resource than the one given (*KindMismatchError), Owns without For
-// (ErrNoPrimary).
+// (ErrNoPrimary). When the controller starts, the primary type's registered kind and scope
+// are checked against the API server's discovery: a kind the server does not serve under
+// that resource (a typo in the kinds.Info) would make every owner reference name nothing,
+// so the controller fails at once with a *KindMismatchError instead.
 type Builder struct {
 	mgr     *Manager
 	name    string
@@ -194,7 +205,7 @@ func (b *Builder) Build(r Reconciler) (*Controller, error) {
 			return nil, err
 		}
 		owner = &info
-		sources = append(sources, src)
+		sources = append(sources, &discoveryChecked{Source: src, api: b.mgr.APIClient(), info: info, t: b.primary.goType()})
 	}
 	for _, bind := range b.others {
 		src, err := bind(owner)
@@ -225,6 +236,45 @@ func (b *Builder) Complete(r Reconciler) error {
 	_, err := b.Build(r)
 	return err
 }
+
+// discoveryChecked is the primary's source: before it runs, the registered kind and scope
+// are compared with what the server serves under the resource.
+type discoveryChecked struct {
+	Source
+	api  *apiclient.Client
+	info kinds.Info
+	t    reflect.Type
+}
+
+func (s *discoveryChecked) Run(ctx context.Context, q Queue) error {
+	// A resource discovery does not list (a CRD not installed yet, discovery failing) is
+	// left to the informer, which reports it; only a contradiction is an error.
+	resources, _ := s.api.ServerResources(ctx)
+	for _, r := range resources {
+		if r.Group == s.info.Group && r.Resource == s.info.Resource && r.Version == s.info.Version {
+			if r.Kind != s.info.Kind || r.Namespaced != s.info.Namespaced {
+				served := r
+				return &KindMismatchError{Type: s.t, Registered: s.info, Served: &served,
+					Watched: apiclient.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Resource}}
+			}
+			break
+		}
+	}
+	return s.Source.Run(ctx, q)
+}
+
+// trackedInformer lets Manager.Add see the informer of the wrapped source.
+func (s *discoveryChecked) trackedInformer() (string, trackedInformer) {
+	if k, ok := s.Source.(interface {
+		trackedInformer() (string, trackedInformer)
+	}); ok {
+		return k.trackedInformer()
+	}
+	return "", nil
+}
+
+// String names the wrapped source.
+func (s *discoveryChecked) String() string { return fmt.Sprint(s.Source) }
 
 // resolveKind returns T's kind in the Manager's registry, registering a built-in resource on
 // the way (controller.For does), and checks that it is the resource gvr.

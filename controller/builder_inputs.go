@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"reflect"
 	"sync"
 
 	"github.com/informerkit/informerkit/apiclient"
@@ -20,6 +21,7 @@ const IndexByControllerUID = "informerkit.io/controller-uid"
 // PrimaryInput is the primary type of a Builder, made by Primary.
 type PrimaryInput interface {
 	bindPrimary(b *Builder) (Source, kinds.Info, error)
+	goType() reflect.Type
 }
 
 // OwnedInput is a type of children of a Builder, made by Owned.
@@ -69,6 +71,8 @@ func (p *PrimaryType[T]) Informer() *informer.Informer[T] {
 	defer p.mu.Unlock()
 	return p.inf
 }
+
+func (p *PrimaryType[T]) goType() reflect.Type { return reflect.TypeFor[T]() }
 
 func (p *PrimaryType[T]) bindPrimary(b *Builder) (Source, kinds.Info, error) {
 	info, err := resolveKind[T](b.mgr, p.gvr)

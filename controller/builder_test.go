@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"sync"
+	"time"
 	"testing"
 
 	"github.com/informerkit/informerkit/apiclient"
@@ -262,5 +264,119 @@ func TestBuilderOwnsSharedIndex(t *testing.T) {
 		return len(kids) == 1
 	}); err != nil {
 		t.Fatalf("the child never showed in ChildrenOf: %v", err)
+	}
+}
+
+// A registered kind or scope that contradicts the server's discovery fails the controller at
+// Start, instead of owner references that name nothing.
+func TestBuilderKindCheckedAgainstDiscovery(t *testing.T) {
+	srv, _ := newWidgetServer(t)
+	for _, c := range []struct {
+		name   string
+		change func(*kinds.Info)
+	}{
+		{"kind", func(i *kinds.Info) { i.Kind = "Widgets" }},
+		{"scope", func(i *kinds.Info) { i.Namespaced = false }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wrong := widgetKind
+			c.change(&wrong)
+			reg := kinds.NewRegistry()
+			if err := reg.Register(reflect.TypeFor[*Widget](), wrong); err != nil {
+				t.Fatal(err)
+			}
+			m := newManager(t, srv, ManagerOptions{Kinds: reg})
+			r := ReconcilerFunc(func(context.Context, Request) (Result, error) { return Result{}, nil })
+			if _, err := NewBuilder(m, "w").For(Primary[*Widget](widgetGVR)).Owns(Owned[*ConfigMap](cmGVR)).
+				WithOptions(Options{Logger: quiet}).Build(r); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			err := m.Start(ctx)
+			var km *KindMismatchError
+			if !errors.Is(err, ErrKindMismatch) || !errors.As(err, &km) || km.Served == nil || km.Served.Kind != "Widget" {
+				t.Fatalf("Start: %v", err)
+			}
+		})
+	}
+}
+
+// recordingObserver records what Owns reports.
+type recordingObserver struct {
+	mu      sync.Mutex
+	created []Request
+	deleted []string
+}
+
+func (o *recordingObserver) CreationObserved(owner Request) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.created = append(o.created, owner)
+}
+
+func (o *recordingObserver) DeletionObserved(owner Request, uid string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.deleted = append(o.deleted, owner.String()+" "+uid)
+}
+
+// Expectations see a child's creation and deletion even when a predicate (of the input or of
+// WithEventFilter) drops the event: the reconcile must not wait for an event it filtered.
+func TestBuilderOwnsObservesBeforePredicates(t *testing.T) {
+	srv, _ := newWidgetServer(t)
+	m := widgetManager(t, srv)
+	obs := &recordingObserver{}
+	got := make(chan Request, 100)
+	dropChildren := NewPredicateFuncs(func(o apiclient.Object) bool { return o.GetLabels()["child"] != "true" })
+	_, err := NewBuilder(m, "observed").
+		For(Primary[*Widget](widgetGVR)).
+		Owns(OwnedWithOptions(cmGVR, OwnedOptions[*ConfigMap]{Expectations: obs})).
+		WithEventFilter(dropChildren).
+		WithOptions(Options{Logger: quiet}).
+		Build(recordingReconciler(got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, _ := startManager(t, m)
+	defer stop()
+	a, err := srv.Create("widgets", widget("default", "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, got, Request{Namespace: "default", Name: "a"}, "the widget")
+	child := ownedConfigMap("default", "c", a, true)
+	child["metadata"].(map[string]any)["labels"] = map[string]any{"child": "true"}
+	c, err := srv.Create("configmaps", child)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Delete("configmaps", "default", "c"); err != nil {
+		t.Fatal(err)
+	}
+	// Uncontrolled ConfigMaps are not reported.
+	if _, err := srv.Create("configmaps", map[string]any{"metadata": map[string]any{"namespace": "default", "name": "free"}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(testTimeout)
+	for {
+		obs.mu.Lock()
+		created, deleted := slices.Clone(obs.created), slices.Clone(obs.deleted)
+		obs.mu.Unlock()
+		if len(deleted) > 0 {
+			if !slices.Equal(created, []Request{{Namespace: "default", Name: "a"}}) || !slices.Equal(deleted, []string{"default/a " + c.UID()}) {
+				t.Fatalf("observed creations %v, deletions %v", created, deleted)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no deletion observed (creations %v)", created)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case r := <-got:
+		t.Fatalf("a filtered child enqueued %v", r)
+	default:
 	}
 }
