@@ -7,8 +7,8 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
