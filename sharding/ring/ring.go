@@ -321,7 +321,7 @@ func (r *Ring) read(ctx context.Context) (map[string][]sharding.Range, error) {
 		if o.dur <= 0 {
 			o.dur = r.opts.LeaseDuration
 		}
-		o.claimed = parseClaimed(lease.Annotations[AnnotationClaimed])
+		o.claimed = ParseClaimed(lease.Annotations[AnnotationClaimed])
 		if o.holder != "" && now.Before(o.at.Add(o.dur)) {
 			live[o.holder] = append(live[o.holder], o.claimed...)
 		}
@@ -516,9 +516,9 @@ func formatClaimed(rs []sharding.Range) string {
 	return strings.Join(parts, ",")
 }
 
-// parseClaimed reads AnnotationClaimed. A value it cannot read claims everything: a
-// member never starts a range it cannot prove free.
-func parseClaimed(s string) []sharding.Range {
+// ParseClaimed reads the value of AnnotationClaimed. A value it cannot read claims
+// everything: a member never starts a range it cannot prove free.
+func ParseClaimed(s string) []sharding.Range {
 	if s == "" {
 		return nil
 	}
