@@ -40,10 +40,11 @@ type Options struct {
 	// its Lease has not changed for LeaseDuration on their clocks, so work must stop within
 	// LeaseDuration - RenewDeadline of the cancellation.
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
-	// Drain is called when the member gives up ranges: Owns already answers false for them,
-	// and Drain must return once no work on them is in flight (reconciles started before
-	// have ended). Only then does the member publish that it released them. Default: no
-	// wait (for callers that check Owns and do nothing slow).
+	// Drain is called when the member gives up ranges, after the work begun on them with
+	// Begin has been done: Owns and Begin already answer false for them, and Drain must
+	// return once no other work on them is in flight (work checked with Owns rather than
+	// Begin). Only then does the member publish that it released them. Default: nothing
+	// more to wait for.
 	Drain func(ctx context.Context, lost []sharding.Range) error
 	// OnChange, if set, is called (from the ring's goroutine) after the held ranges changed,
 	// with the selector for the new ranges (ok false when the member holds nothing).
@@ -70,6 +71,8 @@ type Ring struct {
 	members         []string
 	view            map[string]*observed // lease name -> observation
 	changed         chan struct{}        // closed when held changes, then replaced
+	inflight        []int                // bucket -> works begun and not done (Begin)
+	settled         chan struct{}        // closed when a work ends, then replaced
 }
 
 // observed is what a member knows of another member's Lease.
@@ -126,6 +129,8 @@ func New(client *apiclient.Client, namespace, name, identity string, opts Option
 		held:      make([]bool, a.Buckets()),
 		view:      map[string]*observed{},
 		changed:   make(chan struct{}),
+		inflight:  make([]int, a.Buckets()),
+		settled:   make(chan struct{}),
 	}
 	// Validate the elector's timing now rather than at Run.
 	if _, err := r.elector(); err != nil {
@@ -161,6 +166,60 @@ func (r *Ring) OwnsObject(uid, namespace string) bool {
 		return r.Owns(sharding.Hash(namespace))
 	}
 	return r.Owns(sharding.Hash(uid))
+}
+
+// Begin starts a piece of work (a reconcile) on an object whose Field hashes to h, if the
+// member holds h: ok is false otherwise, and the work must not run. done must be called when
+// the work has ended. When the member gives a range up, it waits for the work begun on it to
+// be done (then calls Options.Drain) before it tells the others, so a worker that checks
+// with Begin needs no Drain of its own.
+func (r *Ring) Begin(h uint64) (done func(), ok bool) {
+	b := r.bucket(h)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.held[b] {
+		return nil, false
+	}
+	r.inflight[b]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			r.mu.Lock()
+			r.inflight[b]--
+			close(r.settled)
+			r.settled = make(chan struct{})
+			r.mu.Unlock()
+		})
+	}, true
+}
+
+// BeginObject is Begin for the object with this uid and namespace.
+func (r *Ring) BeginObject(uid, namespace string) (done func(), ok bool) {
+	if r.opts.Field == sharding.FieldNamespace {
+		return r.Begin(sharding.Hash(namespace))
+	}
+	return r.Begin(sharding.Hash(uid))
+}
+
+// waitWork waits until no work begun on the buckets of lost is in flight.
+func (r *Ring) waitWork(ctx context.Context, lost []bool) error {
+	for {
+		r.mu.Lock()
+		busy := false
+		for b, l := range lost {
+			busy = busy || (l && r.inflight[b] > 0)
+		}
+		ch := r.settled
+		r.mu.Unlock()
+		if !busy {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-ch:
+		}
+	}
 }
 
 // Held returns the ranges this member may work on now.
@@ -449,10 +508,12 @@ func overlaps(a, b sharding.Range) bool {
 func (r *Ring) setHeld(next []bool, ctx context.Context) error {
 	r.mu.Lock()
 	var lost []sharding.Range
+	lostSet := make([]bool, len(next))
 	changed := false
 	for b := range next {
 		if r.held[b] && !next[b] {
 			lost = append(lost, r.bucketRange(b))
+			lostSet[b] = true
 		}
 		changed = changed || r.held[b] != next[b]
 	}
@@ -469,7 +530,13 @@ func (r *Ring) setHeld(next []bool, ctx context.Context) error {
 	if changed && r.opts.OnChange != nil {
 		r.opts.OnChange(sel, ok)
 	}
-	if len(lost) > 0 && r.opts.Drain != nil {
+	if len(lost) == 0 {
+		return nil
+	}
+	if err := r.waitWork(ctx, lostSet); err != nil {
+		return err
+	}
+	if r.opts.Drain != nil {
 		return r.opts.Drain(ctx, lost)
 	}
 	return nil

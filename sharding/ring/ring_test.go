@@ -28,32 +28,36 @@ const (
 )
 
 // checker records each reconcile's start and end per key and counts overlaps: a key being
-// reconciled by two replicas at once.
+// reconciled by two replicas at once (two workers of one replica may share a key here; a
+// controller's workqueue would not let them).
 type checker struct {
 	mu       sync.Mutex
-	cur      map[int]string
+	cur      map[int]map[string]int // key -> replica -> reconciles in flight
 	overlaps []string
 	runs     map[int]int
 }
 
-func newChecker() *checker { return &checker{cur: map[int]string{}, runs: map[int]int{}} }
+func newChecker() *checker { return &checker{cur: map[int]map[string]int{}, runs: map[int]int{}} }
 
 func (c *checker) start(key int, who string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if other, busy := c.cur[key]; busy {
-		c.overlaps = append(c.overlaps, fmt.Sprintf("key %d: %s started while %s was reconciling it", key, who, other))
+	if c.cur[key] == nil {
+		c.cur[key] = map[string]int{}
 	}
-	c.cur[key] = who
+	for other, n := range c.cur[key] {
+		if other != who && n > 0 {
+			c.overlaps = append(c.overlaps, fmt.Sprintf("key %d: %s started while %s was reconciling it", key, who, other))
+		}
+	}
+	c.cur[key][who]++
 	c.runs[key]++
 }
 
 func (c *checker) end(key int, who string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cur[key] == who {
-		delete(c.cur, key)
-	}
+	c.cur[key][who]--
 }
 
 func (c *checker) result() (overlaps []string, runs map[int]int) {
@@ -88,7 +92,6 @@ type replica struct {
 	name   string
 	ring   *ring.Ring
 	net    *blackhole
-	work   sync.Mutex // held during a reconcile; Drain takes it to wait for the one in flight
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -117,11 +120,6 @@ func startReplica(t *testing.T, srv *apitest.Server, c *checker, name string) *r
 		Buckets:       64,
 		Logger:        slog.New(slog.DiscardHandler),
 		LeaseDuration: leaseDuration, RenewDeadline: renewDeadline, RetryPeriod: retryPeriod,
-		Drain: func(ctx context.Context, lost []sharding.Range) error {
-			rep.work.Lock()
-			rep.work.Unlock() // only waits for the reconcile in flight
-			return nil
-		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -130,35 +128,43 @@ func startReplica(t *testing.T, srv *apitest.Server, c *checker, name string) *r
 	ctx, cancel := context.WithCancel(context.Background())
 	rep.cancel = cancel
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		_ = r.Run(ctx)
 	}()
-	go func() {
-		defer wg.Done()
-		// The worker: reconcile every owned key, round after round, in a random order. A
-		// reconcile lasts a millisecond (a timer: simulated I/O) so that a handover finds
-		// reconciles in flight and two replicas working on one range collide.
-		for ctx.Err() == nil {
-			for _, k := range rand.Perm(len(hashes)) {
-				rep.work.Lock()
-				if r.Owns(hashes[k]) {
-					c.start(k, name)
-					tm := time.NewTimer(time.Millisecond)
-					<-tm.C
-					c.end(k, name)
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A worker: reconcile every owned key, round after round, in a random order,
+			// each under Ring.Begin. A reconcile lasts a millisecond (a timer: simulated
+			// I/O), one key in eight 250 ms (longer than the ring's RetryPeriod), so that a
+			// handover finds reconciles in flight and two replicas working on one range
+			// collide.
+			for ctx.Err() == nil {
+				for _, k := range rand.Perm(len(hashes)) {
+					if done, ok := r.Begin(hashes[k]); ok {
+						c.start(k, name)
+						d := time.Millisecond
+						if k%8 == 0 {
+							d = 250 * time.Millisecond
+						}
+						tm := time.NewTimer(d)
+						<-tm.C
+						c.end(k, name)
+						done()
+					}
 				}
-				rep.work.Unlock()
+				tm := time.NewTimer(time.Millisecond)
+				select {
+				case <-ctx.Done():
+					tm.Stop()
+				case <-tm.C:
+				}
 			}
-			tm := time.NewTimer(time.Millisecond)
-			select {
-			case <-ctx.Done():
-				tm.Stop()
-			case <-tm.C:
-			}
-		}
-	}()
+		}()
+	}
 	go func() {
 		wg.Wait()
 		client.Close()
