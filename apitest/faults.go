@@ -129,8 +129,9 @@ func (s *Server) SendWatchError(resource string, st *apiclient.Status) (int, err
 }
 
 // StallWatches makes every open watch of resource hold its connection and send nothing,
-// not even bookmarks, for d (d <= 0: until release is called). Events that happen
-// meanwhile are sent when the stall ends (unless the watcher fell out of the history).
+// not even bookmarks, for d (d <= 0: until release is called). Events of writes made after
+// StallWatches returns are sent when the stall ends (unless the watcher fell out of the
+// history), never before: every fault acts before the events of later writes.
 // release may be called any number of times.
 func (s *Server) StallWatches(resource string, d time.Duration) (release func(), n int, err error) {
 	ch := make(chan struct{})

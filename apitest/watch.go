@@ -101,6 +101,13 @@ func (w *watcher) push(c watchCtl) {
 	}
 }
 
+// hasCtl reports whether faults are waiting to be applied.
+func (w *watcher) hasCtl() bool {
+	w.ctlMu.Lock()
+	defer w.ctlMu.Unlock()
+	return len(w.ctl) > 0
+}
+
 func (w *watcher) takeCtl() []watchCtl {
 	w.ctlMu.Lock()
 	defer w.ctlMu.Unlock()
@@ -449,6 +456,13 @@ func (s *Server) runWatch(ctx context.Context, w *watcher, st watchStart, timeou
 			}
 		}
 		s.mu.Lock()
+		if w.hasCtl() {
+			// A fault injected before a write must act before that write's event is sent:
+			// the write appended under s.mu after the push, so a fault that arrived since
+			// the loop's top is seen here, and applied first.
+			s.mu.Unlock()
+			continue
+		}
 		if cursor < res.base {
 			behind := res.base - cursor // read under s.mu: append moves res.base
 			s.mu.Unlock()
