@@ -8,6 +8,6 @@ require github.com/informerkit/informerkit v0.0.0-00010101000000-000000000000
 
 require (
 	github.com/gorilla/websocket v1.5.3 // indirect
-	go.yaml.in/yaml/v3 v3.0.4 // indirect
+	go.yaml.in/yaml/v3 v3.0.4
 	golang.org/x/time v0.16.0 // indirect
 )

@@ -1,0 +1,57 @@
+package deployment_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/controller"
+	"github.com/informerkit/informerkit/examples/deployment"
+)
+
+// The controller on an in-process API server: a MiniDeployment of two replicas gets two
+// Pods, a finalizer and an Available condition.
+func Example() {
+	srv := apitest.NewServer()
+	defer srv.Close()
+	_ = srv.AddResource(deployment.APITestResource) // installing the CRD
+	mgr, err := controller.NewManager(srv.Config(), controller.ManagerOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := deployment.Setup(mgr); err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+
+	_, err = srv.Create(deployment.Plural, map[string]any{"apiVersion": deployment.Group + "/" + deployment.Version, "kind": deployment.Kind,
+		"metadata": map[string]any{"namespace": "default", "name": "web"},
+		"spec": map[string]any{"replicas": 2, "template": map[string]any{
+			"spec": map[string]any{"containers": []any{map[string]any{"name": "web", "image": "nginx"}}}}}})
+	if err != nil {
+		panic(err)
+	}
+	var d deployment.MiniDeployment
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer wcancel()
+	_ = srv.WaitFor(wctx, func() bool {
+		o, err := srv.Get(deployment.Plural, "default", "web")
+		return err == nil && o.Into(&d) == nil && len(d.Status.Conditions) == 1 && d.Status.Conditions[0].Status == "True"
+	})
+	pods, _, _ := srv.List("pods", "default")
+	fmt.Println("pods:", len(pods))
+	fmt.Println("finalizers:", d.Finalizers)
+	c := d.Status.Conditions[0]
+	fmt.Println(c.Type, c.Status, c.Reason, c.Message)
+	cancel()
+	fmt.Println("Start:", <-done)
+	// Output:
+	// pods: 2
+	// finalizers: [apps.informerkit.io/pods]
+	// Available True ReplicasReady 2 of 2 pods
+	// Start: <nil>
+}
