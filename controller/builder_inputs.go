@@ -15,7 +15,9 @@ import (
 // IndexByControllerUID is the name of the cache index Owns adds to a child type's shared
 // informer: children by the uid of their controller owner reference (the one with
 // controller: true). Every controller that owns the type shares it; query it with
-// OwnedType.ChildrenOf or with the informer's indexer (ByIndex).
+// OwnedType.ChildrenOf, or through the Manager's client (client.ListOptions{Index:
+// IndexByControllerUID, IndexValue: uid}), which returns deep copies and waits until the
+// cache shows the client's own writes.
 const IndexByControllerUID = "informerkit.io/controller-uid"
 
 // PrimaryInput is the primary type of a Builder, made by Primary.
@@ -146,7 +148,9 @@ func (o *OwnedType[T]) Informer() *informer.Informer[T] {
 
 // ChildrenOf returns the cached children whose controller owner reference has owner's uid,
 // in no particular order. They are the informer's objects: read them, never change them
-// (deepcopy.Copy first). It fails with ErrNotBuilt before Build.
+// (deepcopy.Copy first). The cache may lag behind the controller's own creates and deletes:
+// use expectations (OwnedOptions.Expectations) or read through the Manager's client (see
+// IndexByControllerUID). It fails with ErrNotBuilt before Build.
 func (o *OwnedType[T]) ChildrenOf(owner interface{ GetUID() string }) ([]T, error) {
 	return o.ChildrenOfUID(owner.GetUID())
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/client"
 	"github.com/informerkit/informerkit/kinds"
 )
 
@@ -99,6 +100,15 @@ func TestBuilderForOwnsChildrenOf(t *testing.T) {
 	}
 	if kids, _ := children.ChildrenOfUID("uid-x"); len(kids) != 0 {
 		t.Fatalf("a plain owner reference was indexed: %v", names(kids))
+	}
+	// The same index through the Manager's client.
+	viaClient, err := client.For[*ConfigMap](m.Client()).List(context.Background(),
+		client.ListOptions{Index: IndexByControllerUID, IndexValue: a.UID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := names(viaClient); !slices.Equal(n, []string{"child-1", "child-2"}) {
+		t.Fatalf("client List by IndexByControllerUID = %v", n)
 	}
 
 	// Deleting a child enqueues its owner.
