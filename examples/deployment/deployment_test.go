@@ -2,7 +2,6 @@ package deployment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/conditions"
 	"github.com/informerkit/informerkit/controller"
+	"github.com/informerkit/informerkit/informer"
 )
 
 const timeout = 30 * time.Second
@@ -285,4 +285,36 @@ func (e *env) holder(t *testing.T) string {
 	return l.Spec.HolderIdentity
 }
 
-var _ = errors.New
+// While the Pod watch is stalled the cache shows none of the Pods the controller created; a
+// scale-up then must not create them again (expectations), and once the watch catches up
+// exactly the missing one is created.
+func TestStalledPodWatchCreatesNoDuplicates(t *testing.T) {
+	e := newEnv(t)
+	// Stall detection off: the stall must last until released.
+	e.start(t, controller.ManagerOptions{InformerOptions: informer.FactoryOptions{StallTimeout: -1}})
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if _, err := e.srv.WaitForWatches(ctx, "pods", 1); err != nil {
+		t.Fatal(err)
+	}
+	release, n, err := e.srv.StallWatches("pods", 0)
+	if err != nil || n == 0 {
+		t.Fatalf("stall: %d watches, %v", n, err)
+	}
+	defer release()
+	e.createDeployment(t, "web", 2)
+	e.waitFor(t, "2 pods created", func() bool { return e.creates() == 2 })
+	e.scale(t, "web", 3)
+	e.waitFor(t, "the scale-up reconciled", func() bool {
+		d, ok := e.deployment(t, "web")
+		return ok && d.Generation == 2 && d.Status.ObservedGeneration == 2
+	})
+	if n := e.creates(); n != 2 {
+		t.Fatalf("%d pod creations while the cache lagged, want 2", n)
+	}
+	release()
+	e.waitFor(t, "3 pods", func() bool { return e.settled(t, "web", 3) })
+	if n := e.creates(); n != 3 {
+		t.Errorf("%d pod creations, want 3", n)
+	}
+}
