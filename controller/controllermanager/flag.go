@@ -64,6 +64,9 @@ func ControllersVar(fs *flag.FlagSet, list *[]string, descs []Descriptor) {
 			off = append(off, d.Name)
 		}
 	}
+	if len(off) == 0 {
+		off = []string{"none"}
+	}
 	usage := fmt.Sprintf("Comma-separated controllers to enable: '*' enables every controller that is on by default, "+
 		"'foo' enables the controller foo, '-foo' disables it.\nKnown controllers: %s\nOff by default: %s",
 		strings.Join(names(descs), ", "), strings.Join(off, ", "))

@@ -65,7 +65,7 @@ func Setup(mgr *controller.Manager) (*controller.Controller, error) {
 	c, err := controller.NewBuilder(mgr, Name).
 		For(controller.Primary[*MiniDeployment](DeploymentGVR)).
 		Owns(r.children).
-		WithOptions(controller.Options{MaxConcurrentReconciles: Workers, MaxRetries: MaxRetries}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: Workers, MaxRetries: MaxRetries, Logger: mgr.Logger()}).
 		Build(r)
 	if err != nil {
 		return nil, err
