@@ -210,6 +210,13 @@ type queue[T comparable] struct {
 	recent     [4]uint32 // entries most recently handed out by Get (a hint for Done)
 	recentPos  uint32
 	waiters    int // goroutines waiting in Get
+	// woken counts the waiters signalled that have not run yet. Each will take an item when
+	// it runs, unless a worker that was running anyway takes it first; so an enqueue signals
+	// only when there are more queued items than woken waiters. Without this, every Add of a
+	// burst wakes a goroutine (a futex wake and a context switch on a busy machine) even when
+	// the workers already running drain the queue, and the woken ones find nothing and park
+	// again: see bench/README.md "Workqueue under contention".
+	woken      int
 	priorities bool
 
 	shuttingDown bool
@@ -432,8 +439,30 @@ func (q *queue[T]) markDirty(idx uint32, p int32) {
 		return // Done will queue it
 	}
 	q.enqueue(idx)
-	if q.waiters > 0 {
+	q.wake()
+}
+
+// wake signals a waiter for a newly queued item, unless enough woken waiters are on their way.
+func (q *queue[T]) wake() {
+	if q.waiters > q.woken && q.queued > q.woken {
+		q.woken++
 		q.cond.Signal()
+	}
+}
+
+// wakeAll wakes every waiter (shutdown, a cancelled GetWithContext).
+func (q *queue[T]) wakeAll() {
+	q.woken = q.waiters
+	q.cond.Broadcast()
+}
+
+// wait parks the caller until signalled; q.mu must be held.
+func (q *queue[T]) wait() {
+	q.waiters++
+	q.cond.Wait()
+	q.waiters--
+	if q.woken > 0 {
+		q.woken--
 	}
 }
 
@@ -495,9 +524,7 @@ func (q *queue[T]) Get() (item T, shutdown bool) {
 			q.mu.Unlock()
 			return item, true
 		}
-		q.waiters++
-		q.cond.Wait()
-		q.waiters--
+		q.wait()
 	}
 	item = q.take()
 	q.mu.Unlock()
@@ -513,7 +540,7 @@ func (q *queue[T]) GetWithContext(ctx context.Context) (item T, shutdown bool, e
 		// Wake every waiter when ctx is done; each one re-checks its own context.
 		stop := context.AfterFunc(ctx, func() {
 			q.mu.Lock()
-			q.cond.Broadcast()
+			q.wakeAll()
 			q.mu.Unlock()
 		})
 		defer stop()
@@ -527,9 +554,7 @@ func (q *queue[T]) GetWithContext(ctx context.Context) (item T, shutdown bool, e
 			q.mu.Unlock()
 			return item, false, err
 		}
-		q.waiters++
-		q.cond.Wait()
-		q.waiters--
+		q.wait()
 	}
 	item = q.take()
 	q.mu.Unlock()
@@ -560,9 +585,7 @@ func (q *queue[T]) Done(item T) {
 		}
 		if e.flags&flagDirty != 0 {
 			q.enqueue(idx)
-			if q.waiters > 0 {
-				q.cond.Signal()
-			}
+			q.wake()
 		} else if e.heapPos < 0 {
 			q.release(idx, q.hash(e.item))
 			q.maybeCompact()
@@ -646,6 +669,6 @@ func (q *queue[T]) shutDownLocked() bool {
 	if q.metrics != nil {
 		q.metrics.timer.Stop()
 	}
-	q.cond.Broadcast()
+	q.wakeAll()
 	return true
 }

@@ -3,6 +3,9 @@ package workqueue
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
@@ -513,4 +516,46 @@ func TestZeroValueOfTIsAnOrdinaryItem(t *testing.T) {
 	if item := getNow(t, q); item != 0 {
 		t.Fatalf("Get = %d", item)
 	}
+}
+
+// TestBlockedWorkersLeaveNoItemWaiting checks the wakeup accounting (queue.woken): Add and Done
+// signal a waiter only when more items are queued than waiters already woken, so a lost
+// wakeup would leave an item waiting while every worker is parked. Bursts of adds (new keys,
+// duplicates, keys being processed) race with four workers that Get and Done; whenever every
+// goroutine is blocked, nothing may be left waiting.
+func TestBlockedWorkersLeaveNoItemWaiting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New[int](Config{})
+		var handled atomic.Int64
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for {
+					item, shutdown := q.Get()
+					if shutdown {
+						return
+					}
+					handled.Add(1)
+					q.Done(item)
+				}
+			})
+		}
+		rng := rand.New(rand.NewPCG(1, 2))
+		for round := range 300 {
+			for range 1 + rng.IntN(8) {
+				q.Add(rng.IntN(12))
+			}
+			synctest.Wait()
+			if n := q.Len(); n != 0 {
+				q.ShutDown() // the waiting item wakes nobody; ShutDown lets the workers drain it and end
+				wg.Wait()
+				t.Fatalf("round %d: %d items waiting while every worker is blocked in Get", round, n)
+			}
+		}
+		q.ShutDown()
+		wg.Wait()
+		if handled.Load() == 0 {
+			t.Fatal("no item handled")
+		}
+	})
 }
