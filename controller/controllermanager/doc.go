@@ -22,8 +22,14 @@
 //	}, controllermanager.Options{Controllers: []string{"*", "replicator"}})
 //	err = r.Run(ctx)
 //
-// Every enabled controller gets a /readyz entry "controller-<name>": failing until its
-// informers have synced, and for good when a resource it needs is not served.
+// Every enabled controller gets a /readyz entry "controller-<name>": failing until the
+// informers its InitFunc created have synced (an informer another controller created first is
+// covered by the Manager's "informers" entry), and for good when a resource it needs is not
+// served.
+//
+// The pause spaces the InitFuncs, as kube-controller-manager spaces its initializers: what an
+// InitFunc does at once (discovery, reads, its own goroutines) is spread out; the controllers
+// it adds to the Manager start their workers once the shared caches have synced.
 //
 // Differences from kube-controller-manager: a controller whose InitFunc creates an informer
 // of a resource that discovery does not list (a CustomResourceDefinition not installed) makes
