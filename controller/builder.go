@@ -181,8 +181,9 @@ func (b *Builder) WithOptions(opts Options) *Builder {
 
 // Build creates the controller, binds every input to the Manager's shared informers (and
 // registers the child index of Owns), adds the controller to the Manager and returns it.
-// Call it before the Manager starts. It returns the first error of the chain, if any, and
-// then adds nothing to the Manager.
+// Call it before the Manager starts. On error (the chain's errors, joined, or the first
+// binding that failed) no controller is added; informers bound before the failure stay in
+// the Manager's factory.
 func (b *Builder) Build(r Reconciler) (*Controller, error) {
 	if b.built {
 		return nil, ErrAlreadyBuilt
