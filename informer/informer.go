@@ -319,8 +319,10 @@ func (inf *Informer[T]) Name() string { return inf.name }
 
 // SetTransform sets the function applied to every object before it is cached and handed to
 // handlers, replacing the default (DropManagedFields). nil disables transforms. It may modify
-// the object in place (the informer owns freshly decoded objects) and should be idempotent.
-// Structural sharing, unless disabled, runs after it. It fails once the informer has started.
+// the object in place (the informer owns freshly decoded objects). It runs once per object
+// received, streaming-list syncs included, so it need not be idempotent (client-go runs it
+// twice during a WatchList sync). Structural sharing, unless disabled, runs after it. It
+// fails once the informer has started.
 func (inf *Informer[T]) SetTransform(transform func(T) (T, error)) error {
 	inf.mu.Lock()
 	defer inf.mu.Unlock()
