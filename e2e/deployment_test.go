@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
@@ -220,5 +221,33 @@ func poll(t *testing.T, ctx context.Context, what string, cond func() (bool, str
 			t.Fatalf("waiting for %s: %v (last: %s)", what, ctx.Err(), last)
 		case <-time.After(100 * time.Millisecond):
 		}
+	}
+}
+
+// A controller whose initializer watches a resource the kube-apiserver does not serve (its
+// CRD not installed) makes the runner fail at once with the resource's name, instead of a
+// cache sync that would time out after CacheSyncTimeout.
+func TestRunnerMissingCRDOnKubeAPIServer(t *testing.T) {
+	c := cluster.ForTest(t)
+	mgr, err := controller.NewManager(mustConfig(t, c), controller.ManagerOptions{Logger: slog.New(slog.DiscardHandler), CacheSyncTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := apiclient.GroupVersionResource{Group: "e2e.informerkit.io", Version: "v1", Resource: "nothere"}
+	r, err := controllermanager.New(mgr, []controllermanager.Descriptor{{Name: "nothere",
+		Init: func(_ context.Context, cc controllermanager.ControllerContext) (bool, error) {
+			controller.For[*apiclient.ObjectMeta](cc.Manager, missing)
+			return true, nil
+		}}}, controllermanager.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err = r.Run(ctx)
+	var nse *controllermanager.NotServedError
+	if !errors.As(err, &nse) || nse.Resource != missing ||
+		!strings.Contains(err.Error(), "resource e2e.informerkit.io/v1/nothere is not served") {
+		t.Fatalf("Run: %v", err)
 	}
 }
