@@ -249,7 +249,8 @@ func IsEnabled(d Descriptor, list []string) bool {
 // start only now, after every InitFunc). It returns at once, without starting the manager,
 // when an InitFunc fails or when a controller's InitFunc made an informer of a resource
 // discovery does not list (a *NotServedError naming the controller, instead of a cache
-// sync that could only time out). A Runner runs once.
+// sync that could only time out). It returns nil when ctx ends, during the setup too. A
+// Runner runs once.
 func (r *Runner) Run(ctx context.Context) error {
 	r.mu.Lock()
 	if r.ran {
@@ -272,6 +273,9 @@ func (r *Runner) Run(ctx context.Context) error {
 		available[ar.GroupVersionResource] = ar
 	}
 	if err := r.initAll(ctx, available); err != nil {
+		if ctx.Err() != nil {
+			return nil // shut down while starting, as Manager.Start after ctx is done
+		}
 		return err
 	}
 	return r.mgr.Start(ctx)

@@ -367,3 +367,33 @@ func TestStartJitter(t *testing.T) {
 		}
 	})
 }
+
+// A shutdown while the controllers are being set up ends Run with nil, without setting up
+// the rest or starting the manager.
+func TestRunCancelledDuringSetup(t *testing.T) {
+	srv := apitest.NewServer()
+	defer srv.Close()
+	mgr := newManager(t, srv, slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ranB := false
+	r, err := New(mgr, []Descriptor{
+		{Name: "a", Init: func(context.Context, ControllerContext) (bool, error) { cancel(); return true, nil }},
+		{Name: "b", Init: func(context.Context, ControllerContext) (bool, error) { ranB = true; return true, nil }},
+	}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Run(ctx); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if ranB {
+		t.Error("b was set up after the shutdown")
+	}
+	if s := r.Statuses(); s[0].Status != StatusStarted || s[1].Status != StatusPending {
+		t.Errorf("statuses %+v", s)
+	}
+	if mgr.IsLeader() {
+		t.Error("the manager started")
+	}
+}
