@@ -244,13 +244,14 @@ func TestDeleteWithFinalizer(t *testing.T) {
 	})
 }
 
-// Two replicas with leader election: the standby takes over when the leader stops, and
+// Two replicas with leader election: the standby takes over when the leader stops (and
+// releases the Lease: the long lease duration keeps a loaded machine from losing it), and
 // scales the MiniDeployment it has never reconciled; no Pod is created twice.
 func TestLeaderFailover(t *testing.T) {
 	e := newEnv(t)
 	le := func(id string) controller.ManagerOptions {
 		return controller.ManagerOptions{LeaderElection: true, LeaderElectionID: Name, LeaderElectionIdentity: id,
-			LeaderElectionReleaseOnCancel: true, LeaseDuration: 2 * time.Second, RenewDeadline: time.Second, RetryPeriod: 100 * time.Millisecond}
+			LeaderElectionReleaseOnCancel: true, LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 100 * time.Millisecond}
 	}
 	stopA := e.start(t, le("a"))
 	e.waitFor(t, "a leads", func() bool { return e.holder(t) == "a" })
