@@ -390,3 +390,35 @@ func TestBuilderOwnsObservesBeforePredicates(t *testing.T) {
 	default:
 	}
 }
+
+// Watches maps another type's events to Requests; WatchesSource adds a ready-made source.
+func TestBuilderWatches(t *testing.T) {
+	srv, _ := newWidgetServer(t)
+	m := widgetManager(t, srv)
+	got := make(chan Request, 100)
+	generic := make(chan GenericEvent[*Widget], 1)
+	toWidget := EnqueueRequestsFromMapFunc(func(_ context.Context, cm *ConfigMap) []Request {
+		if w := cm.Labels["widget"]; w != "" {
+			return []Request{{Namespace: cm.Namespace, Name: w}}
+		}
+		return nil
+	})
+	_, err := NewBuilder(m, "watcher").
+		For(Primary[*Widget](widgetGVR)).
+		Watches(Watched(cmGVR, toWidget)).
+		WatchesSource(Channel(generic, EnqueueRequestForObject[*Widget]())).
+		WithOptions(Options{Logger: quiet}).
+		Build(recordingReconciler(got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, _ := startManager(t, m)
+	defer stop()
+	if _, err := srv.Create("configmaps", map[string]any{"metadata": map[string]any{"namespace": "default", "name": "cfg",
+		"labels": map[string]any{"widget": "mapped"}}}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, got, Request{Namespace: "default", Name: "mapped"}, "the mapped Request")
+	generic <- GenericEvent[*Widget]{Object: &Widget{ObjectMeta: apiclient.ObjectMeta{Namespace: "ext", Name: "poked"}}}
+	expect(t, got, Request{Namespace: "ext", Name: "poked"}, "the channel's Request")
+}
