@@ -170,6 +170,10 @@ func Parse(s string) (Selector, error) {
 	}
 	p.space()
 	if p.pos != len(p.in) {
+		if strings.HasPrefix(p.in[p.pos:], "&&") {
+			// The server's CEL tree is then an && call at the root.
+			return Selector{}, p.errorf("unsupported function \"_&&_\"; only shardRange() and || are allowed")
+		}
 		return Selector{}, p.errorf("unexpected %q", p.rest())
 	}
 	return sel, nil
@@ -247,7 +251,10 @@ func (p *parser) term(sel *Selector, depth int) error {
 		if name == "" {
 			return p.errorf("expected shardRange() call or || operator")
 		}
-		return p.errorf("unsupported function or identifier %q; only shardRange() and || are allowed", name)
+		if p.eat("(") {
+			return p.errorf("unsupported function %q; only shardRange() and || are allowed", name)
+		}
+		return p.errorf("unexpected identifier %q; expected shardRange() call or || operator", name)
 	}
 	if !p.eat("(") {
 		return p.errorf("expected '(' after shardRange")
@@ -260,21 +267,21 @@ func (p *parser) term(sel *Selector, depth int) error {
 		return p.errorf("unsupported field path %q; supported: %s, %s", field, FieldUID, FieldNamespace)
 	}
 	if !p.eat(",") {
-		return p.errorf("shardRange() requires exactly 3 arguments")
+		return p.argCount(1)
 	}
 	start, err := p.bound("hexStart")
 	if err != nil {
 		return err
 	}
 	if !p.eat(",") {
-		return p.errorf("shardRange() requires exactly 3 arguments")
+		return p.argCount(2)
 	}
 	end, err := p.bound("hexEnd")
 	if err != nil {
 		return err
 	}
 	if !p.eat(")") {
-		return p.errorf("shardRange() requires exactly 3 arguments")
+		return p.argCount(3)
 	}
 	if start == "0x10000000000000000" {
 		return p.errorf("shard range start %s must be less than end %s", start, end)
@@ -293,6 +300,35 @@ func (p *parser) term(sel *Selector, depth int) error {
 	}
 	sel.Ranges = append(sel.Ranges, r)
 	return nil
+}
+
+// argCount reports a shardRange call that does not have 3 arguments: n were read and the
+// call goes on at p.pos. It counts the remaining top-level arguments as the server does
+// (which sees the whole call), or reports a syntax error if the call does not close.
+func (p *parser) argCount(n int) error {
+	depth := 0
+	for p.space(); p.pos < len(p.in); p.pos++ {
+		switch c := p.in[p.pos]; c {
+		case '\'', '"':
+			end := strings.IndexByte(p.in[p.pos+1:], c)
+			if end < 0 {
+				return p.errorf("unterminated string literal")
+			}
+			p.pos += end + 1
+		case '(':
+			depth++
+		case ')':
+			if depth == 0 {
+				return p.errorf("shardRange() requires exactly 3 arguments, got %d", n)
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				n++
+			}
+		}
+	}
+	return p.errorf("syntax error: missing ')'")
 }
 
 func parseHex(s string) uint64 {

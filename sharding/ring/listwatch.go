@@ -3,6 +3,7 @@ package ring
 import (
 	"context"
 	"errors"
+	"reflect"
 	"sync"
 	"sync/atomic"
 
@@ -10,14 +11,14 @@ import (
 	"github.com/informerkit/informerkit/sharding"
 )
 
-// ErrRangesChanged ends a sharded watch when the member's held ranges change: the
-// reflector relists, with the new ranges.
+// ErrRangesChanged ends a sharded watch when the member's held ranges changed and the watch
+// could not move to the new ranges by itself (the list at its resourceVersion failed, e.g.
+// compacted): the reflector then relists, with the new ranges.
 var ErrRangesChanged = errors.New("ring: the member's hash ranges changed")
 
 // shardObject is what client-side filtering reads from an object.
 type shardObject interface {
 	GetUID() string
-	GetNamespace() string
 }
 
 // ShardedListerWatcher lists and watches only the objects of base whose hash the member
@@ -28,25 +29,31 @@ type shardObject interface {
 // first request it probes the server with a one-item list with a selector: a server that
 // ignores the parameter answers without metadata.shardInfo. Then the selector is not sent
 // and the objects are filtered here, before the cache: memory is still ≈ 1/N, but every
-// replica receives and decodes every object and event. Results are filtered here in both cases (cheap: one FNV hash per
-// object), so an object outside the ranges never reaches the cache.
+// replica receives and decodes every object and event. Results are filtered here in both
+// cases (one FNV hash per object), so an object outside the ranges never reaches the cache.
 //
-// When the held ranges change, the open watch ends with ErrRangesChanged, and the
-// reflector relists with the new ranges: objects of lost ranges leave the cache through the
-// relist's Replace, those of gained ranges enter it. The cost is one list of the member's
-// share per change (a simpler scheme than an extra watch per gained range). A member
-// holding nothing lists the one-hash range [0, 1) and filters it out.
+// When the held ranges change, the open watch moves to them without a relist and without
+// dropping the ranges it keeps: it sends DELETED for the objects of lost ranges, lists the
+// new ranges at exactly the resourceVersion it has delivered and sends ADDED for the
+// objects it did not have, then watches the new ranges from that resourceVersion. To know
+// the objects it delivered it keeps a key → object map (one pointer and one key per cached
+// object; the objects are the cache's). If that list fails (a compacted resourceVersion),
+// the watch ends with ErrRangesChanged and the reflector relists, after its backoff.
+// A member holding nothing lists the one-hash range [0, 1) and filters it out.
 func ShardedListerWatcher[T apiclient.Object](base apiclient.ListerWatcher[T], r *Ring) apiclient.ListerWatcher[T] {
 	if base == nil || r == nil {
 		panic("ring.ShardedListerWatcher: nil ListerWatcher or Ring")
 	}
-	return &shardedLW[T]{base: base, ring: r}
+	return &shardedLW[T]{base: base, ring: r, known: map[string]T{}}
 }
 
 type shardedLW[T apiclient.Object] struct {
 	base    apiclient.ListerWatcher[T]
 	ring    *Ring
 	support atomic.Int32 // supportUnknown, supportYes, supportNo
+
+	mu    sync.Mutex
+	known map[string]T // objects delivered (list items and watch events), by key
 }
 
 const (
@@ -54,6 +61,42 @@ const (
 	supportYes
 	supportNo
 )
+
+// nothing selects a single hash: what a member that holds nothing asks for.
+var nothing = sharding.Range{Start: 0, End: 1}
+
+func key(o apiclient.Object) string {
+	if ns := o.GetNamespace(); ns != "" {
+		return ns + "/" + o.GetName()
+	}
+	return o.GetName()
+}
+
+// share is the member's ranges at one moment: the selector to send, the matcher to filter
+// with, and the channel closed when they change.
+type share[T apiclient.Object] struct {
+	sel     sharding.Selector
+	match   func(T) bool
+	changed <-chan struct{}
+}
+
+func (s *shardedLW[T]) share() share[T] {
+	sel, ok, changed := s.ring.snapshot()
+	field := s.ring.Field()
+	if !ok {
+		return share[T]{sel: sharding.NewSelector(field, nothing), match: func(T) bool { return false }, changed: changed}
+	}
+	return share[T]{sel: sel, changed: changed, match: func(o T) bool {
+		if field == sharding.FieldNamespace {
+			return sel.Matches(o.GetNamespace())
+		}
+		so, ok := any(o).(shardObject)
+		if !ok {
+			return true // the type cannot be filtered here; the server's selection stands
+		}
+		return sel.Matches(so.GetUID())
+	}}
+}
 
 // probe learns once whether the server honours shardSelector: a one-item list with a
 // selector comes back with metadata.shardInfo only if it does. (A streaming list, the
@@ -78,24 +121,6 @@ func (s *shardedLW[T]) probe(ctx context.Context, sel sharding.Selector) (bool, 
 	return true, nil
 }
 
-// nothing selects a single hash: what a member that holds nothing asks for.
-var nothing = sharding.Range{Start: 0, End: 1}
-
-func (s *shardedLW[T]) selector() (sel sharding.Selector, match func(T) bool, changed <-chan struct{}) {
-	sel, ok, changed := s.ring.snapshot()
-	field := s.ring.Field()
-	if !ok {
-		return sharding.NewSelector(field, nothing), func(T) bool { return false }, changed
-	}
-	return sel, func(o T) bool {
-		so, ok := any(o).(shardObject)
-		if !ok {
-			return true // the type cannot be filtered here; the server's selection stands
-		}
-		return sel.MatchesObject(so.GetUID(), so.GetNamespace())
-	}, changed
-}
-
 // Supported reports whether lw, made by ShardedListerWatcher, found that the server honours
 // shard selectors (false also before its first list or watch).
 func Supported[T apiclient.Object](lw apiclient.ListerWatcher[T]) bool {
@@ -104,13 +129,30 @@ func Supported[T apiclient.Object](lw apiclient.ListerWatcher[T]) bool {
 }
 
 func (s *shardedLW[T]) List(ctx context.Context, opts apiclient.ListOptions) (*apiclient.List[T], error) {
-	sel, match, _ := s.selector()
-	supported, err := s.probe(ctx, sel)
+	sh := s.share()
+	l, err := s.list(ctx, opts, sh)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if opts.Continue == "" {
+		clear(s.known) // a new list: what it returns is what the store will hold
+	}
+	for _, o := range l.Items {
+		s.known[key(o)] = o
+	}
+	s.mu.Unlock()
+	return l, nil
+}
+
+// list lists with the share's selector (if the server honours it) and filters the items.
+func (s *shardedLW[T]) list(ctx context.Context, opts apiclient.ListOptions, sh share[T]) (*apiclient.List[T], error) {
+	supported, err := s.probe(ctx, sh.sel)
 	if err != nil {
 		return nil, err
 	}
 	if supported {
-		opts.ShardSelector = sel.String()
+		opts.ShardSelector = sh.sel.String()
 	}
 	l, err := s.base.List(ctx, opts)
 	if err != nil {
@@ -118,7 +160,7 @@ func (s *shardedLW[T]) List(ctx context.Context, opts apiclient.ListOptions) (*a
 	}
 	kept := l.Items[:0]
 	for _, o := range l.Items {
-		if match(o) {
+		if sh.match(o) {
 			kept = append(kept, o)
 		}
 	}
@@ -127,69 +169,189 @@ func (s *shardedLW[T]) List(ctx context.Context, opts apiclient.ListOptions) (*a
 	return l, nil
 }
 
-func (s *shardedLW[T]) Watch(ctx context.Context, opts apiclient.ListOptions) (apiclient.Watcher[T], error) {
-	sel, match, changed := s.selector()
-	supported, err := s.probe(ctx, sel)
+func (s *shardedLW[T]) watch(ctx context.Context, opts apiclient.ListOptions, sh share[T]) (apiclient.Watcher[T], error) {
+	supported, err := s.probe(ctx, sh.sel)
 	if err != nil {
 		return nil, err
 	}
 	if supported {
-		opts.ShardSelector = sel.String()
+		opts.ShardSelector = sh.sel.String()
 	}
-	w, err := s.base.Watch(ctx, opts)
+	return s.base.Watch(ctx, opts)
+}
+
+func (s *shardedLW[T]) Watch(ctx context.Context, opts apiclient.ListOptions) (apiclient.Watcher[T], error) {
+	sh := s.share()
+	w, err := s.watch(ctx, opts, sh)
 	if err != nil {
 		return nil, err
 	}
-	fw := &filteredWatcher[T]{inner: w, out: make(chan apiclient.Event[T]), stop: make(chan struct{})}
-	go fw.run(match, changed)
+	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+		s.mu.Lock()
+		clear(s.known) // a streaming list: its initial events are what the store will hold
+		s.mu.Unlock()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	fw := &filteredWatcher[T]{lw: s, inner: w, out: make(chan apiclient.Event[T]), cancel: cancel, opts: opts, rv: opts.ResourceVersion}
+	go fw.run(ctx, sh)
 	return fw, nil
 }
 
-// filteredWatcher forwards the events of inner that match, and ends with ErrRangesChanged
-// when the ranges change.
-type filteredWatcher[T any] struct {
-	inner    apiclient.Watcher[T]
-	out      chan apiclient.Event[T]
-	stop     chan struct{}
-	stopOnce sync.Once
+// filteredWatcher forwards the events of inner that match the member's share, and moves to
+// a new share when it changes.
+type filteredWatcher[T apiclient.Object] struct {
+	lw     *shardedLW[T]
+	inner  apiclient.Watcher[T]
+	out    chan apiclient.Event[T]
+	cancel context.CancelFunc
+	opts   apiclient.ListOptions
+	rv     string // the last resourceVersion delivered
 }
 
 func (f *filteredWatcher[T]) ResultChan() <-chan apiclient.Event[T] { return f.out }
 
-func (f *filteredWatcher[T]) Stop() {
-	f.stopOnce.Do(func() { close(f.stop) })
-	f.inner.Stop()
+func (f *filteredWatcher[T]) Stop() { f.cancel() }
+
+func (f *filteredWatcher[T]) send(ctx context.Context, ev apiclient.Event[T]) bool {
+	select {
+	case f.out <- ev:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
-func (f *filteredWatcher[T]) run(match func(T) bool, changed <-chan struct{}) {
+func (f *filteredWatcher[T]) run(ctx context.Context, sh share[T]) {
 	defer close(f.out)
-	defer f.inner.Stop()
+	defer func() { f.inner.Stop() }()
 	in := f.inner.ResultChan()
 	for {
 		select {
-		case <-f.stop:
+		case <-ctx.Done():
 			return
-		case <-changed:
-			select {
-			case f.out <- apiclient.Event[T]{Type: apiclient.Error, Err: ErrRangesChanged}:
-			case <-f.stop:
+		case <-sh.changed:
+			next, ok := f.move(ctx, sh)
+			if !ok {
+				f.send(ctx, apiclient.Event[T]{Type: apiclient.Error, Err: ErrRangesChanged})
+				return
 			}
-			return
+			sh, in = next, f.inner.ResultChan()
 		case ev, ok := <-in:
 			if !ok {
 				return
 			}
 			switch ev.Type {
 			case apiclient.Added, apiclient.Modified, apiclient.Deleted:
-				if !match(ev.Object) {
+				if !sh.match(ev.Object) {
 					continue
 				}
+				f.lw.mu.Lock()
+				if ev.Type == apiclient.Deleted {
+					delete(f.lw.known, key(ev.Object))
+				} else {
+					f.lw.known[key(ev.Object)] = ev.Object
+				}
+				f.lw.mu.Unlock()
+				f.rv = ev.Object.GetResourceVersion()
+			case apiclient.Bookmark:
+				f.rv = ev.Object.GetResourceVersion()
 			}
-			select {
-			case f.out <- ev:
-			case <-f.stop:
+			if !f.send(ctx, ev) {
 				return
 			}
 		}
 	}
+}
+
+// move takes the watch from share old to the member's current share: DELETED for the
+// objects of lost ranges, a list of the new share at exactly f.rv with ADDED for the
+// objects not delivered yet, and a watch of the new share from f.rv.
+func (f *filteredWatcher[T]) move(ctx context.Context, old share[T]) (share[T], bool) {
+	if f.rv == "" || f.rv == "0" {
+		return old, false // no exact point to list at
+	}
+	if _, ok := bookmark[T](f.rv); !ok {
+		return old, false // no way to bring the reflector back to f.rv afterwards
+	}
+	f.inner.Stop()
+	sh := f.lw.share()
+	var added []T
+	opts := apiclient.ListOptions{
+		LabelSelector: f.opts.LabelSelector, FieldSelector: f.opts.FieldSelector,
+		ResourceVersion: f.rv, ResourceVersionMatch: apiclient.ResourceVersionMatchExact, Limit: 500,
+	}
+	for {
+		l, err := f.lw.list(ctx, opts, sh)
+		if err != nil {
+			return old, false
+		}
+		f.lw.mu.Lock()
+		for _, o := range l.Items {
+			if _, ok := f.lw.known[key(o)]; !ok {
+				added = append(added, o)
+			}
+		}
+		f.lw.mu.Unlock()
+		if l.Continue == "" {
+			break
+		}
+		opts.Continue = l.Continue
+	}
+	w, err := f.lw.watch(ctx, apiclient.ListOptions{
+		LabelSelector: f.opts.LabelSelector, FieldSelector: f.opts.FieldSelector,
+		ResourceVersion: f.rv, AllowWatchBookmarks: f.opts.AllowWatchBookmarks, TimeoutSeconds: f.opts.TimeoutSeconds,
+	}, sh)
+	if err != nil {
+		return old, false
+	}
+	f.inner = w
+	// Lost objects leave the store, gained ones enter it, all at f.rv.
+	f.lw.mu.Lock()
+	var lost []T
+	for k, o := range f.lw.known {
+		if !sh.match(o) {
+			lost = append(lost, o)
+			delete(f.lw.known, k)
+		}
+	}
+	for _, o := range added {
+		f.lw.known[key(o)] = o
+	}
+	f.lw.mu.Unlock()
+	for _, o := range lost {
+		if !f.send(ctx, apiclient.Event[T]{Type: apiclient.Deleted, Object: o}) {
+			return sh, true // the caller sees ctx done next
+		}
+	}
+	for _, o := range added {
+		if !f.send(ctx, apiclient.Event[T]{Type: apiclient.Added, Object: o}) {
+			return sh, true
+		}
+	}
+	// These events carry their objects' older resourceVersions; a bookmark brings the
+	// reflector's resourceVersion back to f.rv, where the new watch starts.
+	if b, ok := bookmark[T](f.rv); ok {
+		f.send(ctx, apiclient.Event[T]{Type: apiclient.Bookmark, Object: b})
+	}
+	return sh, true
+}
+
+// bookmark returns a new T whose resourceVersion is rv, if T is a pointer to a struct with
+// an ObjectMeta (apiclient.MetaObject).
+func bookmark[T apiclient.Object](rv string) (T, bool) {
+	var zero T
+	t := reflect.TypeFor[T]()
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return zero, false
+	}
+	o, ok := reflect.New(t.Elem()).Interface().(T)
+	if !ok {
+		return zero, false
+	}
+	m, ok := any(o).(apiclient.MetaObject)
+	if !ok {
+		return zero, false
+	}
+	m.GetObjectMeta().ResourceVersion = rv
+	return o, true
 }

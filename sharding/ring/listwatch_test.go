@@ -130,10 +130,22 @@ func TestShardedInformersFollowTheRing(t *testing.T) {
 					t.Errorf("%s: Supported = %v, want %v", reps[i].name, got, gate)
 				}
 			}
-			sent := 0
+			sent, moves := 0, 0
 			for _, r := range srv.RequestsMatching(apitest.RequestFilter{Resource: "configmaps"}) {
 				if r.Query.Get("shardSelector") != "" {
 					sent++
+				}
+				if r.Query.Get("resourceVersionMatch") == "Exact" {
+					moves++
+				}
+			}
+			// The join moved the open watches (a list at their resourceVersion), no relist.
+			if moves == 0 {
+				t.Error("no watch moved to new ranges with a list at its resourceVersion")
+			}
+			for i, inf := range infs {
+				if st := inf.Stats(); st.Reflector.Lists > 1 {
+					t.Errorf("%s: %d lists, want 1 (ranges changes move the watch)", reps[i].name, st.Reflector.Lists)
 				}
 			}
 			if gate && sent == 0 {
