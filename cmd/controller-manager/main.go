@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/informerkit/informerkit/apiclient"
@@ -71,6 +72,15 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		}
 		defer srv.Close()
 		cfg = srv.Config()
+		// kubectl works against it: scale the sample, delete its Pods, watch the events.
+		dir, err := os.MkdirTemp("", "controller-manager-")
+		if err == nil {
+			defer os.RemoveAll(dir)
+			if err = srv.WriteKubeconfig(filepath.Join(dir, "kubeconfig")); err == nil {
+				log.Info("in-process API server; try: kubectl --kubeconfig " + filepath.Join(dir, "kubeconfig") +
+					" get minideployments,pods,events")
+			}
+		}
 	} else {
 		var err error
 		if cfg, err = apiclient.LoadConfigWithOptions(apiclient.LoadOptions{Kubeconfig: *kubeconfig}); err != nil {
