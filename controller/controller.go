@@ -37,7 +37,8 @@ type Options struct {
 	// (default workqueue.DefaultControllerRateLimiter: per-item exponential 5 ms..1000 s,
 	// and an overall 10 qps / burst 100 token bucket).
 	RateLimiter workqueue.RateLimiter[Request]
-	// Logger receives the controller's logs, with controller=name (default slog.Default()).
+	// Logger receives the controller's logs, with controller=name (default: the Manager's
+	// logger once added to a Manager, else slog.Default()).
 	Logger *slog.Logger
 	// CacheSyncTimeout bounds the wait for the sources to sync before the workers start
 	// (default DefaultCacheSyncTimeout); Start fails if it passes.
@@ -97,6 +98,8 @@ type Controller struct {
 	started bool
 	queue   Queue
 	running chan struct{} // closed once the workers run
+
+	defaultLogger bool // Options.Logger was nil: a Manager's Add gives its own
 }
 
 // New returns a controller named name (unique among the controllers of a Manager: it labels
@@ -120,7 +123,8 @@ func New(name string, reconciler Reconciler, opts Options) (*Controller, error) 
 	if opts.RateLimiter == nil {
 		opts.RateLimiter = workqueue.DefaultControllerRateLimiter[Request]()
 	}
-	if opts.Logger == nil {
+	defaultLogger := opts.Logger == nil
+	if defaultLogger {
 		opts.Logger = slog.Default()
 	}
 	if opts.CacheSyncTimeout <= 0 {
@@ -132,6 +136,8 @@ func New(name string, reconciler Reconciler, opts Options) (*Controller, error) 
 		opts:       opts,
 		log:        opts.Logger.With("controller", name),
 		running:    make(chan struct{}),
+
+		defaultLogger: defaultLogger,
 	}, nil
 }
 
@@ -172,9 +178,16 @@ func (c *Controller) Queue() Queue {
 }
 
 // setManagerDefaults fills the options a Manager provides (see Manager.Add).
-func (c *Controller) setManagerDefaults(m MetricsProvider, qm workqueue.MetricsProvider, drain time.Duration) {
+func (c *Controller) setManagerDefaults(m MetricsProvider, qm workqueue.MetricsProvider, drain time.Duration, log *slog.Logger) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// A controller built without a Logger logs through its manager's, as ManagerOptions.Logger
+	// promises; Add runs before Start, so no worker reads c.log yet.
+	if c.defaultLogger && log != nil {
+		c.opts.Logger = log
+		c.log = log.With("controller", c.name)
+		c.defaultLogger = false
+	}
 	if c.opts.MetricsProvider == nil {
 		c.opts.MetricsProvider = m
 	}

@@ -483,7 +483,7 @@ func (m *Manager) Add(r Runnable) error {
 		return errors.New("controller: Manager.Add after Start")
 	}
 	if c, ok := r.(*Controller); ok {
-		c.setManagerDefaults(NewMetricsProvider(m.registry), NewQueueMetricsProvider(m.registry), m.opts.GracefulShutdownTimeout)
+		c.setManagerDefaults(NewMetricsProvider(m.registry), NewQueueMetricsProvider(m.registry), m.opts.GracefulShutdownTimeout, m.log)
 		c.mu.Lock()
 		srcs := slices.Clone(c.sources)
 		c.mu.Unlock()

@@ -1,10 +1,12 @@
 package controller
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -413,5 +415,34 @@ func TestHealthzReportsFailingChecks(t *testing.T) {
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
 	if rec.Code != 500 || rec.Body.String() != "[+]ping ok\n[-]disk failed: full\nhealthz check failed\n" {
 		t.Fatalf("/healthz = %d %q", rec.Code, rec.Body.String())
+	}
+}
+
+// A controller built without a Logger logs through the Manager it is added to (as
+// ManagerOptions.Logger says); one built with a Logger keeps it.
+func TestControllersLogThroughTheManagersLogger(t *testing.T) {
+	srv := newTestServer(t)
+	var mgrOut, ownOut bytes.Buffer
+	m := newManager(t, srv, ManagerOptions{Logger: slog.New(slog.NewTextHandler(&mgrOut, nil))})
+	nop := ReconcilerFunc(func(context.Context, Request) (Result, error) { return Result{}, nil })
+	defaulted, err := New("defaulted", nop, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := New("own", nop, Options{Logger: slog.New(slog.NewTextHandler(&ownOut, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*Controller{defaulted, own} {
+		if err := m.Add(c); err != nil {
+			t.Fatal(err)
+		}
+		c.log.Info("hello")
+	}
+	if got := mgrOut.String(); !strings.Contains(got, "controller=defaulted") || strings.Contains(got, "controller=own") {
+		t.Errorf("manager's log = %q, want the defaulted controller's line only", got)
+	}
+	if got := ownOut.String(); !strings.Contains(got, "controller=own") {
+		t.Errorf("own logger's log = %q, want the own controller's line", got)
 	}
 }
