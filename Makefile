@@ -45,8 +45,9 @@ bench-compare:
 	done | tee $$out; \
 	$(GO) run ./cmd/benchtable < $$out
 
-## bench-real: informerkit's informer against client-go v0.36.3's (its defaults: protobuf,
-## WatchList) on the real kube-apiserver v1.36.3 of bin/ (built like make e2e-build), each in a
+## bench-real: informerkit's informer (JSON, and the protobuf prototype informerkit-proto)
+## against client-go v0.36.3's (its defaults: protobuf, WatchList) on the real kube-apiserver
+## v1.36.3 of bin/ (built like make e2e-build), each in a
 ## process of its own, interleaved over BENCH_REAL_ROUNDS rounds: medians and ratios of time
 ## to sync, process CPU to sync, live heap per object and events/s through a handler.
 ## BENCH_REAL_PODS=20000 for the README's figures (about 15 minutes on 2 cores).
