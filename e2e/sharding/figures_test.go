@@ -14,6 +14,8 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/controller/leaderelection"
 	"github.com/informerkit/informerkit/e2e/cluster"
+	"github.com/informerkit/informerkit/sharding"
+	"github.com/informerkit/informerkit/sharding/ring"
 )
 
 // TestShardingFigures measures, for N = 1, 2, 4 replica processes of a sharded controller
@@ -31,19 +33,26 @@ func TestShardingFigures(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("E2E_SHARD_OBJECTS")); err == nil && v > 0 {
 		objects = v
 	}
-	const work, workers = 10 * time.Millisecond, 4
+	const work, workers = 10 * time.Millisecond, 1
 	c := cluster.ForTest(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Minute)
 	defer cancel()
 	bin := buildReplica(t)
 	real := realSide(t)
+	// The writer of the burst: no client-side rate limit, so that writes outpace reconciles.
+	wcfg, err := apiclient.LoadConfigWithOptions(apiclient.LoadOptions{Kubeconfig: c.KubeconfigPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wcfg.QPS, wcfg.Burst = 5000, 5000
+	writer := newSide(t, "writer", wcfg)
 	const ns = "shard-figures"
 	nsObj := &configMap{ObjectMeta: apiclient.ObjectMeta{Name: ns}}
 	nsObj.APIVersion, nsObj.Kind = "v1", "Namespace"
 	if _, err := apiclient.NewResource[*configMap](real.c, namespacesGVR).Create(ctx, nsObj, apiclient.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	cms := real.cms.Namespace(ns)
+	cms := writer.cms.Namespace(ns)
 	parallel(t, objects, func(i int) error {
 		cm := &configMap{ObjectMeta: apiclient.ObjectMeta{Name: fmt.Sprintf("cm-%05d", i), Labels: map[string]string{"round": "0"}}}
 		cm.APIVersion, cm.Kind = "v1", "ConfigMap"
@@ -53,6 +62,7 @@ func TestShardingFigures(t *testing.T) {
 	leases := apiclient.NewResource[*leaderelection.Lease](real.c, leaderelection.LeaseGVR).Namespace(ns)
 
 	t.Logf("| N | objects cached per replica (min–max) | burst of %d changes | join | clean leave | SIGKILL | double reconciles |", objects)
+	prev := "0" // the label round every object has now
 	for _, n := range []int{1, 2, 4} {
 		ringName := fmt.Sprintf("fig-%d", n)
 		rc := newRecorder()
@@ -65,7 +75,9 @@ func TestShardingFigures(t *testing.T) {
 			ids = append(ids, id)
 		}
 		waitRingConverged(t, ctx, leases, ringName, ids)
-		caches := waitCaches(t, rc, ids, objects)
+		caches := waitCaches(t, ctx, rc, cms, ids)
+		// The start reconciles every object once; the burst begins after that backlog.
+		waitRound(t, rc, prev, objects)
 
 		// The burst: every object's label round becomes n.
 		round := strconv.Itoa(n)
@@ -82,6 +94,7 @@ func TestShardingFigures(t *testing.T) {
 		wrote := time.Since(start)
 		last := waitRound(t, rc, round, objects)
 		burst := last.Sub(start)
+		prev = round
 
 		// Join, clean leave, crash (N >= 2: someone must remain).
 		joinID := fmt.Sprintf("%s-p%d", ringName, n)
@@ -145,24 +158,37 @@ func parallel(t *testing.T, n int, f func(i int) error) {
 	}
 }
 
-// waitCaches waits until the replicas' caches add up to all objects and returns their sizes.
-func waitCaches(t *testing.T, rc *recorder, ids []string, objects int) []int {
+// waitCaches waits until each replica caches exactly its share of the objects (by the
+// assignment of ids) and returns the cache sizes.
+func waitCaches(t *testing.T, ctx context.Context, rc *recorder, cms *apiclient.Resource[*configMap], ids []string) []int {
 	t.Helper()
+	a, err := ring.Assign(ids, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := cms.List(ctx, apiclient.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{}
+	for _, o := range l.Items {
+		want[a.Owner(sharding.Hash(o.UID))]++
+	}
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		rc.mu.Lock()
 		var sizes []int
-		sum := 0
+		ok := true
 		for _, id := range ids {
 			sizes = append(sizes, rc.cache[id])
-			sum += rc.cache[id]
+			ok = ok && rc.cache[id] == want[id]
 		}
 		rc.mu.Unlock()
-		if sum == objects {
+		if ok {
 			return sizes
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("caches %v never added up to %d", sizes, objects)
+			t.Fatalf("caches %v never reached the shares %v", sizes, want)
 		}
 		tm := time.NewTimer(100 * time.Millisecond)
 		<-tm.C
