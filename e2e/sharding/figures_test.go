@@ -61,7 +61,7 @@ func TestShardingFigures(t *testing.T) {
 	})
 	leases := apiclient.NewResource[*leaderelection.Lease](real.c, leaderelection.LeaseGVR).Namespace(ns)
 
-	t.Logf("| N | objects cached per replica (min–max) | burst of %d changes | join | clean leave | SIGKILL | double reconciles |", objects)
+	t.Logf("| N | objects cached per replica (min–max) | burst of %d changes | join | clean leave | SIGKILL | double reconciles | replicas' CPU |", objects)
 	prev := "0" // the label round every object has now
 	for _, n := range []int{1, 2, 4} {
 		ringName := fmt.Sprintf("fig-%d", n)
@@ -119,12 +119,18 @@ func TestShardingFigures(t *testing.T) {
 		for _, id := range ids {
 			<-procs[id].done
 		}
+		var cpu time.Duration // of every replica process of this N, from start to exit
+		for _, p := range procs {
+			if st := p.cmd.ProcessState; st != nil {
+				cpu += st.UserTime() + st.SystemTime()
+			}
+		}
 		overlaps, _, total := rc.overlaps()
 		for _, o := range overlaps {
 			t.Error("double reconcile: " + o)
 		}
-		t.Logf("| %d | %d–%d | %v (writes %v) | %v | %v | %s | %d of %d |", n, slices.Min(caches), slices.Max(caches),
-			burst.Round(100*time.Millisecond), wrote.Round(100*time.Millisecond), join.Round(100*time.Millisecond), leave.Round(100*time.Millisecond), kill, len(overlaps), total)
+		t.Logf("| %d | %d–%d | %v (writes %v) | %v | %v | %s | %d of %d | %v |", n, slices.Min(caches), slices.Max(caches),
+			burst.Round(100*time.Millisecond), wrote.Round(100*time.Millisecond), join.Round(100*time.Millisecond), leave.Round(100*time.Millisecond), kill, len(overlaps), total, cpu.Round(100*time.Millisecond))
 	}
 }
 
