@@ -44,13 +44,13 @@ func ShardedListerWatcher[T apiclient.Object](base apiclient.ListerWatcher[T], r
 	if base == nil || r == nil {
 		panic("ring.ShardedListerWatcher: nil ListerWatcher or Ring")
 	}
-	return &shardedLW[T]{base: base, ring: r, known: map[string]T{}}
+	return &shardedLW[T]{base: base, ring: r, known: map[string]T{}, support: new(atomic.Int32)}
 }
 
 type shardedLW[T apiclient.Object] struct {
 	base    apiclient.ListerWatcher[T]
 	ring    *Ring
-	support atomic.Int32 // supportUnknown, supportYes, supportNo
+	support *atomic.Int32 // supportUnknown, supportYes, supportNo; shared with tuned copies
 
 	mu    sync.Mutex
 	known map[string]T // objects delivered (list items and watch events), by key
@@ -355,3 +355,15 @@ func bookmark[T apiclient.Object](rv string) (T, bool) {
 	m.GetObjectMeta().ResourceVersion = rv
 	return o, true
 }
+
+// WithDecodeOptions passes an informer's decoding options (skip managedFields, share strings)
+// to base when base can take them (apiclient.DecodeTunable), so sharding costs nothing there.
+func (s *shardedLW[T]) WithDecodeOptions(opts apiclient.DecodeOptions) apiclient.ListerWatcher[T] {
+	t, ok := s.base.(apiclient.DecodeTunable[T])
+	if !ok {
+		return s
+	}
+	return &shardedLW[T]{base: t.WithDecodeOptions(opts), ring: s.ring, known: map[string]T{}, support: s.support}
+}
+
+var _ apiclient.DecodeTunable[*apiclient.ObjectMeta] = (*shardedLW[*apiclient.ObjectMeta])(nil)

@@ -155,3 +155,25 @@ func TestShardedInformersFollowTheRing(t *testing.T) {
 		})
 	}
 }
+
+// TestShardedListerWatcherForwardsDecodeOptions: an informer's decoding options reach the
+// Resource under the sharded ListerWatcher (it is DecodeTunable when its base is).
+func TestShardedListerWatcherForwardsDecodeOptions(t *testing.T) {
+	srv := apitest.NewServer()
+	t.Cleanup(srv.Close)
+	rep := startReplica(t, srv, newChecker(), "solo")
+	c, err := apiclient.New(srv.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	lw := ring.ShardedListerWatcher[*configMap](apiclient.NewResource[*configMap](c, configMapsGVR), rep.ring)
+	tun, ok := lw.(apiclient.DecodeTunable[*configMap])
+	if !ok {
+		t.Fatal("the sharded ListerWatcher of a Resource is not DecodeTunable")
+	}
+	tuned := tun.WithDecodeOptions(apiclient.DecodeOptions{OmitManagedFields: true})
+	if _, ok := tuned.(apiclient.DecodeTunable[*configMap]); !ok || tuned == lw {
+		t.Fatalf("WithDecodeOptions returned %T, the same one: %v", tuned, tuned == lw)
+	}
+}
