@@ -20,9 +20,11 @@ import (
 	"github.com/informerkit/informerkit/sharding/ring"
 )
 
-// Short timings so that a test sees joins, leaves and expiries within seconds.
+// Short timings so that a test sees joins, leaves and expiries within seconds. A cut-off
+// replica must finish its reconciles (up to 250 ms here) within LeaseDuration -
+// RenewDeadline; 1.5 s leaves room for a loaded machine.
 const (
-	leaseDuration = 2 * time.Second
+	leaseDuration = 3 * time.Second
 	renewDeadline = 1500 * time.Millisecond
 	retryPeriod   = 100 * time.Millisecond
 )
