@@ -41,3 +41,8 @@ func (f *filter) shardInfo() *apiclient.ShardInfo {
 	}
 	return &apiclient.ShardInfo{Selector: f.shard.String()}
 }
+
+// onlySharded reports a filter whose only selector is a shard selector.
+func (f *filter) onlySharded() bool {
+	return f.shard != nil && f.labels.Empty() && len(f.fields) == 0
+}
