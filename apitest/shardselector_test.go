@@ -195,3 +195,27 @@ func TestShardSelectorIgnoredWithoutGate(t *testing.T) {
 		}
 	}
 }
+
+// TestShardSelectorDeleteCollection: a deletecollection with a shard selector deletes only
+// the objects in range (the kube-apiserver's DeleteCollection lists with the selector).
+func TestShardSelectorDeleteCollection(t *testing.T) {
+	e := newEnv(t)
+	uids := seedShardObjects(t, e, 40)
+	lower := sharding.NewSelector(sharding.FieldUID, sharding.Range{End: 1 << 63})
+	if err := e.cms.DeleteCollection(e.ctx, apiclient.DeleteOptions{}, apiclient.ListOptions{ShardSelector: lower.String()}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := e.cms.List(e.ctx, apiclient.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := map[string]bool{}
+	for _, o := range l.Items {
+		left[o.Name] = true
+	}
+	for name, uid := range uids {
+		if left[name] == lower.Matches(uid) {
+			t.Errorf("%s (in range: %v) left: %v", name, lower.Matches(uid), left[name])
+		}
+	}
+}
