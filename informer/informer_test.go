@@ -598,8 +598,10 @@ func TestNotServedResourceIsRetriedQuietly(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait(t, inf.Synced(), "the informer to sync once the resource is served")
-	if _, err := inf.Lister().Get("default", "w"); err != nil {
-		t.Fatal(err)
+	// A list between AddResource and Create syncs the informer empty; w then comes as an
+	// event: wait for it in the cache.
+	if err := inf.WaitUntil(ctxT(t), func() bool { _, err := inf.Lister().Get("default", "w"); return err == nil }); err != nil {
+		t.Fatalf("w not cached after the sync: %v", err)
 	}
 }
 
