@@ -359,12 +359,20 @@ func (r *Ring) read(ctx context.Context) (map[string][]sharding.Range, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.observe(l.Items, time.Now()), nil
+}
+
+// observe updates the view with the ring's Leases as read at now and returns the live
+// members other than this one with their claims. A member is live while its holder is set
+// and its Lease record has changed within its leaseDurationSeconds, measured on this
+// member's clock from when it first saw that record (as leader election judges a leader).
+// r.mu held.
+func (r *Ring) observe(leases []*leaderelection.Lease, now time.Time) map[string][]sharding.Range {
 	seen := map[string]bool{}
 	live := map[string][]sharding.Range{}
-	for _, lease := range l.Items {
+	for _, lease := range leases {
 		seen[lease.Name] = true
 		if lease.Name == r.leaseName {
 			continue
@@ -390,7 +398,7 @@ func (r *Ring) read(ctx context.Context) (map[string][]sharding.Range, error) {
 			delete(r.view, name)
 		}
 	}
-	return live, nil
+	return live
 }
 
 func leaseRecord(l *leaderelection.Lease) string {
