@@ -52,6 +52,28 @@ type childArgs struct {
 	Replay     int    // events of the burst
 	CPUProfile string // file for a CPU profile of the sync ("" for none)
 	Watch      string // informerkit's watch protocol: auto (default), chunked or websocket
+
+	StdJSON          bool   // informerkit decodes with encoding/json
+	NoSync           bool   // skip the sync phase
+	NoSharing        bool   // informerkit's structural sharing off
+	EventsCPUProfile string // file for a CPU profile of the events phase ("" for none)
+}
+
+// startEventsProfile starts the events phase's CPU profile if one is asked for; the
+// returned function stops it.
+func startEventsProfile(a childArgs) (func(), error) {
+	if a.EventsCPUProfile == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(a.EventsCPUProfile)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // childResult is what a measuring process prints, as one JSON line.
@@ -165,6 +187,9 @@ func childInformerkit[T apiclient.Object](ctx context.Context, a childArgs, kind
 	case "websocket":
 		cfg.WatchProtocol = apiclient.WatchWebSocket
 	}
+	if a.StdJSON {
+		cfg.JSONDecoder = apiclient.JSONStandard
+	}
 	c, err := apiclient.New(cfg)
 	if err != nil {
 		return res, err
@@ -176,29 +201,33 @@ func childInformerkit[T apiclient.Object](ctx context.Context, a childArgs, kind
 		lw = apiclient.NewResource[T](c, gvrOf(a.Kind))
 		replay = apiclient.NewResource[T](c, gvrOf(a.Kind))
 	}
-	base := liveHeap()
-	cpu0, t0 := cpuTime(), time.Now()
-	inf := informer.New[T](lw, informer.Options[T]{})
-	if _, err := inf.AddEventHandler(informer.ResourceEventHandlerFuncs[T]{}); err != nil {
-		return res, err
+	var cpu0 time.Duration
+	var t0 time.Time
+	if !a.NoSync {
+		base := liveHeap()
+		cpu0, t0 = cpuTime(), time.Now()
+		inf := informer.New[T](lw, informer.Options[T]{DisableSharing: a.NoSharing})
+		if _, err := inf.AddEventHandler(informer.ResourceEventHandlerFuncs[T]{}); err != nil {
+			return res, err
+		}
+		ictx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go inf.Run(ictx)
+		select {
+		case <-inf.Synced():
+		case <-ctx.Done():
+			return res, ctx.Err()
+		}
+		res.SyncSeconds = time.Since(t0).Seconds()
+		res.SyncCPUSeconds = (cpuTime() - cpu0).Seconds()
+		if n := len(inf.GetStore().List()); n != a.Expect {
+			return res, fmt.Errorf("informerkit cached %d %s, want %d", n, a.Kind, a.Expect)
+		}
+		res.HeapPerObject = float64(liveHeap()-base) / float64(a.Expect)
+		runtime.KeepAlive(inf)
+		cancel()
+		<-inf.Done()
 	}
-	ictx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go inf.Run(ictx)
-	select {
-	case <-inf.Synced():
-	case <-ctx.Done():
-		return res, ctx.Err()
-	}
-	res.SyncSeconds = time.Since(t0).Seconds()
-	res.SyncCPUSeconds = (cpuTime() - cpu0).Seconds()
-	if n := len(inf.GetStore().List()); n != a.Expect {
-		return res, fmt.Errorf("informerkit cached %d %s, want %d", n, a.Kind, a.Expect)
-	}
-	res.HeapPerObject = float64(liveHeap()-base) / float64(a.Expect)
-	runtime.KeepAlive(inf)
-	cancel()
-	<-inf.Done()
 
 	if a.ReplayFrom == "" {
 		return res, nil
@@ -210,9 +239,13 @@ func childInformerkit[T apiclient.Object](ctx context.Context, a childArgs, kind
 			close(done)
 		}
 	}
+	stopProfile, err := startEventsProfile(a)
+	if err != nil {
+		return res, err
+	}
 	cpu0, t0 = cpuTime(), time.Now()
 	rinf := informer.New[T](replayLW[T]{replay, a.ReplayFrom},
-		informer.Options[T]{WatchList: reflector.WatchListOff})
+		informer.Options[T]{WatchList: reflector.WatchListOff, DisableSharing: a.NoSharing})
 	if _, err := rinf.AddEventHandler(informer.ResourceEventHandlerFuncs[T]{
 		AddFunc:    func(T, bool) { count() },
 		UpdateFunc: func(T, T) { count() },
@@ -229,6 +262,7 @@ func childInformerkit[T apiclient.Object](ctx context.Context, a childArgs, kind
 	}
 	res.EventsSeconds = time.Since(t0).Seconds()
 	res.EventsCPUSeconds = (cpuTime() - cpu0).Seconds()
+	stopProfile()
 	res.Events = a.Replay
 	rcancel()
 	<-rinf.Done()
@@ -252,32 +286,36 @@ func childClientGo(ctx context.Context, a childArgs) (childResult, error) {
 	}
 	res.Objects = a.Expect
 
-	base := liveHeap()
-	cpu0, t0 := cpuTime(), time.Now()
-	factory := informers.NewSharedInformerFactory(cs, 0)
-	inf, err := factory.ForResource(schema.GroupVersionResource{Version: "v1", Resource: a.Kind})
-	if err != nil {
-		return res, err
-	}
-	if _, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{}); err != nil {
-		return res, err
-	}
-	ictx, cancel := context.WithCancel(ctx)
-	factory.Start(ictx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), inf.Informer().HasSynced) {
+	var cpu0 time.Duration
+	var t0 time.Time
+	if !a.NoSync {
+		base := liveHeap()
+		cpu0, t0 = cpuTime(), time.Now()
+		factory := informers.NewSharedInformerFactory(cs, 0)
+		inf, err := factory.ForResource(schema.GroupVersionResource{Version: "v1", Resource: a.Kind})
+		if err != nil {
+			return res, err
+		}
+		if _, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{}); err != nil {
+			return res, err
+		}
+		ictx, cancel := context.WithCancel(ctx)
+		factory.Start(ictx.Done())
+		if !cache.WaitForCacheSync(ctx.Done(), inf.Informer().HasSynced) {
+			cancel()
+			return res, errors.New("client-go: cache not synced")
+		}
+		res.SyncSeconds = time.Since(t0).Seconds()
+		res.SyncCPUSeconds = (cpuTime() - cpu0).Seconds()
+		if n := len(inf.Informer().GetStore().ListKeys()); n != a.Expect {
+			cancel()
+			return res, fmt.Errorf("client-go cached %d %s, want %d", n, a.Kind, a.Expect)
+		}
+		res.HeapPerObject = float64(liveHeap()-base) / float64(a.Expect)
+		runtime.KeepAlive(inf)
 		cancel()
-		return res, errors.New("client-go: cache not synced")
+		factory.Shutdown()
 	}
-	res.SyncSeconds = time.Since(t0).Seconds()
-	res.SyncCPUSeconds = (cpuTime() - cpu0).Seconds()
-	if n := len(inf.Informer().GetStore().ListKeys()); n != a.Expect {
-		cancel()
-		return res, fmt.Errorf("client-go cached %d %s, want %d", n, a.Kind, a.Expect)
-	}
-	res.HeapPerObject = float64(liveHeap()-base) / float64(a.Expect)
-	runtime.KeepAlive(inf)
-	cancel()
-	factory.Shutdown()
 
 	if a.ReplayFrom == "" {
 		return res, nil
@@ -288,6 +326,10 @@ func childClientGo(ctx context.Context, a childArgs) (childResult, error) {
 		if events.Add(1) == int64(a.Replay) {
 			close(done)
 		}
+	}
+	stopProfile, err := startEventsProfile(a)
+	if err != nil {
+		return res, err
 	}
 	cpu0, t0 = cpuTime(), time.Now()
 	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
@@ -315,6 +357,7 @@ func childClientGo(ctx context.Context, a childArgs) (childResult, error) {
 	}
 	res.EventsSeconds = time.Since(t0).Seconds()
 	res.EventsCPUSeconds = (cpuTime() - cpu0).Seconds()
+	stopProfile()
 	res.Events = a.Replay
 	return res, nil
 }

@@ -87,10 +87,35 @@ func main() {
 			break
 		}
 		_, err = fleet.Seed(ctx, cs, *pods, *cms, 8, func(s string) { fmt.Println("seeded", s) })
+	case "burst":
+		fs := flag.NewFlagSet(cmd, flag.ExitOnError)
+		kubeconfig := fs.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster")
+		n := fs.Int("n", 2000, "updates")
+		round := fs.Int("round", 0, "round number (part of the annotation's value)")
+		fs.Parse(args)
+		cfg, cerr := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+		if cerr != nil {
+			err = cerr
+			break
+		}
+		cfg.QPS, cfg.Burst = 2000, 4000
+		cs, cerr := kubernetes.NewForConfig(cfg)
+		if cerr != nil {
+			err = cerr
+			break
+		}
+		var rv string
+		if rv, err = burst(ctx, cs, *n, *round, "manual"); err == nil {
+			fmt.Println(rv)
+		}
 	case "child":
 		fs := flag.NewFlagSet(cmd, flag.ExitOnError)
 		var a childArgs
 		fs.StringVar(&a.CPUProfile, "cpuprofile", "", "write a CPU profile of the sync to this file")
+		fs.StringVar(&a.EventsCPUProfile, "events-cpuprofile", "", "write a CPU profile of the events phase to this file")
+		fs.BoolVar(&a.StdJSON, "stdjson", false, "informerkit: decode with encoding/json (Config.JSONDecoder JSONStandard)")
+		fs.BoolVar(&a.NoSync, "nosync", false, "skip the sync phase (only the events phase, for profiles and server CPU)")
+		fs.BoolVar(&a.NoSharing, "nosharing", false, "informerkit: structural sharing off")
 		fs.StringVar(&a.Watch, "watch", "auto", "informerkit's watch protocol: auto, chunked or websocket")
 		fs.StringVar(&a.Impl, "impl", "", "informerkit, informerkit-proto or client-go")
 		fs.StringVar(&a.Kind, "kind", "pods", "pods or configmaps")
