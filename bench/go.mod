@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/informerkit/informerkit v0.0.0-00010101000000-000000000000
+	go.uber.org/goleak v1.3.0
 	k8s.io/api v0.36.3
 	k8s.io/apimachinery v0.36.3
 	k8s.io/client-go v0.36.3

@@ -156,6 +156,17 @@ func (l replayLW[T]) Watch(ctx context.Context, opts apiclient.ListOptions) (api
 	return l.lw.Watch(ctx, opts)
 }
 
+// WithDecodeOptions passes the informer's decoding options (skip managedFields, shared
+// strings) to the collection under it, as the sync phase's informer gets them: without it
+// the events phase decoded every pod's managedFields only for the transform to drop them
+// (apiclient.DecodeTunable).
+func (l replayLW[T]) WithDecodeOptions(o apiclient.DecodeOptions) apiclient.ListerWatcher[T] {
+	if t, ok := l.lw.(apiclient.DecodeTunable[T]); ok {
+		return replayLW[T]{t.WithDecodeOptions(o), l.rv}
+	}
+	return l
+}
+
 func childInformerkit[T apiclient.Object](ctx context.Context, a childArgs, kind string) (childResult, error) {
 	var res childResult
 	cfg, err := apiclient.LoadConfigWithOptions(apiclient.LoadOptions{Kubeconfig: a.Kubeconfig})
