@@ -52,6 +52,11 @@ func Descriptor() controllermanager.Descriptor {
 // Setup wires the controller on mgr: MiniDeployments are its primary type; Pods it controls
 // enqueue their MiniDeployment and lower its expectations.
 func Setup(mgr *controller.Manager) (*controller.Controller, error) {
+	return setup(mgr, nil)
+}
+
+// setup wires the controller; wrap, if set, wraps the Reconciler (SetupSharded gates it).
+func setup(mgr *controller.Manager, wrap func(controller.Reconciler) controller.Reconciler) (*controller.Controller, error) {
 	if err := mgr.Kinds().Register(reflect.TypeFor[*MiniDeployment](), DeploymentKind); err != nil {
 		return nil, err
 	}
@@ -62,11 +67,15 @@ func Setup(mgr *controller.Manager) (*controller.Controller, error) {
 		recorder:     mgr.EventRecorderFor(Name),
 		mgr:          mgr,
 	}
+	var rec controller.Reconciler = r
+	if wrap != nil {
+		rec = wrap(r)
+	}
 	c, err := controller.NewBuilder(mgr, Name).
 		For(controller.Primary[*MiniDeployment](DeploymentGVR)).
 		Owns(r.children).
 		WithOptions(controller.Options{MaxConcurrentReconciles: Workers, MaxRetries: MaxRetries, Logger: mgr.Logger()}).
-		Build(r)
+		Build(rec)
 	if err != nil {
 		return nil, err
 	}

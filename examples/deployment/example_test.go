@@ -6,9 +6,12 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/examples/deployment"
+	"github.com/informerkit/informerkit/sharding"
+	"github.com/informerkit/informerkit/sharding/ring"
 )
 
 // The controller on an in-process API server: a MiniDeployment of two replicas gets two
@@ -53,5 +56,57 @@ func Example() {
 	// pods: 2
 	// finalizers: [apps.informerkit.io/pods]
 	// Available True ReplicasReady 2 of 2 pods
+	// Start: <nil>
+}
+
+// One replica of the controller sharded by namespace: alone in the ring it holds every
+// namespace; started the same way with other identities, replicas split the namespaces.
+func ExampleSetupSharded() {
+	srv := apitest.NewServer()
+	defer srv.Close()
+	_ = srv.AddResource(deployment.APITestResource)
+	cfg := srv.Config()
+	cfg.MaxRetries = -1 // the ring's Lease requests are single attempts, as leader election's
+	api, err := apiclient.New(cfg)
+	if err != nil {
+		panic(err)
+	}
+	defer api.Close()
+	rg, err := ring.New(api, "default", deployment.Name, "replica-a", ring.Options{Field: sharding.FieldNamespace,
+		LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 100 * time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		panic(err)
+	}
+	mgr, err := controller.NewManager(srv.Config(), controller.ManagerOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := deployment.SetupSharded(mgr, rg); err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+
+	_, err = srv.Create(deployment.Plural, map[string]any{"apiVersion": deployment.Group + "/" + deployment.Version, "kind": deployment.Kind,
+		"metadata": map[string]any{"namespace": "default", "name": "web"},
+		"spec": map[string]any{"replicas": 2, "template": map[string]any{
+			"spec": map[string]any{"containers": []any{map[string]any{"name": "web", "image": "nginx"}}}}}})
+	if err != nil {
+		panic(err)
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer wcancel()
+	_ = srv.WaitFor(wctx, func() bool {
+		pods, _, _ := srv.List("pods", "default")
+		return len(pods) == 2
+	})
+	pods, _, _ := srv.List("pods", "default")
+	fmt.Println("pods:", len(pods))
+	cancel() // drains the ring's work and releases its Lease
+	fmt.Println("Start:", <-done)
+	// Output:
+	// pods: 2
 	// Start: <nil>
 }
