@@ -315,8 +315,11 @@ func (s *Server) Close() {
 	}
 	s.closed = true
 	s.closeMu.Unlock()
-	s.cancel()
+	// Listeners first, as when a kube-apiserver dies: a client that sees its watch end
+	// must find the port closed, not reach a server that is halfway down and drops the
+	// new watch at once (the client would take it for a "very short" watch and relist).
 	s.httpSrv.Close()
+	s.cancel()
 	s.track.closeAndWait()
 }
 
