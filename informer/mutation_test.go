@@ -62,7 +62,12 @@ func TestDetectorCatchesAHandlerMutatingSharedLabels(t *testing.T) {
 	}
 	start(t, inf)
 	wait(t, mutated, "the handler's mutation")
-	b, _, _ := inf.GetIndexer().GetByKey("default/b")
+	// The handler may see a before b is cached: wait until the whole list is.
+	wait(t, inf.Synced(), "sync")
+	b, ok, _ := inf.GetIndexer().GetByKey("default/b")
+	if !ok {
+		t.Fatal("b not cached after the sync")
+	}
 	if b.Labels["app"] != "changed" {
 		t.Fatal("the two objects do not share their labels: the test needs structural sharing")
 	}
