@@ -430,14 +430,18 @@ func TestAPIClientCustomResourceAndDiscovery(t *testing.T) {
 		}
 	}
 
-	group := fmt.Sprintf("e2e%d.informerkit.dev", time.Now().UnixNano()%1e6)
+	suffix := time.Now().UnixNano() % 1e6
+	group := fmt.Sprintf("e2e%d.informerkit.dev", suffix)
+	// The short name is unique too: CRDs of earlier runs on the same cluster (go test -count)
+	// stay, and a short name shared by two groups resolves to either.
+	shortName := fmt.Sprintf("wdg%d", suffix)
 	crdName := "widgets." + group
 	crd := &apiclient.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
 		"metadata": map[string]any{"name": crdName},
 		"spec": map[string]any{
 			"group": group, "scope": "Namespaced",
-			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": []any{"wdg"}},
+			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": []any{shortName}},
 			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
 				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "properties": map[string]any{
 					"spec": map[string]any{"type": "object", "properties": map[string]any{
@@ -461,7 +465,7 @@ func TestAPIClientCustomResourceAndDiscovery(t *testing.T) {
 	}
 	w.Stop()
 
-	r, err := ac.ResolveResource(ctx, "wdg")
+	r, err := ac.ResolveResource(ctx, shortName)
 	if err != nil || r.Group != group || r.Resource != "widgets" || r.Kind != "Widget" || !r.Namespaced {
 		t.Fatalf("resolve the CRD by short name: %+v %v", r, err)
 	}
