@@ -21,7 +21,6 @@ import (
 	"syscall"
 
 	"github.com/informerkit/informerkit/bench/internal/fleet"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -75,13 +74,7 @@ func main() {
 		if *cms == 0 {
 			*cms = *pods / 2
 		}
-		cfg, cerr := clientcmd.BuildConfigFromFlags("", *kubeconfig)
-		if cerr != nil {
-			err = cerr
-			break
-		}
-		cfg.QPS, cfg.Burst = 2000, 4000
-		cs, cerr := kubernetes.NewForConfig(cfg)
+		cs, cerr := writerClientset(*kubeconfig)
 		if cerr != nil {
 			err = cerr
 			break
@@ -93,13 +86,7 @@ func main() {
 		n := fs.Int("n", 2000, "updates")
 		round := fs.Int("round", 0, "round number (part of the annotation's value)")
 		fs.Parse(args)
-		cfg, cerr := clientcmd.BuildConfigFromFlags("", *kubeconfig)
-		if cerr != nil {
-			err = cerr
-			break
-		}
-		cfg.QPS, cfg.Burst = 2000, 4000
-		cs, cerr := kubernetes.NewForConfig(cfg)
+		cs, cerr := writerClientset(*kubeconfig)
 		if cerr != nil {
 			err = cerr
 			break

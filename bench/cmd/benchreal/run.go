@@ -60,12 +60,7 @@ func run(ctx context.Context, a runArgs) error {
 		kubeconfig = c.KubeconfigPath
 		fmt.Fprintf(a.Out, "kube-apiserver %s up in %s\n", c.URL, time.Since(start).Round(time.Second))
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return err
-	}
-	cfg.QPS, cfg.Burst = 2000, 4000
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := writerClientset(kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -310,4 +305,15 @@ func format(v float64, unit string) string {
 		return fmt.Sprintf("%.0f/s", v)
 	}
 	return fmt.Sprint(v)
+}
+
+// writerClientset is the clientset that seeds and updates the fleet: client-side rate limits
+// far above what the server takes, so that the writes measure the server, not the limiter.
+func writerClientset(kubeconfig string) (*kubernetes.Clientset, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = 2000, 4000
+	return kubernetes.NewForConfig(cfg)
 }
