@@ -11,16 +11,17 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // ConfigMap declares the fields of a ConfigMap these tests read.
 type ConfigMap struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Data                 map[string]string `json:"data,omitempty"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Data            map[string]string `json:"data,omitempty"`
 }
 
-var configmaps = apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+var configmaps = meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 
 func newServer(t *testing.T, proto apiclient.WatchProtocol) (*apitest.Server, *apiclient.Client) {
 	t.Helper()
@@ -104,12 +105,12 @@ func TestWatchFromResourceVersionBothProtocols(t *testing.T) {
 			s, c := newServerWithOptions(t, p.proto, apitest.Options{Token: "tok", TLS: true})
 			ctx := testCtx(t)
 			cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default").WithKind("ConfigMap")
-			a, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: "a"}}, apiclient.CreateOptions{})
+			a, err := cms.Create(ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "a"}}, apiclient.CreateOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			from := a.ResourceVersion
-			if _, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: "b"}}, apiclient.CreateOptions{}); err != nil {
+			if _, err := cms.Create(ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "b"}}, apiclient.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			a.Data = map[string]string{"k": "v"}
@@ -133,7 +134,7 @@ func TestWatchFromResourceVersionBothProtocols(t *testing.T) {
 				t.Fatalf("events %v", got)
 			}
 			// A live event, then the server ends the stream: a clean close.
-			if _, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: "c"}}, apiclient.CreateOptions{}); err != nil {
+			if _, err := cms.Create(ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "c"}}, apiclient.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if ev := recv(t, w); ev.Type != apiclient.Added || ev.Object.Name != "c" {
@@ -156,7 +157,7 @@ func TestWatchCompactedResourceVersionIsExpired(t *testing.T) {
 			s, c := newServer(t, p.proto)
 			ctx := testCtx(t)
 			cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
-			a, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: "a"}}, apiclient.CreateOptions{})
+			a, err := cms.Create(ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "a"}}, apiclient.CreateOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,14 +170,14 @@ func TestWatchCompactedResourceVersionIsExpired(t *testing.T) {
 			}
 			w, err := cms.Watch(ctx, apiclient.ListOptions{ResourceVersion: a.ResourceVersion})
 			if err != nil {
-				if !apiclient.IsResourceExpired(err) {
+				if !meta.IsResourceExpired(err) {
 					t.Fatalf("watch refused with %v, want 410 Expired", err)
 				}
 				return
 			}
 			defer w.Stop()
 			ev := recv(t, w)
-			if ev.Type != apiclient.Error || !apiclient.IsResourceExpired(ev.Err) {
+			if ev.Type != apiclient.Error || !meta.IsResourceExpired(ev.Err) {
 				t.Fatalf("event %s err %v, want a 410 Expired ERROR", ev.Type, ev.Err)
 			}
 			waitClosed(t, w)
@@ -191,7 +192,7 @@ func TestWatchInitialEventsAndBookmarks(t *testing.T) {
 			ctx := testCtx(t)
 			cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
 			for _, n := range []string{"x", "y"} {
-				if _, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: n}}, apiclient.CreateOptions{}); err != nil {
+				if _, err := cms.Create(ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{Name: n}}, apiclient.CreateOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -221,7 +222,7 @@ func TestWatchInitialEventsAndBookmarks(t *testing.T) {
 			// Periodic bookmarks follow once the server has progressed past the last event
 			// the watch saw (like the watch cache): a write the watch does not match.
 			if _, err := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("kube-system").Create(ctx,
-				&ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: "elsewhere"}}, apiclient.CreateOptions{}); err != nil {
+				&ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "elsewhere"}}, apiclient.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			for {
@@ -245,7 +246,7 @@ func TestWatchAutoFallsBackWhenWebSocketIsRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: fmt.Sprint("cm", i)}}, apiclient.CreateOptions{}); err != nil {
+		if _, err := cms.Create(ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{Name: fmt.Sprint("cm", i)}}, apiclient.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		recvNamed(t, w, fmt.Sprint("cm", i))
@@ -286,7 +287,7 @@ func TestWatchCorruptAndOversizedFrames(t *testing.T) {
 					t.Fatal(err)
 				}
 				// An event proves the watch is registered before the fault is injected.
-				created, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{GenerateName: "g-"}}, apiclient.CreateOptions{})
+				created, err := cms.Create(ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{GenerateName: "g-"}}, apiclient.CreateOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -322,11 +323,11 @@ func TestRetriesAgainstServerFaults(t *testing.T) {
 	if err := s.FailRequests(apitest.VerbCreate, "configmaps", 1, 429, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	_, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: "z"}}, apiclient.CreateOptions{})
-	if !apiclient.IsTooManyRequests(err) {
+	_, err := cms.Create(ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "z"}}, apiclient.CreateOptions{})
+	if !meta.IsTooManyRequests(err) {
 		t.Fatalf("create: %v, want the 429 (writes are not retried)", err)
 	}
-	if d, ok := apiclient.RetryAfter(err); !ok || d != time.Second {
+	if d, ok := meta.RetryAfter(err); !ok || d != time.Second {
 		t.Fatalf("RetryAfter = %v %v", d, ok)
 	}
 }
@@ -336,7 +337,7 @@ func TestPagingAndConflicts(t *testing.T) {
 	ctx := testCtx(t)
 	cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
 	for i := 0; i < 23; i++ {
-		if _, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: fmt.Sprintf("cm-%02d", i), Labels: map[string]string{"set": "p"}}}, apiclient.CreateOptions{}); err != nil {
+		if _, err := cms.Create(ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{Name: fmt.Sprintf("cm-%02d", i), Labels: map[string]string{"set": "p"}}}, apiclient.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -364,22 +365,22 @@ func TestPagingAndConflicts(t *testing.T) {
 		t.Fatal(err)
 	}
 	stale.Data = map[string]string{"v": "2"}
-	if _, err := cms.Update(ctx, &stale, apiclient.UpdateOptions{}); !apiclient.IsConflict(err) {
+	if _, err := cms.Update(ctx, &stale, apiclient.UpdateOptions{}); !meta.IsConflict(err) {
 		t.Fatalf("stale update: %v, want 409 Conflict", err)
 	}
 	rv := stale.ResourceVersion
-	if err := cms.Delete(ctx, "cm-00", apiclient.DeleteOptions{Preconditions: &apiclient.Preconditions{ResourceVersion: &rv}}); !apiclient.IsConflict(err) {
+	if err := cms.Delete(ctx, "cm-00", apiclient.DeleteOptions{Preconditions: &apiclient.Preconditions{ResourceVersion: &rv}}); !meta.IsConflict(err) {
 		t.Fatalf("delete with a stale precondition: %v", err)
 	}
-	if _, err := cms.Get(ctx, "nope", apiclient.GetOptions{}); !apiclient.IsNotFound(err) {
+	if _, err := cms.Get(ctx, "nope", apiclient.GetOptions{}); !meta.IsNotFound(err) {
 		t.Fatalf("missing object: %v", err)
 	}
 	// Unstructured sees the same objects.
-	u, err := apiclient.NewResource[*apiclient.Unstructured](c, configmaps).Namespace("default").Get(ctx, "cm-00", apiclient.GetOptions{})
+	u, err := apiclient.NewResource[*meta.Unstructured](c, configmaps).Namespace("default").Get(ctx, "cm-00", apiclient.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, _, _ := apiclient.NestedString(u.Object, "data", "v"); v != "1" || u.GetKind() != "ConfigMap" {
+	if v, _, _ := meta.NestedString(u.Object, "data", "v"); v != "1" || u.GetKind() != "ConfigMap" {
 		t.Fatalf("unstructured %v", u.Object)
 	}
 }
@@ -409,7 +410,7 @@ func TestKubeconfigAgainstTLSServer(t *testing.T) {
 	c2, _ := apiclient.New(cfg)
 	defer c2.Close()
 	_, err = apiclient.NewResource[*ConfigMap](c2, configmaps).List(ctx, apiclient.ListOptions{})
-	if !apiclient.IsUnauthorized(err) {
+	if !meta.IsUnauthorized(err) {
 		t.Fatalf("wrong token: %v", err)
 	}
 }

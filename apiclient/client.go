@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/informerkit/informerkit/meta"
 	"golang.org/x/time/rate"
 )
 
@@ -326,12 +327,12 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // statusFromResponse turns a non-2xx response into a *Status: the server's own if the body
 // is a JSON Status, a synthesized one otherwise. Details.RetryAfterSeconds comes from the
 // Retry-After header when the body does not set it.
-func statusFromResponse(resp *http.Response) *Status {
+func statusFromResponse(resp *http.Response) *meta.Status {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
 	st := statusFromBody(resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	if ra, ok := parseRetryAfter(resp.Header.Get("Retry-After")); ok {
 		if st.Details == nil {
-			st.Details = &StatusDetails{}
+			st.Details = &meta.StatusDetails{}
 		}
 		if st.Details.RetryAfterSeconds == 0 {
 			st.Details.RetryAfterSeconds = ra
@@ -340,10 +341,10 @@ func statusFromResponse(resp *http.Response) *Status {
 	return st
 }
 
-func statusFromBody(code int, contentType string, body []byte) *Status {
+func statusFromBody(code int, contentType string, body []byte) *meta.Status {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '{' {
-		var st Status
+		var st meta.Status
 		if err := json.Unmarshal(trimmed, &st); err == nil && st.Kind == "Status" {
 			if st.Code == 0 {
 				st.Code = int32(code)
@@ -362,8 +363,8 @@ func statusFromBody(code int, contentType string, body []byte) *Status {
 		}
 		msg += ": " + strings.ToValidUTF8(text, "?")
 	}
-	return &Status{
-		TypeMeta: TypeMeta{APIVersion: "v1", Kind: "Status"},
+	return &meta.Status{
+		TypeMeta: meta.TypeMeta{APIVersion: "v1", Kind: "Status"},
 		Status:   "Failure",
 		Code:     int32(code),
 		Reason:   reasonForCode(code),
@@ -371,40 +372,40 @@ func statusFromBody(code int, contentType string, body []byte) *Status {
 	}
 }
 
-func reasonForCode(code int) StatusReason {
+func reasonForCode(code int) meta.StatusReason {
 	switch code {
 	case http.StatusBadRequest:
-		return StatusReasonBadRequest
+		return meta.StatusReasonBadRequest
 	case http.StatusUnauthorized:
-		return StatusReasonUnauthorized
+		return meta.StatusReasonUnauthorized
 	case http.StatusForbidden:
-		return StatusReasonForbidden
+		return meta.StatusReasonForbidden
 	case http.StatusNotFound:
-		return StatusReasonNotFound
+		return meta.StatusReasonNotFound
 	case http.StatusMethodNotAllowed:
-		return StatusReasonMethodNotAllowed
+		return meta.StatusReasonMethodNotAllowed
 	case http.StatusNotAcceptable:
-		return StatusReasonNotAcceptable
+		return meta.StatusReasonNotAcceptable
 	case http.StatusConflict:
-		return StatusReasonConflict
+		return meta.StatusReasonConflict
 	case http.StatusGone:
-		return StatusReasonGone
+		return meta.StatusReasonGone
 	case http.StatusRequestEntityTooLarge:
-		return StatusReasonRequestEntityTooLarge
+		return meta.StatusReasonRequestEntityTooLarge
 	case http.StatusUnsupportedMediaType:
-		return StatusReasonUnsupportedMediaType
+		return meta.StatusReasonUnsupportedMediaType
 	case http.StatusUnprocessableEntity:
-		return StatusReasonInvalid
+		return meta.StatusReasonInvalid
 	case http.StatusTooManyRequests:
-		return StatusReasonTooManyRequests
+		return meta.StatusReasonTooManyRequests
 	case http.StatusInternalServerError:
-		return StatusReasonInternalError
+		return meta.StatusReasonInternalError
 	case http.StatusServiceUnavailable:
-		return StatusReasonServiceUnavailable
+		return meta.StatusReasonServiceUnavailable
 	case http.StatusGatewayTimeout:
-		return StatusReasonTimeout
+		return meta.StatusReasonTimeout
 	}
-	return StatusReasonUnknown
+	return meta.StatusReasonUnknown
 }
 
 // parseRetryAfter reads a Retry-After header (seconds or an HTTP date), capped at one minute.

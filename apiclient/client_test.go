@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/informerkit/informerkit/meta"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,7 +14,7 @@ import (
 	"time"
 )
 
-var podsGVR = GroupVersionResource{Version: "v1", Resource: "pods"}
+var podsGVR = meta.GroupVersionResource{Version: "v1", Resource: "pods"}
 
 // recorder is an httptest handler that records requests and answers with canned responses.
 type recorder struct {
@@ -95,7 +96,7 @@ func TestVerbsRequests(t *testing.T) {
 		t.Errorf("List query = %q", r.Query)
 	}
 
-	in := &testPod{ObjectMeta: ObjectMeta{Name: "p", Namespace: "other"}}
+	in := &testPod{ObjectMeta: meta.ObjectMeta{Name: "p", Namespace: "other"}}
 	if _, err := NewResource[*testPod](c, podsGVR).Create(ctx, in, CreateOptions{FieldManager: "me", DryRun: []string{"All"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -160,16 +161,16 @@ func TestErrorsDecodeIntoStatus(t *testing.T) {
 	pods := NewResource[*testPod](c, podsGVR).Namespace("ns")
 	ctx := context.Background()
 	_, err := pods.Get(ctx, "missing", GetOptions{})
-	if !IsNotFound(err) || !strings.Contains(err.Error(), "not found") {
+	if !meta.IsNotFound(err) || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("Get missing: %v", err)
 	}
-	_, err = pods.Update(ctx, &testPod{ObjectMeta: ObjectMeta{Name: "conflict"}}, UpdateOptions{})
-	if !IsConflict(err) {
+	_, err = pods.Update(ctx, &testPod{ObjectMeta: meta.ObjectMeta{Name: "conflict"}}, UpdateOptions{})
+	if !meta.IsConflict(err) {
 		t.Errorf("Update conflict: %v", err)
 	}
 	_, err = pods.Get(ctx, "other", GetOptions{})
-	st, ok := AsStatus(err)
-	if !ok || !IsForbidden(err) || st.Code != 403 || st.Kind != "Status" {
+	st, ok := meta.AsStatus(err)
+	if !ok || !meta.IsForbidden(err) || st.Code != 403 || st.Kind != "Status" {
 		t.Errorf("non-JSON error: %#v", err)
 	}
 }
@@ -196,7 +197,7 @@ func TestAllPages(t *testing.T) {
 		}
 		names = append(names, p.Name)
 	}
-	if strings.Join(names, ",") != "a,b,c" || !IsResourceExpired(gotErr) {
+	if strings.Join(names, ",") != "a,b,c" || !meta.IsResourceExpired(gotErr) {
 		t.Fatalf("names %v err %v", names, gotErr)
 	}
 	if rec.count() != 3 || !strings.Contains(rec.reqs[0].Query, "limit=500") || strings.Contains(rec.reqs[1].Query, "resourceVersion") {
@@ -329,7 +330,7 @@ func TestWatchErrorEventAndBadStream(t *testing.T) {
 		t.Fatalf("first = %+v", ev)
 	}
 	ev := <-w.ResultChan()
-	if ev.Type != Error || !IsResourceExpired(ev.Err) {
+	if ev.Type != Error || !meta.IsResourceExpired(ev.Err) {
 		t.Fatalf("second = %+v", ev)
 	}
 	if _, ok := <-w.ResultChan(); ok {
@@ -357,10 +358,10 @@ func TestWatchRefusedBeforeStream(t *testing.T) {
 		writeJSON(w, 429, map[string]any{"kind": "Status", "reason": "TooManyRequests", "code": 429})
 	})
 	_, err := NewResource[*testPod](c, podsGVR).Watch(context.Background(), ListOptions{})
-	if !IsTooManyRequests(err) {
+	if !meta.IsTooManyRequests(err) {
 		t.Fatalf("err = %v", err)
 	}
-	if d, ok := RetryAfter(err); !ok || d != 3*time.Second {
+	if d, ok := meta.RetryAfter(err); !ok || d != 3*time.Second {
 		t.Fatalf("RetryAfter = %v %v", d, ok)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/informerkit/informerkit/internal/jsondec"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Sentinel errors of the watch decoder. A watch whose stream cannot be decoded delivers one
@@ -185,7 +186,7 @@ func decodeEventCompiled[T any](dec *jsondec.Decoder, frame []byte, kind string,
 		if objAt < 0 || objNull {
 			return malformed("ERROR event without an object", nil)
 		}
-		st := &Status{}
+		st := &meta.Status{}
 		if _, err := jsondec.Decode(dec, frame, objAt, st); err != nil {
 			return malformed("ERROR event object is not a Status", err)
 		}
@@ -216,10 +217,10 @@ func isObjectEvent(et EventType) bool {
 }
 
 // errorEvent is the event of an ERROR frame's Status (an empty Status becomes a 500).
-func errorEvent[T any](st *Status) Event[T] {
+func errorEvent[T any](st *meta.Status) Event[T] {
 	if st.Code == 0 && st.Reason == "" && st.Message == "" {
 		st.Code = 500
-		st.Reason = StatusReasonInternalError
+		st.Reason = meta.StatusReasonInternalError
 		st.Message = "the server sent an ERROR watch event with an empty status"
 	}
 	return Event[T]{Type: Error, Err: st}
@@ -244,7 +245,7 @@ func decodeEventStandard[T any](frame []byte, kind string, offset int64) (Event[
 		if obj == nil {
 			return Event[T]{}, &DecodeError{Err: ErrMalformedEvent, Offset: offset, Detail: "ERROR event without an object"}
 		}
-		st := &Status{}
+		st := &meta.Status{}
 		if err := json.Unmarshal(obj, st); err != nil {
 			return Event[T]{}, &DecodeError{Err: ErrMalformedEvent, Offset: offset, Detail: "ERROR event object is not a Status", Cause: err}
 		}
@@ -784,6 +785,6 @@ func (d *EventDecoder[T]) Next() (Event[T], error) {
 }
 
 // DecodeList decodes the body of a LIST response as Resource.List does.
-func DecodeList[T any](data []byte) (*List[T], error) {
-	return decodeObject[*List[T]](decoding{}, data)
+func DecodeList[T any](data []byte) (*meta.List[T], error) {
+	return decodeObject[*meta.List[T]](decoding{}, data)
 }

@@ -3,6 +3,7 @@ package apiclient
 import (
 	"errors"
 	"fmt"
+	"github.com/informerkit/informerkit/meta"
 	"io"
 	"strings"
 )
@@ -28,24 +29,24 @@ var (
 // list, or an item that does not decode into T, is a *DecodeError wrapping ErrMalformedList
 // (or ErrListItemTooLarge); the reader's own errors (other than io.EOF) are returned as is.
 // Items handed to fn before an error stay handed over: the caller decides what they mean.
-func decodeListStream[T any](r io.Reader, max int, fn func(T) error) (ListMeta, error) {
+func decodeListStream[T any](r io.Reader, max int, fn func(T) error) (meta.ListMeta, error) {
 	od := newObjectDecoder(decoding{})
 	defer od.release()
 	return decodeListStreamWith(r, max, od, fn)
 }
 
 // decodeListStreamWith is decodeListStream with the given decoder.
-func decodeListStreamWith[T any](r io.Reader, max int, od *objectDecoder, fn func(T) error) (ListMeta, error) {
+func decodeListStreamWith[T any](r io.Reader, max int, od *objectDecoder, fn func(T) error) (meta.ListMeta, error) {
 	d := listDecoder{fr: newFrameReader(r, max)}
-	var meta ListMeta
+	var lm meta.ListMeta
 	if err := d.expect('{', "the response is not a JSON object"); err != nil {
-		return meta, err
+		return lm, err
 	}
 	first := true
 	for {
 		c, err := d.peek()
 		if err != nil {
-			return meta, err
+			return lm, err
 		}
 		if c == '}' && first {
 			d.fr.start++
@@ -53,19 +54,19 @@ func decodeListStreamWith[T any](r io.Reader, max int, od *objectDecoder, fn fun
 		}
 		first = false
 		if c != '"' {
-			return meta, d.malformed(fmt.Sprintf("expected a member name, found %q", c), nil)
+			return lm, d.malformed(fmt.Sprintf("expected a member name, found %q", c), nil)
 		}
 		keyOff := d.offset()
 		raw, err := d.value("a member name")
 		if err != nil {
-			return meta, err
+			return lm, err
 		}
 		key, ok := unquote(raw[1 : len(raw)-1])
 		if !ok {
-			return meta, d.malformedAt(keyOff, "a member name is not a valid JSON string", nil)
+			return lm, d.malformedAt(keyOff, "a member name is not a valid JSON string", nil)
 		}
 		if err := d.expect(':', fmt.Sprintf("expected ':' after %q", truncate(key, 64))); err != nil {
-			return meta, err
+			return lm, err
 		}
 		// Member names match as encoding/json matches them to List's fields (exactly, or
 		// else case-insensitively), so that ListEach and List agree on every body.
@@ -74,39 +75,39 @@ func decodeListStreamWith[T any](r io.Reader, max int, od *objectDecoder, fn fun
 			off := d.offset()
 			v, err := d.value("metadata")
 			if err != nil {
-				return meta, err
+				return lm, err
 			}
-			if err := decodeInto(od, v, &meta); err != nil {
-				return meta, d.malformedAt(off, "metadata", err)
+			if err := decodeInto(od, v, &lm); err != nil {
+				return lm, d.malformedAt(off, "metadata", err)
 			}
 		case strings.EqualFold(key, "items"):
 			if err := decodeItems(&d, od, fn); err != nil {
-				return meta, err
+				return lm, err
 			}
 		default:
 			if _, err := d.value(fmt.Sprintf("member %q", truncate(key, 64))); err != nil {
-				return meta, err
+				return lm, err
 			}
 		}
 		c, err = d.peek()
 		if err != nil {
-			return meta, err
+			return lm, err
 		}
 		d.fr.start++
 		if c == '}' {
 			break
 		}
 		if c != ',' {
-			return meta, d.malformedAt(d.offset()-1, fmt.Sprintf("expected ',' or '}', found %q", c), nil)
+			return lm, d.malformedAt(d.offset()-1, fmt.Sprintf("expected ',' or '}', found %q", c), nil)
 		}
 	}
 	switch c, err := d.fr.peek(); {
 	case err == io.EOF:
-		return meta, nil
+		return lm, nil
 	case err != nil:
-		return meta, err
+		return lm, err
 	default:
-		return meta, d.malformed(fmt.Sprintf("trailing data after the list object (%q)", c), nil)
+		return lm, d.malformed(fmt.Sprintf("trailing data after the list object (%q)", c), nil)
 	}
 }
 

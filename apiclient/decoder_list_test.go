@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/informerkit/informerkit/meta"
 	"io"
 	"net/http"
 	"strings"
@@ -18,13 +19,13 @@ import (
 )
 
 // collect decodes a list body with decodeListStream and returns the names of its items.
-func collect(r io.Reader, max int) ([]string, ListMeta, error) {
+func collect(r io.Reader, max int) ([]string, meta.ListMeta, error) {
 	var names []string
-	meta, err := decodeListStream(r, max, func(p *testPod) error {
+	lm, err := decodeListStream(r, max, func(p *testPod) error {
 		names = append(names, p.Namespace+"/"+p.Name+"@"+p.ResourceVersion+" "+p.Spec.NodeName)
 		return nil
 	})
-	return names, meta, err
+	return names, lm, err
 }
 
 const podA = `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"ns","resourceVersion":"10","annotations":{"x":"has \"quotes\" and ] [ } { braces \\"}},"spec":{"nodeName":"n1"}}`
@@ -43,15 +44,15 @@ func TestDecodeListStreamMetadataBeforeOrAfterItems(t *testing.T) {
 				if chunked {
 					r = iotest.OneByteReader(r)
 				}
-				names, meta, err := collect(r, 1<<20)
+				names, lm, err := collect(r, 1<<20)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if strings.Join(names, ",") != strings.Join(want, ",") {
 					t.Fatalf("items %q, want %q", names, want)
 				}
-				if meta.ResourceVersion != "12" || meta.Continue != "c1" || meta.RemainingItemCount == nil || *meta.RemainingItemCount != 3 {
-					t.Fatalf("meta %+v", meta)
+				if lm.ResourceVersion != "12" || lm.Continue != "c1" || lm.RemainingItemCount == nil || *lm.RemainingItemCount != 3 {
+					t.Fatalf("meta %+v", lm)
 				}
 			})
 		}
@@ -175,9 +176,9 @@ func TestListEachRetries(t *testing.T) {
 		pods := NewResource[*testPod](c, podsGVR)
 		start := time.Now()
 		n := 0
-		meta, err := pods.ListEach(context.Background(), ListOptions{}, func(*testPod) error { n++; return nil })
-		if err != nil || n != 2 || meta.ResourceVersion != "7" || calls.Load() != 2 {
-			t.Fatalf("ListEach = %+v, %v with %d items after %d calls", meta, err, n, calls.Load())
+		lm, err := pods.ListEach(context.Background(), ListOptions{}, func(*testPod) error { n++; return nil })
+		if err != nil || n != 2 || lm.ResourceVersion != "7" || calls.Load() != 2 {
+			t.Fatalf("ListEach = %+v, %v with %d items after %d calls", lm, err, n, calls.Load())
 		}
 		if d := time.Since(start); d != 3*time.Second {
 			t.Fatalf("retried after %v, want the Retry-After of 3s", d)
@@ -185,14 +186,14 @@ func TestListEachRetries(t *testing.T) {
 
 		calls.Store(0)
 		_, err = pods.ListEach(context.Background(), ListOptions{DisableRetries: true}, func(*testPod) error { return nil })
-		if !IsServiceUnavailable(err) || calls.Load() != 1 {
+		if !meta.IsServiceUnavailable(err) || calls.Load() != 1 {
 			t.Fatalf("DisableRetries: %v after %d calls, want the 503 at once", err, calls.Load())
 		}
-		if d, ok := RetryAfter(err); !ok || d != 3*time.Second {
+		if d, ok := meta.RetryAfter(err); !ok || d != 3*time.Second {
 			t.Fatalf("RetryAfter = %v, %v", d, ok)
 		}
 		calls.Store(0)
-		if _, err := pods.List(context.Background(), ListOptions{DisableRetries: true}); !IsServiceUnavailable(err) || calls.Load() != 1 {
+		if _, err := pods.List(context.Background(), ListOptions{DisableRetries: true}); !meta.IsServiceUnavailable(err) || calls.Load() != 1 {
 			t.Fatalf("List DisableRetries: %v after %d calls", err, calls.Load())
 		}
 
@@ -217,15 +218,15 @@ func FuzzDecodeListStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, chunk int) {
 		run := func(r io.Reader) (string, []byte) {
 			var items [][]byte
-			meta, err := decodeListStream(r, 1<<16, func(p *testPod) error {
+			lm, err := decodeListStream(r, 1<<16, func(p *testPod) error {
 				b, _ := json.Marshal(p)
 				items = append(items, b)
 				return nil
 			})
 			out, _ := json.Marshal(struct {
-				Meta  ListMeta
+				Meta  meta.ListMeta
 				Items [][]byte
-			}{meta, items})
+			}{lm, items})
 			if err != nil {
 				return err.Error(), out
 			}
@@ -236,7 +237,7 @@ func FuzzDecodeListStream(f *testing.F) {
 		if errA != errB || !bytes.Equal(a, b) {
 			t.Fatalf("whole read: %q %s\nhalf reads: %q %s", errA, a, errB, b)
 		}
-		var l List[*testPod]
+		var l meta.List[*testPod]
 		if json.Unmarshal(data, &l) != nil || errA != "" {
 			return
 		}
@@ -251,7 +252,7 @@ func FuzzDecodeListStream(f *testing.F) {
 			items = append(items, x)
 		}
 		want, _ := json.Marshal(struct {
-			Meta  ListMeta
+			Meta  meta.ListMeta
 			Items [][]byte
 		}{l.ListMeta, items})
 		if !bytes.Equal(a, want) && strings.Count(strings.ToLower(string(data)), `"items"`) < 2 {

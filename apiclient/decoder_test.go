@@ -3,6 +3,7 @@ package apiclient
 import (
 	"bytes"
 	"errors"
+	"github.com/informerkit/informerkit/meta"
 	"io"
 	"reflect"
 	"strings"
@@ -11,9 +12,9 @@ import (
 )
 
 type testPod struct {
-	TypeMeta   `json:",inline"`
-	ObjectMeta `json:"metadata"`
-	Spec       struct {
+	meta.TypeMeta   `json:",inline"`
+	meta.ObjectMeta `json:"metadata"`
+	Spec            struct {
 		NodeName string `json:"nodeName"`
 	} `json:"spec"`
 }
@@ -173,21 +174,21 @@ func TestDecodeErrorEventStatus(t *testing.T) {
 	if ev.Type != Error || ev.Object != nil {
 		t.Fatalf("event = %+v", ev)
 	}
-	if !IsResourceExpired(ev.Err) {
-		t.Fatalf("err %v: IsResourceExpired=%v", ev.Err, IsResourceExpired(ev.Err))
+	if !meta.IsResourceExpired(ev.Err) {
+		t.Fatalf("err %v: IsResourceExpired=%v", ev.Err, meta.IsResourceExpired(ev.Err))
 	}
-	st, _ := AsStatus(ev.Err)
+	st, _ := meta.AsStatus(ev.Err)
 	if st.Code != 410 || !strings.Contains(st.Message, "too old") {
 		t.Errorf("status = %+v", st)
 	}
 }
 
 func TestDecodeEventExported(t *testing.T) {
-	ev, err := decodeEvent[*Unstructured](testDecoder(), []byte(`{"type":"ADDED","object":{"kind":"Widget","apiVersion":"x.io/v1","metadata":{"name":"w"},"spec":{"n":3}}}`), "Widget", 0)
+	ev, err := decodeEvent[*meta.Unstructured](testDecoder(), []byte(`{"type":"ADDED","object":{"kind":"Widget","apiVersion":"x.io/v1","metadata":{"name":"w"},"spec":{"n":3}}}`), "Widget", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, _, _ := NestedInt64(ev.Object.Object, "spec", "n"); n != 3 || ev.Object.GetName() != "w" {
+	if n, _, _ := meta.NestedInt64(ev.Object.Object, "spec", "n"); n != 3 || ev.Object.GetName() != "w" {
 		t.Fatalf("object = %v", ev.Object.Object)
 	}
 }

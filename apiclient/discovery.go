@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/informerkit/informerkit/meta"
 	"strings"
 	"sync"
 )
@@ -15,7 +16,7 @@ var ErrUnknownResource = errors.New("unknown resource")
 
 // APIResource describes one resource collection the server serves, from discovery.
 type APIResource struct {
-	GroupVersionResource
+	meta.GroupVersionResource
 	// Kind is the kind of the objects in the collection.
 	Kind string
 	// Namespaced is true for namespaced resources (pods), false for cluster-scoped ones
@@ -29,8 +30,8 @@ type APIResource struct {
 }
 
 // GroupVersionKind returns the group, version and kind of the resource's objects.
-func (r APIResource) GroupVersionKind() GroupVersionKind {
-	return GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
+func (r APIResource) GroupVersionKind() meta.GroupVersionKind {
+	return meta.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
 }
 
 // discoveryCache holds the resources the server serves; it is filled on first use and
@@ -108,7 +109,7 @@ func (c *Client) getJSON(ctx context.Context, path string, out any) error {
 
 func (c *Client) fetchResources(ctx context.Context) ([]APIResource, error) {
 	type job struct {
-		gv        GroupVersion
+		gv        meta.GroupVersion
 		preferred bool
 	}
 	var jobs []job
@@ -117,7 +118,7 @@ func (c *Client) fetchResources(ctx context.Context) ([]APIResource, error) {
 		return nil, err
 	}
 	for i, v := range core.Versions {
-		jobs = append(jobs, job{GroupVersion{Version: v}, i == 0})
+		jobs = append(jobs, job{meta.GroupVersion{Version: v}, i == 0})
 	}
 	var groups apiGroupListDoc
 	if err := c.getJSON(ctx, "/apis", &groups); err != nil {
@@ -128,10 +129,10 @@ func (c *Client) fetchResources(ctx context.Context) ([]APIResource, error) {
 		if pref == "" && len(g.Versions) > 0 {
 			pref = g.Versions[0].Version
 		}
-		jobs = append(jobs, job{GroupVersion{Group: g.Name, Version: pref}, true})
+		jobs = append(jobs, job{meta.GroupVersion{Group: g.Name, Version: pref}, true})
 		for _, v := range g.Versions {
 			if v.Version != pref {
-				jobs = append(jobs, job{GroupVersion{Group: g.Name, Version: v.Version}, false})
+				jobs = append(jobs, job{meta.GroupVersion{Group: g.Name, Version: v.Version}, false})
 			}
 		}
 	}
@@ -155,7 +156,7 @@ func (c *Client) fetchResources(ctx context.Context) ([]APIResource, error) {
 					continue
 				}
 				results[i] = append(results[i], APIResource{
-					GroupVersionResource: GroupVersionResource{Group: j.gv.Group, Version: j.gv.Version, Resource: r.Name},
+					GroupVersionResource: meta.GroupVersionResource{Group: j.gv.Group, Version: j.gv.Version, Resource: r.Name},
 					Kind:                 r.Kind, Namespaced: r.Namespaced, SingularName: r.SingularName,
 					ShortNames: r.ShortNames, Verbs: r.Verbs, Preferred: j.preferred,
 				})
@@ -189,7 +190,7 @@ func (c *Client) ResolveResource(ctx context.Context, name string) (APIResource,
 
 // ResolveKind finds the resource serving a kind. Group and Version may be empty to match
 // any (preferred versions first).
-func (c *Client) ResolveKind(ctx context.Context, gvk GroupVersionKind) (APIResource, error) {
+func (c *Client) ResolveKind(ctx context.Context, gvk meta.GroupVersionKind) (APIResource, error) {
 	return c.resolve(ctx, gvk.String(), func(rs []APIResource) (APIResource, bool) {
 		for _, r := range rs {
 			if r.Kind == gvk.Kind && (gvk.Group == "" || r.Group == gvk.Group) && (gvk.Version == "" || r.Version == gvk.Version) {
@@ -265,7 +266,7 @@ func nameMatches(r APIResource, n string) bool {
 
 // ResourceFor resolves name through discovery (see Client.ResolveResource) and returns a
 // Resource[T] for it that checks the kind of watched objects, with the discovered facts.
-func ResourceFor[T Object](ctx context.Context, c *Client, name string) (*Resource[T], APIResource, error) {
+func ResourceFor[T meta.Object](ctx context.Context, c *Client, name string) (*Resource[T], APIResource, error) {
 	r, err := c.ResolveResource(ctx, name)
 	if err != nil {
 		return nil, APIResource{}, err

@@ -3,6 +3,7 @@ package apiclient
 import (
 	"context"
 	"errors"
+	"github.com/informerkit/informerkit/meta"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -60,18 +61,18 @@ func TestDiscoveryResolve(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
 		name string
-		want GroupVersionResource
+		want meta.GroupVersionResource
 		ns   bool
 	}{
-		{"configmaps", GroupVersionResource{"", "v1", "configmaps"}, true},
-		{"cm", GroupVersionResource{"", "v1", "configmaps"}, true},
-		{"ConfigMap", GroupVersionResource{"", "v1", "configmaps"}, true},
-		{"deploy", GroupVersionResource{"apps", "v1", "deployments"}, true},
-		{"deployments.apps", GroupVersionResource{"apps", "v1", "deployments"}, true},
-		{"deployment.v1.apps", GroupVersionResource{"apps", "v1", "deployments"}, true},
-		{"events", GroupVersionResource{"", "v1", "events"}, true},
-		{"events.events.k8s.io", GroupVersionResource{"events.k8s.io", "v1", "events"}, true},
-		{"ns", GroupVersionResource{"", "v1", "namespaces"}, false},
+		{"configmaps", meta.GroupVersionResource{Group: "", Version: "v1", Resource: "configmaps"}, true},
+		{"cm", meta.GroupVersionResource{Group: "", Version: "v1", Resource: "configmaps"}, true},
+		{"ConfigMap", meta.GroupVersionResource{Group: "", Version: "v1", Resource: "configmaps"}, true},
+		{"deploy", meta.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, true},
+		{"deployments.apps", meta.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, true},
+		{"deployment.v1.apps", meta.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, true},
+		{"events", meta.GroupVersionResource{Group: "", Version: "v1", Resource: "events"}, true},
+		{"events.events.k8s.io", meta.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}, true},
+		{"ns", meta.GroupVersionResource{Group: "", Version: "v1", Resource: "namespaces"}, false},
 	}
 	for _, c2 := range cases {
 		r, err := c.ResolveResource(ctx, c2.name)
@@ -92,17 +93,17 @@ func TestDiscoveryResolve(t *testing.T) {
 	if r, err := c.ResolveResource(ctx, "ct.v1beta1.stable.example.com"); err != nil || r.Version != "v1beta1" || r.Preferred {
 		t.Fatalf("CRD v1beta1: %+v, %v", r, err)
 	}
-	if r, err := c.ResolveKind(ctx, GroupVersionKind{Kind: "Event"}); err != nil || r.Group != "" {
+	if r, err := c.ResolveKind(ctx, meta.GroupVersionKind{Kind: "Event"}); err != nil || r.Group != "" {
 		t.Fatalf("kind Event: %+v %v", r, err)
 	}
-	if r, err := c.ResolveKind(ctx, GroupVersionKind{Group: "events.k8s.io", Kind: "Event"}); err != nil || r.Group != "events.k8s.io" {
+	if r, err := c.ResolveKind(ctx, meta.GroupVersionKind{Group: "events.k8s.io", Kind: "Event"}); err != nil || r.Group != "events.k8s.io" {
 		t.Fatalf("kind events.k8s.io Event: %+v %v", r, err)
 	}
 	_, err = c.ResolveResource(ctx, "nothings")
 	if !errors.Is(err, ErrUnknownResource) {
 		t.Fatalf("unknown: %v", err)
 	}
-	res, _, err := ResourceFor[*Unstructured](ctx, c, "deploy")
+	res, _, err := ResourceFor[*meta.Unstructured](ctx, c, "deploy")
 	if err != nil || res.GroupVersionResource().Resource != "deployments" || res.kind != "Deployment" {
 		t.Fatalf("ResourceFor: %v", err)
 	}

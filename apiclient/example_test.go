@@ -9,14 +9,15 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Pod declares only what a controller reads; everything else in the server's JSON is
 // skipped while decoding.
 type Pod struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Spec                 struct {
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Spec            struct {
 		NodeName string `json:"nodeName"`
 	} `json:"spec"`
 }
@@ -31,7 +32,7 @@ func ExampleLoadConfig() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	pods := apiclient.NewResource[*Pod](c, apiclient.GroupVersionResource{Version: "v1", Resource: "pods"}).Namespace(cfg.Namespace)
+	pods := apiclient.NewResource[*Pod](c, meta.GroupVersionResource{Version: "v1", Resource: "pods"}).Namespace(cfg.Namespace)
 	for pod, err := range pods.All(context.Background(), apiclient.ListOptions{}) {
 		if err != nil {
 			log.Fatal(err)
@@ -50,9 +51,9 @@ func ExampleNewResource() {
 	}
 	defer c.Close()
 	ctx := context.Background()
-	cms := apiclient.NewResource[*ConfigMap](c, apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("default")
+	cms := apiclient.NewResource[*ConfigMap](c, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("default")
 
-	created, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: "settings"}, Data: map[string]string{"mode": "fast"}}, apiclient.CreateOptions{})
+	created, err := cms.Create(ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "settings"}, Data: map[string]string{"mode": "fast"}}, apiclient.CreateOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func ExampleNewResource() {
 	fmt.Println(ev.Type, ev.Object.Name, ev.Object.Data["mode"])
 
 	_, err = cms.Update(ctx, created, apiclient.UpdateOptions{}) // created's resourceVersion is stale now
-	fmt.Println("conflict:", apiclient.IsConflict(err))
+	fmt.Println("conflict:", meta.IsConflict(err))
 	// Output:
 	// MODIFIED settings safe
 	// conflict: true
@@ -91,7 +92,7 @@ func ExampleNewEventDecoder() {
 		}
 		switch ev.Type {
 		case apiclient.Error:
-			fmt.Println("error; relist:", apiclient.IsResourceExpired(ev.Err))
+			fmt.Println("error; relist:", meta.IsResourceExpired(ev.Err))
 		default:
 			fmt.Println(ev.Type, ev.Object.ResourceVersion)
 		}
@@ -110,22 +111,22 @@ func ExampleResourceFor() {
 	c, _ := apiclient.New(srv.Config())
 	defer c.Close()
 	ctx := context.Background()
-	cms, info, err := apiclient.ResourceFor[*apiclient.Unstructured](ctx, c, "cm")
+	cms, info, err := apiclient.ResourceFor[*meta.Unstructured](ctx, c, "cm")
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(info.GroupVersionResource, info.Kind, info.Namespaced)
 
-	u := &apiclient.Unstructured{Object: map[string]any{}}
+	u := &meta.Unstructured{Object: map[string]any{}}
 	u.SetAPIVersion("v1")
 	u.SetKind("ConfigMap")
 	u.SetName("dyn")
-	_ = apiclient.SetNestedField(u.Object, "on", "data", "feature")
+	_ = meta.SetNestedField(u.Object, "on", "data", "feature")
 	out, err := cms.Namespace("default").Create(ctx, u, apiclient.CreateOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	v, _, _ := apiclient.NestedString(out.Object, "data", "feature")
+	v, _, _ := meta.NestedString(out.Object, "data", "feature")
 	fmt.Println(out.GetName(), v)
 	// Output:
 	// configmaps.v1 ConfigMap true

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/informerkit/informerkit/meta"
 	"os"
 	"os/exec"
 	"strings"
@@ -61,10 +62,10 @@ type execCluster struct {
 }
 
 type execCredentialStatus struct {
-	ExpirationTimestamp   *Time  `json:"expirationTimestamp,omitempty"`
-	Token                 string `json:"token,omitempty"`
-	ClientCertificateData string `json:"clientCertificateData,omitempty"`
-	ClientKeyData         string `json:"clientKeyData,omitempty"`
+	ExpirationTimestamp   *meta.Time `json:"expirationTimestamp,omitempty"`
+	Token                 string     `json:"token,omitempty"`
+	ClientCertificateData string     `json:"clientCertificateData,omitempty"`
+	ClientKeyData         string     `json:"clientKeyData,omitempty"`
 }
 
 func newExecProvider(cfg *Config) (*execProvider, error) {

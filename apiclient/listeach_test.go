@@ -10,6 +10,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // ListEach hands out exactly what List returns, page by page, with the same metadata.
@@ -32,12 +33,12 @@ func TestListEachAgreesWithList(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []*ConfigMap
-			meta, err := cms.ListEach(ctx, opts, func(cm *ConfigMap) error { got = append(got, cm); return nil })
+			lm, err := cms.ListEach(ctx, opts, func(cm *ConfigMap) error { got = append(got, cm); return nil })
 			if err != nil {
 				t.Fatal(err)
 			}
-			if meta.ResourceVersion != page.ResourceVersion || meta.Continue != page.Continue {
-				t.Fatalf("%+v: ListEach metadata %+v, List %+v", opts, meta, page.ListMeta)
+			if lm.ResourceVersion != page.ResourceVersion || lm.Continue != page.Continue {
+				t.Fatalf("%+v: ListEach metadata %+v, List %+v", opts, lm, page.ListMeta)
 			}
 			if len(got) != len(page.Items) {
 				t.Fatalf("%+v: ListEach %d items, List %d", opts, len(got), len(page.Items))
@@ -62,7 +63,7 @@ func TestDisableRetriesAgainstServerFaults(t *testing.T) {
 	s, c := newServer(t, apiclient.WatchChunked)
 	ctx := testCtx(t)
 	cms := apiclient.NewResource[*ConfigMap](c, configmaps)
-	cm, err := cms.Create(ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: "a", Namespace: "default"}}, apiclient.CreateOptions{})
+	cm, err := cms.Create(ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "a", Namespace: "default"}}, apiclient.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestDisableRetriesAgainstServerFaults(t *testing.T) {
 			if err := s.FailRequests(tc.verb, "configmaps", 1, http.StatusInternalServerError, 0); err != nil {
 				t.Fatal(err)
 			}
-			if err := tc.do(true); !apiclient.IsInternalError(err) {
+			if err := tc.do(true); !meta.IsInternalError(err) {
 				t.Fatalf("err = %v, want the 500", err)
 			}
 			if n := len(s.RequestsMatching(apitest.RequestFilter{Verb: tc.verb, After: seq})); n != 1 {

@@ -1,13 +1,14 @@
 package apiclient
 
 import (
+	"github.com/informerkit/informerkit/meta"
 	"net/url"
 	"strings"
 )
 
 // groupVersionPath returns the API root of a group version: "/api/v1" for the core group,
 // "/apis/<group>/<version>" otherwise.
-func groupVersionPath(gv GroupVersion) string {
+func groupVersionPath(gv meta.GroupVersion) string {
 	if gv.Group == "" {
 		return "/api/" + gv.Version
 	}
@@ -21,7 +22,7 @@ func groupVersionPath(gv GroupVersion) string {
 //	resourcePath(gvr, "ns", "web", "status")  /apis/apps/v1/namespaces/ns/deployments/web/status
 //
 // Segments are path-escaped. A cluster-scoped resource is addressed with namespace "".
-func resourcePath(gvr GroupVersionResource, namespace, name string, subresources ...string) string {
+func resourcePath(gvr meta.GroupVersionResource, namespace, name string, subresources ...string) string {
 	var b strings.Builder
 	b.Grow(64)
 	b.WriteString(groupVersionPath(gvr.GroupVersion()))

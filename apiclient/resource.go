@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/informerkit/informerkit/meta"
 	"iter"
 	"net/http"
 	"net/url"
@@ -16,19 +17,19 @@ import (
 // T = *Unstructured, of its dynamic client. T is usually a pointer to a user struct that
 // embeds TypeMeta and ObjectMeta; only its declared fields are decoded. A *Resource[T] is
 // a ListerWatcher[T] and is safe for concurrent use; Namespace and WithKind return copies.
-type Resource[T Object] struct {
+type Resource[T meta.Object] struct {
 	c         *Client
-	gvr       GroupVersionResource
+	gvr       meta.GroupVersionResource
 	namespace string
 	kind      string
 	decode    DecodeOptions
 }
 
-var _ ListerWatcher[*ObjectMeta] = (*Resource[*ObjectMeta])(nil)
+var _ ListerWatcher[*meta.ObjectMeta] = (*Resource[*meta.ObjectMeta])(nil)
 
 // NewResource returns a client for the collection gvr (all namespaces, or cluster-scoped,
 // until Namespace is called).
-func NewResource[T Object](c *Client, gvr GroupVersionResource) *Resource[T] {
+func NewResource[T meta.Object](c *Client, gvr meta.GroupVersionResource) *Resource[T] {
 	return &Resource[T]{c: c, gvr: gvr}
 }
 
@@ -62,12 +63,12 @@ type DecodeTunable[T any] interface {
 	WithDecodeOptions(DecodeOptions) ListerWatcher[T]
 }
 
-var _ DecodeTunable[*ObjectMeta] = (*Resource[*ObjectMeta])(nil)
+var _ DecodeTunable[*meta.ObjectMeta] = (*Resource[*meta.ObjectMeta])(nil)
 
 func (r *Resource[T]) decoding() decoding { return decoding{decoder: r.c.jsonDecoder, opts: r.decode} }
 
 // GroupVersionResource returns the collection r addresses.
-func (r *Resource[T]) GroupVersionResource() GroupVersionResource { return r.gvr }
+func (r *Resource[T]) GroupVersionResource() meta.GroupVersionResource { return r.gvr }
 
 // Client returns the client r sends requests through.
 func (r *Resource[T]) Client() *Client { return r.c }
@@ -209,14 +210,14 @@ func (r *Resource[T]) Get(ctx context.Context, name string, opts GetOptions) (T,
 
 // List returns one page of the collection (opts.Limit and opts.Continue page it; the last
 // page has an empty Continue). An expired continue token is a 410 (IsResourceExpired).
-func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*List[T], error) {
+func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*meta.List[T], error) {
 	body, err := r.c.do(ctx, Request{Method: http.MethodGet, Path: r.path(r.namespace, ""), Query: opts.Query(false), DisableRetries: opts.DisableRetries})
 	if err != nil {
 		return nil, err
 	}
 	dc := r.decoding()
 	dc.list = true
-	return decodeObject[*List[T]](dc, body)
+	return decodeObject[*meta.List[T]](dc, body)
 }
 
 // ListEach lists one page of the collection exactly like List, but decodes the response's
@@ -237,7 +238,7 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*List[T], err
 //
 // It implements the reflector's StreamingLister: with an incremental store, a relist never
 // holds the whole list in memory.
-func (r *Resource[T]) ListEach(ctx context.Context, opts ListOptions, fn func(T) error) (ListMeta, error) {
+func (r *Resource[T]) ListEach(ctx context.Context, opts ListOptions, fn func(T) error) (meta.ListMeta, error) {
 	return listEach(ctx, r.c, r.decoding(), r.path(r.namespace, ""), opts, fn)
 }
 
@@ -369,9 +370,9 @@ func (r *Resource[T]) Delete(ctx context.Context, name string, opts DeleteOption
 		return errors.New("apiclient: Delete: empty name")
 	}
 	body := struct {
-		TypeMeta
+		meta.TypeMeta
 		DeleteOptions
-	}{TypeMeta{APIVersion: "v1", Kind: "DeleteOptions"}, opts}
+	}{meta.TypeMeta{APIVersion: "v1", Kind: "DeleteOptions"}, opts}
 	data, err := json.Marshal(body)
 	if err != nil {
 		return err
@@ -383,9 +384,9 @@ func (r *Resource[T]) Delete(ctx context.Context, name string, opts DeleteOption
 // DeleteCollection deletes every object matching opts' selectors in r's namespace.
 func (r *Resource[T]) DeleteCollection(ctx context.Context, del DeleteOptions, opts ListOptions) error {
 	body := struct {
-		TypeMeta
+		meta.TypeMeta
 		DeleteOptions
-	}{TypeMeta{APIVersion: "v1", Kind: "DeleteOptions"}, del}
+	}{meta.TypeMeta{APIVersion: "v1", Kind: "DeleteOptions"}, del}
 	data, err := json.Marshal(body)
 	if err != nil {
 		return err

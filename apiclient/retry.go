@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/informerkit/informerkit/meta"
 	"io"
 	"net/http"
 	"time"
@@ -118,15 +119,15 @@ func (t tagReads) Read(p []byte) (int, error) {
 }
 
 // listEach is Resource.ListEach for a path and query.
-func listEach[T any](ctx context.Context, c *Client, dc decoding, path string, opts ListOptions, fn func(T) error) (ListMeta, error) {
-	var meta ListMeta
+func listEach[T any](ctx context.Context, c *Client, dc decoding, path string, opts ListOptions, fn func(T) error) (meta.ListMeta, error) {
+	var lm meta.ListMeta
 	var fnErr error
 	req := Request{Method: http.MethodGet, Path: path, Query: opts.Query(false), DisableRetries: opts.DisableRetries}
 	od := newObjectDecoder(dc)
 	defer od.release()
 	err := c.doStream(ctx, req, func(body io.Reader) error {
 		var err error
-		meta, err = decodeListStreamWith(tagReads{body}, c.maxEventSize, od, func(item T) error {
+		lm, err = decodeListStreamWith(tagReads{body}, c.maxEventSize, od, func(item T) error {
 			if err := fn(item); err != nil {
 				fnErr = err
 				return err
@@ -137,12 +138,12 @@ func listEach[T any](ctx context.Context, c *Client, dc decoding, path string, o
 	})
 	switch {
 	case err == nil:
-		return meta, nil
+		return lm, nil
 	case fnErr != nil && err == fnErr:
-		return meta, err
+		return lm, err
 	}
 	if re := (*readError)(nil); errors.As(err, &re) {
-		return meta, fmt.Errorf("apiclient: GET %s: reading response: %w", path, re.err)
+		return lm, fmt.Errorf("apiclient: GET %s: reading response: %w", path, re.err)
 	}
-	return meta, err
+	return lm, err
 }

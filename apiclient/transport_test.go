@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/informerkit/informerkit/meta"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -79,14 +80,14 @@ func TestRetriesBoundedAndOnlyIdempotent(t *testing.T) {
 		c, _ := New(cfg)
 		pods := NewResource[*testPod](c, podsGVR).Namespace("ns")
 		_, err := pods.Get(context.Background(), "p", GetOptions{})
-		if !IsServiceUnavailable(err) || calls.Load() != 4 {
+		if !meta.IsServiceUnavailable(err) || calls.Load() != 4 {
 			t.Fatalf("err %v after %d calls, want 503 after 1+3", err, calls.Load())
 		}
-		if d, ok := RetryAfter(err); !ok || d != 2*time.Second {
+		if d, ok := meta.RetryAfter(err); !ok || d != 2*time.Second {
 			t.Errorf("RetryAfter = %v, %v", d, ok)
 		}
 		calls.Store(0)
-		if _, err := pods.Create(context.Background(), &testPod{}, CreateOptions{}); !IsServiceUnavailable(err) || calls.Load() != 1 {
+		if _, err := pods.Create(context.Background(), &testPod{}, CreateOptions{}); !meta.IsServiceUnavailable(err) || calls.Load() != 1 {
 			t.Fatalf("POST: err %v after %d calls, want no retry", err, calls.Load())
 		}
 		// No Retry-After: exponential back-off, still bounded, and the context ends it.
@@ -105,7 +106,7 @@ func TestRetriesBoundedAndOnlyIdempotent(t *testing.T) {
 			calls.Add(1)
 			http.Error(w, "nope", 404)
 		})})
-		if _, err := NewResource[*testPod](c3, podsGVR).Get(context.Background(), "p", GetOptions{}); !IsNotFound(err) || calls.Load() != 1 {
+		if _, err := NewResource[*testPod](c3, podsGVR).Get(context.Background(), "p", GetOptions{}); !meta.IsNotFound(err) || calls.Load() != 1 {
 			t.Fatalf("404: %v after %d calls", err, calls.Load())
 		}
 	})
@@ -238,7 +239,7 @@ func TestTokenFileRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, path, "old1")
-	if err := do(); err == nil || !IsUnauthorized(err) {
+	if err := do(); err == nil || !meta.IsUnauthorized(err) {
 		t.Fatalf("rejected token: %v", err)
 	}
 	// Same size and modification time: only the 401 makes the client re-read the file.

@@ -2,6 +2,7 @@ package apiclient
 
 import (
 	"context"
+	"github.com/informerkit/informerkit/meta"
 	"net/url"
 	"strconv"
 )
@@ -123,19 +124,12 @@ func (o ListOptions) Query(watch bool) url.Values {
 	return q
 }
 
-// List is a page of a LIST response.
-type List[T any] struct {
-	TypeMeta
-	ListMeta `json:"metadata"`
-	Items    []T `json:"items"`
-}
-
 // ListerWatcher lists and watches one collection (a resource, optionally in one namespace
 // and filtered by selectors). The reflector drives it; apiclient provides one per resource,
 // and tests may provide their own.
 type ListerWatcher[T any] interface {
 	// List returns one page (opts.Limit, opts.Continue) of the collection.
-	List(ctx context.Context, opts ListOptions) (*List[T], error)
+	List(ctx context.Context, opts ListOptions) (*meta.List[T], error)
 	// Watch opens a watch; it ends when ctx is done or the returned Watcher is stopped.
 	Watch(ctx context.Context, opts ListOptions) (Watcher[T], error)
 }

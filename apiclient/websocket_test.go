@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gorilla/websocket"
+	"github.com/informerkit/informerkit/meta"
 )
 
 var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
@@ -146,7 +147,7 @@ func TestWatchWebSocketAPIErrorIsNotARefusal(t *testing.T) {
 		writeJSON(w, 403, map[string]any{"kind": "Status", "reason": "Forbidden", "code": 403, "message": "no"})
 	})
 	c.watchProtocol = WatchAuto
-	if _, err := NewResource[*testPod](c, podsGVR).Watch(context.Background(), ListOptions{}); !IsForbidden(err) {
+	if _, err := NewResource[*testPod](c, podsGVR).Watch(context.Background(), ListOptions{}); !meta.IsForbidden(err) {
 		t.Fatalf("err %v", err)
 	}
 	if rec.count() != 1 || c.wsRefused.Load() {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/internal/ssa"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Server-side apply (application/apply-patch+yaml): the configuration is merged into the
@@ -15,7 +16,7 @@ import (
 // updated as any write is (defaults, strategy, validation).
 
 // validatePatchOptions checks the PatchOptions of a patch of type pt.
-func validatePatchOptions(pt apiclient.PatchType, wo writeOptions) *apiclient.Status {
+func validatePatchOptions(pt apiclient.PatchType, wo writeOptions) *meta.Status {
 	var errs []fieldError
 	if pt == apiclient.ApplyPatchType {
 		if wo.fieldManagerParam == "" {
@@ -32,7 +33,7 @@ func validatePatchOptions(pt apiclient.PatchType, wo writeOptions) *apiclient.St
 
 // applyLocked serves an apply of body to ns/name through mode's endpoint. created reports
 // that the apply created the object.
-func (s *Server) applyLocked(r *resource, ns, name string, body []byte, mode updateMode, wo writeOptions) (*storedObj, bool, *apiclient.Status) {
+func (s *Server) applyLocked(r *resource, ns, name string, body []byte, mode updateMode, wo writeOptions) (*storedObj, bool, *meta.Status) {
 	config, err := decodeYAML(body)
 	if err != nil {
 		return nil, false, errBadRequest(fmt.Sprintf("error decoding YAML: error converting YAML to JSON: %v", err))
@@ -66,15 +67,15 @@ func (s *Server) applyLocked(r *resource, ns, name string, body []byte, mode upd
 
 // applyStatus is the kube-apiserver's answer to a failed apply: 409 with a cause per
 // conflicting field, or the error's status.
-func applyStatus(err error) *apiclient.Status {
+func applyStatus(err error) *meta.Status {
 	var ce *ssa.ConflictError
 	if errors.As(err, &ce) {
-		st := newStatus(http.StatusConflict, apiclient.StatusReasonConflict, ce.Error())
-		causes := make([]apiclient.StatusCause, 0, len(ce.Conflicts))
+		st := newStatus(http.StatusConflict, meta.StatusReasonConflict, ce.Error())
+		causes := make([]meta.StatusCause, 0, len(ce.Conflicts))
 		for _, c := range ce.Conflicts {
-			causes = append(causes, apiclient.StatusCause{Type: "FieldManagerConflict", Message: "conflict with " + c.Manager.String(), Field: c.Path.String()})
+			causes = append(causes, meta.StatusCause{Type: "FieldManagerConflict", Message: "conflict with " + c.Manager.String(), Field: c.Path.String()})
 		}
-		st.Details = &apiclient.StatusDetails{Causes: causes}
+		st.Details = &meta.StatusDetails{Causes: causes}
 		return st
 	}
 	var ae *ssa.ApplyError

@@ -7,6 +7,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // managers renders managedFields as "manager/operation" in order.
@@ -44,7 +45,7 @@ func TestServerSideApply(t *testing.T) {
 		t.Fatalf("a repeated apply changed the object: %v %s -> %s", err, created.ResourceVersion, again.ResourceVersion)
 	}
 	_, err = e.cms.Apply(e.ctx, "a", cfg(`{"x":"2"}`), apiclient.ApplyOptions{FieldManager: "m2"})
-	st := mustStatus(t, err, 409, apiclient.StatusReasonConflict)
+	st := mustStatus(t, err, 409, meta.StatusReasonConflict)
 	if st.Message != `Apply failed with 1 conflict: conflict with "m1": .data.x` || len(st.Details.Causes) != 1 ||
 		st.Details.Causes[0].Field != ".data.x" || st.Details.Causes[0].Type != "FieldManagerConflict" {
 		t.Fatalf("conflict %+v %+v", st, st.Details)
@@ -64,12 +65,12 @@ func TestServerSideApply(t *testing.T) {
 		t.Fatalf("patch %v %s", err, patched.ManagedFields)
 	}
 	_, err = e.cms.Apply(e.ctx, "a", cfg(`{"z":"4"}`), apiclient.ApplyOptions{FieldManager: "m1"})
-	st = mustStatus(t, err, 409, apiclient.StatusReasonConflict)
+	st = mustStatus(t, err, 409, meta.StatusReasonConflict)
 	if st.Message != `Apply failed with 1 conflict: conflict with "editor" using v1: .data.z` {
 		t.Fatalf("conflict with an updater: %s", st.Message)
 	}
 	_, err = e.cms.Patch(e.ctx, "a", apiclient.ApplyPatchType, cfg(`{}`), apiclient.PatchOptions{})
-	if st := mustStatus(t, err, 422, apiclient.StatusReasonInvalid); !strings.Contains(st.Message, "fieldManager: Required value: is required for apply patch") {
+	if st := mustStatus(t, err, 422, meta.StatusReasonInvalid); !strings.Contains(st.Message, "fieldManager: Required value: is required for apply patch") {
 		t.Fatalf("no field manager: %s", st.Message)
 	}
 }
@@ -113,7 +114,7 @@ func TestStrategicMergePatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.s.Patch("widgets", "default", "w", apiclient.StrategicMergePatchType, []byte(`{"spec":{}}`))
-	st, _ := apiclient.AsStatus(err)
+	st, _ := meta.AsStatus(err)
 	if st == nil || st.Code != 415 || st.Message != "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml" {
 		t.Fatalf("strategic merge patch of a custom resource: %v", err)
 	}
@@ -128,7 +129,7 @@ func TestApplyCustomResourceWithSchema(t *testing.T) {
 	if err := e.s.AddResource(apitest.ResourceType{Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets", Namespaced: true, OpenAPIV3Schema: schema}); err != nil {
 		t.Fatal(err)
 	}
-	widgets := apiclient.NewResource[*apiclient.Unstructured](e.c, apiclient.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}).Namespace("default")
+	widgets := apiclient.NewResource[*meta.Unstructured](e.c, meta.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}).Namespace("default")
 	w := func(items string) []byte {
 		return []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"items":` + items + `}}`)
 	}
@@ -139,7 +140,7 @@ func TestApplyCustomResourceWithSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	items, _, _ := apiclient.NestedSlice(out.Object, "spec", "items")
+	items, _, _ := meta.NestedSlice(out.Object, "spec", "items")
 	if len(items) != 2 {
 		t.Fatalf("the list-map merged by name: %v", items)
 	}
@@ -154,7 +155,7 @@ func TestGoHelpersRecordManagedFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got struct{ Metadata apiclient.ObjectMeta }
+	var got struct{ Metadata meta.ObjectMeta }
 	if err := o.Into(&got); err != nil || managers(t, got.Metadata.ManagedFields) != "apitest/Update" {
 		t.Fatalf("Create: %v %s", err, got.Metadata.ManagedFields)
 	}
@@ -169,7 +170,7 @@ func TestGoHelpersRecordManagedFields(t *testing.T) {
 
 func TestScaleTakesReplicas(t *testing.T) {
 	e := newEnv(t)
-	deps := apiclient.NewResource[*apiclient.Unstructured](e.c, apiclient.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}).Namespace("default")
+	deps := apiclient.NewResource[*meta.Unstructured](e.c, meta.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}).Namespace("default")
 	cfg := []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"d"}},` +
 		`"template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"name":"a","image":"a:1"}]}}}}`)
 	if _, err := deps.Apply(e.ctx, "d", cfg, apiclient.ApplyOptions{FieldManager: "alice"}); err != nil {
@@ -187,7 +188,7 @@ func TestScaleTakesReplicas(t *testing.T) {
 		t.Fatalf("managedFields %s", mf)
 	}
 	_, err = deps.Apply(e.ctx, "d", cfg, apiclient.ApplyOptions{FieldManager: "alice"})
-	if st := mustStatus(t, err, 409, apiclient.StatusReasonConflict); st.Message != `Apply failed with 1 conflict: conflict with "scaler" with subresource "scale" using apps/v1: .spec.replicas` {
+	if st := mustStatus(t, err, 409, meta.StatusReasonConflict); st.Message != `Apply failed with 1 conflict: conflict with "scaler" with subresource "scale" using apps/v1: .spec.replicas` {
 		t.Fatalf("conflict %s", st.Message)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/meta"
 )
 
 func TestCreateGetUpdateDelete(t *testing.T) {
@@ -29,7 +30,7 @@ func TestCreateGetUpdateDelete(t *testing.T) {
 	}
 
 	_, err = e.cms.Create(e.ctx, cm("a", nil, nil), apiclient.CreateOptions{})
-	st := mustStatus(t, err, 409, apiclient.StatusReasonAlreadyExists)
+	st := mustStatus(t, err, 409, meta.StatusReasonAlreadyExists)
 	if st.Message != `configmaps "a" already exists` || st.Details.Name != "a" || st.Details.Kind != "configmaps" {
 		t.Fatalf("AlreadyExists body %+v %+v", st, st.Details)
 	}
@@ -45,7 +46,7 @@ func TestCreateGetUpdateDelete(t *testing.T) {
 	// The stale copy conflicts.
 	got.Data["k"] = "stale"
 	_, err = e.cms.Update(e.ctx, got, apiclient.UpdateOptions{})
-	st = mustStatus(t, err, 409, apiclient.StatusReasonConflict)
+	st = mustStatus(t, err, 409, meta.StatusReasonConflict)
 	want := `Operation cannot be fulfilled on configmaps "a": the object has been modified; please apply your changes to the latest version and try again`
 	if st.Message != want {
 		t.Fatalf("conflict message %q", st.Message)
@@ -63,17 +64,17 @@ func TestCreateGetUpdateDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.cms.Get(e.ctx, "a", apiclient.GetOptions{})
-	st = mustStatus(t, err, 404, apiclient.StatusReasonNotFound)
+	st = mustStatus(t, err, 404, meta.StatusReasonNotFound)
 	if st.Message != `configmaps "a" not found` {
 		t.Fatalf("not found message %q", st.Message)
 	}
 	err = e.cms.Delete(e.ctx, "a", apiclient.DeleteOptions{})
-	mustStatus(t, err, 404, apiclient.StatusReasonNotFound)
+	mustStatus(t, err, 404, meta.StatusReasonNotFound)
 }
 
 func TestGenerateNameAndInvalid(t *testing.T) {
 	e := newEnv(t)
-	obj := &ConfigMap{ObjectMeta: apiclient.ObjectMeta{GenerateName: "gen-"}}
+	obj := &ConfigMap{ObjectMeta: meta.ObjectMeta{GenerateName: "gen-"}}
 	got, err := e.cms.Create(e.ctx, obj, apiclient.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -82,12 +83,12 @@ func TestGenerateNameAndInvalid(t *testing.T) {
 		t.Fatalf("generated name %q", got.Name)
 	}
 	_, err = e.cms.Create(e.ctx, &ConfigMap{}, apiclient.CreateOptions{})
-	st := mustStatus(t, err, 422, apiclient.StatusReasonInvalid)
+	st := mustStatus(t, err, 422, meta.StatusReasonInvalid)
 	if st.Message != `ConfigMap "" is invalid: metadata.name: Required value: name or generateName is required` {
 		t.Fatalf("invalid message %q", st.Message)
 	}
 	_, err = e.cms.Create(e.ctx, cm("Bad_Name", nil, nil), apiclient.CreateOptions{})
-	st = mustStatus(t, err, 422, apiclient.StatusReasonInvalid)
+	st = mustStatus(t, err, 422, meta.StatusReasonInvalid)
 	if len(st.Details.Causes) != 1 || st.Details.Causes[0].Field != "metadata.name" || st.Details.Causes[0].Type != "FieldValueInvalid" {
 		t.Fatalf("invalid causes %+v", st.Details)
 	}
@@ -96,22 +97,22 @@ func TestGenerateNameAndInvalid(t *testing.T) {
 func TestNamespaceMustExist(t *testing.T) {
 	e := newEnv(t)
 	other := apiclient.NewResource[*ConfigMap](e.c, configmapsGVR).Namespace("nope")
-	_, err := other.Create(e.ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: "a"}}, apiclient.CreateOptions{})
-	st := mustStatus(t, err, 404, apiclient.StatusReasonNotFound)
+	_, err := other.Create(e.ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "a"}}, apiclient.CreateOptions{})
+	st := mustStatus(t, err, 404, meta.StatusReasonNotFound)
 	if st.Message != `namespaces "nope" not found` {
 		t.Fatalf("message %q", st.Message)
 	}
 	if _, err := e.s.Create("namespaces", map[string]any{"metadata": map[string]any{"name": "nope"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.Create(e.ctx, &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: "a"}}, apiclient.CreateOptions{}); err != nil {
+	if _, err := other.Create(e.ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "a"}}, apiclient.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// Deleting the namespace deletes what is in it.
 	if err := e.s.Delete("namespaces", "", "nope"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.s.Get("configmaps", "nope", "a"); !apiclient.IsNotFound(err) {
+	if _, err := e.s.Get("configmaps", "nope", "a"); !meta.IsNotFound(err) {
 		t.Fatalf("configmap survived its namespace: %v", err)
 	}
 }

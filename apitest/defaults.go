@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/kubeproto"
 	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Built-in kinds go through what the kube-apiserver does to a request body before storing
@@ -42,7 +42,7 @@ type fieldValidation string
 
 // decodeTyped is the decoding step: obj becomes the JSON that Go's encoding/json writes for
 // the Go struct obj unmarshals into. unknown lists the fields that were dropped ("spec.foo").
-func decodeTyped(r *resource, obj map[string]any) (map[string]any, []string, *apiclient.Status) {
+func decodeTyped(r *resource, obj map[string]any) (map[string]any, []string, *meta.Status) {
 	t := r.schemaType()
 	if t == nil {
 		return obj, nil, nil
@@ -119,7 +119,7 @@ func joinField(path, name string) string {
 	return path + "." + name
 }
 
-func errCannotHandle(t *ResourceType, detail string) *apiclient.Status {
+func errCannotHandle(t *ResourceType, detail string) *meta.Status {
 	return errBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %s", t.Kind, t.Version, t.Kind, detail))
 }
 
@@ -161,7 +161,7 @@ func goJSONError(e *kubeproto.Error) string {
 
 // checkUnknown applies fieldValidation to the dropped fields: a 400 with Strict, warnings
 // (returned) with Warn, the default.
-func checkUnknown(t *ResourceType, fv string, unknown []string) ([]string, *apiclient.Status) {
+func checkUnknown(t *ResourceType, fv string, unknown []string) ([]string, *meta.Status) {
 	if len(unknown) == 0 || fv == "Ignore" {
 		return nil, nil
 	}
@@ -177,7 +177,7 @@ func checkUnknown(t *ResourceType, fv string, unknown []string) ([]string, *apic
 
 // validFieldValidation checks the parameter as the kube-apiserver validates the request's
 // options (CreateOptions, UpdateOptions, PatchOptions).
-func validFieldValidation(v, optionsKind string) *apiclient.Status {
+func validFieldValidation(v, optionsKind string) *meta.Status {
 	switch v {
 	case "", "Ignore", "Warn", "Strict":
 		return nil
@@ -257,7 +257,7 @@ func unset(f *kubeschema.Field, v any) bool {
 // kind's create (old nil) or update. track, if not nil, sees the decoded and defaulted
 // object before the strategy, where the kube-apiserver's field manager sees it. It returns
 // the object to store, the warnings to send, or the error. s.mu is held.
-func (s *Server) defaultWriteLocked(r *resource, obj, old map[string]any, fv string, track func(map[string]any)) (map[string]any, []string, *apiclient.Status) {
+func (s *Server) defaultWriteLocked(r *resource, obj, old map[string]any, fv string, track func(map[string]any)) (map[string]any, []string, *meta.Status) {
 	if !r.builtin() {
 		if track != nil {
 			track(obj)
@@ -322,7 +322,7 @@ type writeOptions struct {
 	force, forceSet bool
 }
 
-func requestWriteOptions(r *http.Request) (writeOptions, *apiclient.Status) {
+func requestWriteOptions(r *http.Request) (writeOptions, *meta.Status) {
 	fv := r.URL.Query().Get("fieldValidation")
 	kind := "CreateOptions"
 	switch r.Method {

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // version is what /version reports.
@@ -133,6 +133,6 @@ func (s *Server) writeResourceList(w http.ResponseWriter, group, version string)
 		writeStatus(w, errNoResource())
 		return
 	}
-	gv := apiclient.GroupVersion{Group: group, Version: version}.String()
+	gv := meta.GroupVersion{Group: group, Version: version}.String()
 	writeJSON(w, http.StatusOK, map[string]any{"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": list})
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // A test starts a server, seeds it from Go, and talks to it with apiclient; a fault and the
@@ -19,12 +20,12 @@ func Example() {
 	cfg.MaxRetries = -1
 	c, _ := apiclient.New(cfg)
 	defer c.Close()
-	cms := apiclient.NewResource[*ConfigMap](c, apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("default")
+	cms := apiclient.NewResource[*ConfigMap](c, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("default")
 	ctx := context.Background()
 
 	s.FailRequests(apitest.VerbList, "configmaps", 1, 429, 0)
 	_, err := cms.List(ctx, apiclient.ListOptions{ResourceVersion: "0", Limit: 500})
-	fmt.Println("first list:", apiclient.IsTooManyRequests(err))
+	fmt.Println("first list:", meta.IsTooManyRequests(err))
 	list, _ := cms.List(ctx, apiclient.ListOptions{ResourceVersion: "0", Limit: 500})
 	fmt.Println("second list:", list.Items[0].Name, list.Items[0].Data["mode"])
 

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // FaultKind names a fault in the fault log.
@@ -124,7 +124,7 @@ func (s *Server) ExpireWatches(resource string) (int, error) {
 
 // SendWatchError sends every open watch of resource an ERROR event carrying st, then ends
 // the watch.
-func (s *Server) SendWatchError(resource string, st *apiclient.Status) (int, error) {
+func (s *Server) SendWatchError(resource string, st *meta.Status) (int, error) {
 	return s.forWatchers(resource, func(w *watcher) { w.push(watchCtl{kind: ctlError, status: st}) })
 }
 
@@ -174,8 +174,8 @@ type failRule struct {
 	left       int
 	code       int
 	retryAfter int
-	status     *apiclient.Status // FailRequestsWithStatus: the answer, as given
-	reset      bool              // ResetRequests: no answer, the connection is reset
+	status     *meta.Status // FailRequestsWithStatus: the answer, as given
+	reset      bool         // ResetRequests: no answer, the connection is reset
 }
 
 // FailRequests answers the next n requests of verb (VerbAny: all) on resource ("" for
@@ -197,7 +197,7 @@ func (s *Server) FailRequests(verb Verb, resource string, n, code int, retryAfte
 // for all) with st, exactly as given, with st.Code as the HTTP status (and a Retry-After
 // header if st.Details.RetryAfterSeconds is set), as FailRequests does with a Status of its
 // own. Use it for answers FailRequests does not make, such as those of older kube-apiservers.
-func (s *Server) FailRequestsWithStatus(verb Verb, resource string, n int, st *apiclient.Status) error {
+func (s *Server) FailRequestsWithStatus(verb Verb, resource string, n int, st *meta.Status) error {
 	if st == nil || st.Code < 400 || st.Code > 599 {
 		return fmt.Errorf("apitest: FailRequestsWithStatus needs a Status with an HTTP error code")
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // openWatch opens a watch at the current RV and waits until the server has registered it.
@@ -83,7 +84,7 @@ func TestExpireWatches(t *testing.T) {
 	w, _ := openWatch(t, e, apiclient.ListOptions{})
 	e.s.ExpireWatches("configmaps")
 	ev := next(t, w)
-	if ev.Type != apiclient.Error || !apiclient.IsResourceExpired(ev.Err) {
+	if ev.Type != apiclient.Error || !meta.IsResourceExpired(ev.Err) {
 		t.Fatalf("expected ERROR 410, got %s %v", ev.Type, ev.Err)
 	}
 	closed(t, w)
@@ -190,8 +191,8 @@ func TestFailRequests(t *testing.T) {
 	}
 	for range 2 {
 		_, err := e.cms.List(e.ctx, apiclient.ListOptions{})
-		mustStatus(t, err, 429, apiclient.StatusReasonTooManyRequests)
-		if d, ok := apiclient.RetryAfter(err); !ok || d != 3*time.Second {
+		mustStatus(t, err, 429, meta.StatusReasonTooManyRequests)
+		if d, ok := meta.RetryAfter(err); !ok || d != 3*time.Second {
 			t.Fatalf("retry after %v %v", d, ok)
 		}
 	}
@@ -204,10 +205,10 @@ func TestFailRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := e.cms.Watch(e.ctx, apiclient.ListOptions{ResourceVersion: "0"})
-	mustStatus(t, err, 503, apiclient.StatusReasonServiceUnavailable)
+	mustStatus(t, err, 503, meta.StatusReasonServiceUnavailable)
 	e.s.FailRequests(apitest.VerbAny, "", 1, 500, 0)
 	_, err = e.cms.Get(e.ctx, "x", apiclient.GetOptions{})
-	mustStatus(t, err, 500, apiclient.StatusReasonInternalError)
+	mustStatus(t, err, 500, meta.StatusReasonInternalError)
 	f := e.s.FaultsOf(apitest.FaultFailRequest)
 	if len(f) != 4 || f[0].Code != 429 || f[2].Verb != apitest.VerbWatch || f[3].Verb != apitest.VerbGet {
 		t.Fatalf("fault log %+v", f)
@@ -282,24 +283,24 @@ func TestWaitForRequestAndRequestLog(t *testing.T) {
 // 1.17 worded a too-large resourceVersion), Retry-After included.
 func TestFailRequestsWithStatus(t *testing.T) {
 	e := newEnv(t)
-	old := &apiclient.Status{TypeMeta: apiclient.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: "Failure",
-		Message: "Too large resource version: 20, current: 10", Reason: apiclient.StatusReasonTimeout, Code: 504,
-		Details: &apiclient.StatusDetails{RetryAfterSeconds: 2}}
+	old := &meta.Status{TypeMeta: meta.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: "Failure",
+		Message: "Too large resource version: 20, current: 10", Reason: meta.StatusReasonTimeout, Code: 504,
+		Details: &meta.StatusDetails{RetryAfterSeconds: 2}}
 	if err := e.s.FailRequestsWithStatus(apitest.VerbList, "configmaps", 1, old); err != nil {
 		t.Fatal(err)
 	}
 	_, err := e.cms.List(e.ctx, apiclient.ListOptions{})
-	st := mustStatus(t, err, 504, apiclient.StatusReasonTimeout)
-	if st.Message != old.Message || !apiclient.IsTooLargeResourceVersion(err) {
+	st := mustStatus(t, err, 504, meta.StatusReasonTimeout)
+	if st.Message != old.Message || !meta.IsTooLargeResourceVersion(err) {
 		t.Fatalf("answer %+v", st)
 	}
-	if d, ok := apiclient.RetryAfter(err); !ok || d != 2*time.Second {
+	if d, ok := meta.RetryAfter(err); !ok || d != 2*time.Second {
 		t.Fatalf("retry after %v %v", d, ok)
 	}
 	if _, err := e.cms.List(e.ctx, apiclient.ListOptions{}); err != nil {
 		t.Fatalf("second list: %v", err)
 	}
-	if err := e.s.FailRequestsWithStatus(apitest.VerbList, "", 1, &apiclient.Status{Code: 200}); err == nil {
+	if err := e.s.FailRequestsWithStatus(apitest.VerbList, "", 1, &meta.Status{Code: 200}); err == nil {
 		t.Fatal("a Status without an error code accepted")
 	}
 }
@@ -328,7 +329,7 @@ func TestResetRequests(t *testing.T) {
 					w.Stop()
 					t.Fatal("a reset watch opened")
 				}
-				if _, ok := apiclient.AsStatus(err); ok || errors.Is(err, syscall.ECONNREFUSED) {
+				if _, ok := meta.AsStatus(err); ok || errors.Is(err, syscall.ECONNREFUSED) {
 					t.Fatalf("reset watch: %v, want a transport error", err)
 				}
 			}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/labels"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // reqInfo is a parsed resource request.
@@ -32,7 +33,7 @@ const maxBody = 8 << 20
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.track.addHandler() {
-		writeStatus(w, newStatus(http.StatusServiceUnavailable, apiclient.StatusReasonServiceUnavailable, "apitest server is closing"))
+		writeStatus(w, newStatus(http.StatusServiceUnavailable, meta.StatusReasonServiceUnavailable, "apitest server is closing"))
 		return
 	}
 	defer s.track.doneHandler()
@@ -168,7 +169,7 @@ func (s *Server) authorized(r *http.Request) bool {
 }
 
 // route parses the path into a resource request (nil for non-resource paths).
-func (s *Server) route(r *http.Request, rec *Request) (*reqInfo, *apiclient.Status) {
+func (s *Server) route(r *http.Request, rec *Request) (*reqInfo, *meta.Status) {
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	var group, version string
 	var rest []string
@@ -289,13 +290,13 @@ func dryRun(r *http.Request) bool {
 	return false
 }
 
-func readBody(r *http.Request) ([]byte, *apiclient.Status) {
+func readBody(r *http.Request) ([]byte, *meta.Status) {
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
 		return nil, errBadRequest("reading the request body: " + err.Error())
 	}
 	if len(b) > maxBody {
-		return nil, newStatus(http.StatusRequestEntityTooLarge, apiclient.StatusReasonRequestEntityTooLarge, "the request is too large")
+		return nil, newStatus(http.StatusRequestEntityTooLarge, meta.StatusReasonRequestEntityTooLarge, "the request is too large")
 	}
 	return b, nil
 }
@@ -341,7 +342,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, ri *reqInf
 	}
 	var body []byte
 	var obj map[string]any
-	var st *apiclient.Status
+	var st *meta.Status
 	if ri.verb == VerbPatch {
 		if body, st = readBody(r); st != nil {
 			writeStatus(w, st)
@@ -379,7 +380,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, ri *reqInf
 	s.respondObject(w, r, ri, code, o)
 }
 
-func (s *Server) patchLocked(r *resource, ns, name string, pt apiclient.PatchType, patch []byte, mode updateMode, wo writeOptions) (*storedObj, bool, *apiclient.Status) {
+func (s *Server) patchLocked(r *resource, ns, name string, pt apiclient.PatchType, patch []byte, mode updateMode, wo writeOptions) (*storedObj, bool, *meta.Status) {
 	switch pt {
 	case apiclient.JSONPatchType, apiclient.MergePatchType, apiclient.ApplyPatchType:
 	case apiclient.StrategicMergePatchType:
@@ -401,7 +402,7 @@ func (s *Server) patchLocked(r *resource, ns, name string, pt apiclient.PatchTyp
 	}
 	var doc map[string]any
 	if pt == apiclient.StrategicMergePatchType {
-		var st *apiclient.Status
+		var st *meta.Status
 		if doc, st = strategicPatch(r, mustDecode(old.raw), patch); st != nil {
 			return nil, false, st
 		}
@@ -448,10 +449,10 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, ri *reqInf
 		s.respondObject(w, r, ri, http.StatusOK, o)
 		return
 	}
-	writeBody(w, outputOf(w), http.StatusOK, mustJSON(&apiclient.Status{
-		TypeMeta: apiclient.TypeMeta{Kind: "Status", APIVersion: "v1"},
+	writeBody(w, outputOf(w), http.StatusOK, mustJSON(&meta.Status{
+		TypeMeta: meta.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   "Success",
-		Details:  &apiclient.StatusDetails{Name: ri.name, Group: ri.res.typ.Group, Kind: ri.res.typ.Plural, UID: o.uid},
+		Details:  &meta.StatusDetails{Name: ri.name, Group: ri.res.typ.Group, Kind: ri.res.typ.Plural, UID: o.uid},
 	}))
 }
 
@@ -495,11 +496,11 @@ func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, 
 	}
 	s.mu.Unlock()
 	s.notifyChange()
-	s.respondList(w, r, ri, out, apiclient.ListMeta{ResourceVersion: strconv.FormatUint(rv, 10)})
+	s.respondList(w, r, ri, out, meta.ListMeta{ResourceVersion: strconv.FormatUint(rv, 10)})
 }
 
 // parseFilter reads the namespace and selectors of a list, watch or deletecollection.
-func (s *Server) parseFilter(r *http.Request, ri *reqInfo) (*filter, *apiclient.Status) {
+func (s *Server) parseFilter(r *http.Request, ri *reqInfo) (*filter, *meta.Status) {
 	q := r.URL.Query()
 	f := &filter{namespace: ri.namespace}
 	var err error
@@ -599,7 +600,7 @@ func listOptionErrors(q map[string][]string, watch bool) []fieldError {
 	return errs
 }
 
-func parseRV(s string) (uint64, *apiclient.Status) {
+func parseRV(s string) (uint64, *meta.Status) {
 	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
 		return 0, errBadRequest(fmt.Sprintf("invalid resource version: %s", s))
@@ -742,7 +743,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, ri *reqInfo)
 			out = append(out, objs[i])
 		}
 	}
-	lm := apiclient.ListMeta{ResourceVersion: strconv.FormatUint(snapRV, 10), ShardInfo: f.shardInfo()}
+	lm := meta.ListMeta{ResourceVersion: strconv.FormatUint(snapRV, 10), ShardInfo: f.shardInfo()}
 	if next >= 0 {
 		lm.Continue = encodeContinue(snapRV, objs[next].key)
 		// The kube-apiserver counts the remaining items when no label or field selector
@@ -758,7 +759,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, ri *reqInfo)
 
 // decodeDeleteOptions reads a DeleteOptions body in JSON, YAML or protobuf (client-go's
 // typed clients send it in protobuf).
-func decodeDeleteOptions(r *http.Request, b []byte, opts *deleteOptions) *apiclient.Status {
+func decodeDeleteOptions(r *http.Request, b []byte, opts *deleteOptions) *meta.Status {
 	m, st := decodeAs(r.Header.Get("Content-Type"), b, []string{mediaJSON, mediaYAML, mediaProtobuf})
 	if st != nil {
 		return st

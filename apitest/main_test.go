@@ -7,6 +7,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/meta"
 	"go.uber.org/goleak"
 )
 
@@ -16,22 +17,22 @@ func TestMain(m *testing.M) {
 
 // ConfigMap is the typed object the tests use.
 type ConfigMap struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Data                 map[string]string `json:"data,omitempty"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Data            map[string]string `json:"data,omitempty"`
 }
 
 // Deployment declares the fields the generation tests need.
 type Deployment struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Spec                 map[string]any `json:"spec,omitempty"`
-	Status               map[string]any `json:"status,omitempty"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Spec            map[string]any `json:"spec,omitempty"`
+	Status          map[string]any `json:"status,omitempty"`
 }
 
 var (
-	configmapsGVR  = apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	deploymentsGVR = apiclient.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	configmapsGVR  = meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	deploymentsGVR = meta.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 )
 
 // env is a server and an apiclient connected to it.
@@ -68,7 +69,7 @@ func newEnvWithOptions(t *testing.T, opts apitest.Options) *env {
 }
 
 func cm(name string, labels map[string]string, data map[string]string) *ConfigMap {
-	return &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: name, Namespace: "default", Labels: labels}, Data: data}
+	return &ConfigMap{ObjectMeta: meta.ObjectMeta{Name: name, Namespace: "default", Labels: labels}, Data: data}
 }
 
 // next reads one event or fails.
@@ -99,9 +100,9 @@ func closed[T any](t *testing.T, w apiclient.Watcher[T]) {
 	}
 }
 
-func mustStatus(t *testing.T, err error, code int32, reason apiclient.StatusReason) *apiclient.Status {
+func mustStatus(t *testing.T, err error, code int32, reason meta.StatusReason) *meta.Status {
 	t.Helper()
-	st, ok := apiclient.AsStatus(err)
+	st, ok := meta.AsStatus(err)
 	if !ok {
 		t.Fatalf("expected a Status error %d %s, got %v", code, reason, err)
 	}

@@ -5,11 +5,11 @@ import (
 	"net/http"
 	"unicode"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/internal/fieldpath"
 	"github.com/informerkit/informerkit/internal/mergeschema"
 	"github.com/informerkit/informerkit/internal/ssa"
 	"github.com/informerkit/informerkit/kubeproto"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // This file keeps metadata.managedFields as the kube-apiserver's field manager does
@@ -120,7 +120,7 @@ func goWrite() writeOptions {
 // requestManager reads the fieldManager parameter (validated as the kube-apiserver does:
 // at most 128 bytes, all printable) into wo; without one the manager is the user agent's
 // product.
-func requestManager(r *http.Request, wo *writeOptions, optionsKind string) *apiclient.Status {
+func requestManager(r *http.Request, wo *writeOptions, optionsKind string) *meta.Status {
 	fm := r.URL.Query().Get("fieldManager")
 	var errs []fieldError
 	if len(fm) > 128 {

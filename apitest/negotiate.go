@@ -13,9 +13,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/kubeproto"
 	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/meta"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -134,7 +134,7 @@ func parseAccept(h string) []acceptClause {
 
 // negotiate picks the response representation for a request on res (nil Status) or
 // answers why none is acceptable (406).
-func negotiate(r *http.Request, res *resource, watch bool) (output, *apiclient.Status) {
+func negotiate(r *http.Request, res *resource, watch bool) (output, *meta.Status) {
 	h := r.Header.Get("Accept")
 	if strings.TrimSpace(h) == "" {
 		return output{}, nil
@@ -161,9 +161,9 @@ func negotiate(r *http.Request, res *resource, watch bool) (output, *apiclient.S
 		if res.builtin() {
 			streams = append(streams, mediaProtobuf+";stream=watch")
 		}
-		st := newStatus(http.StatusNotAcceptable, apiclient.StatusReasonNotAcceptable,
+		st := newStatus(http.StatusNotAcceptable, meta.StatusReasonNotAcceptable,
 			"406: Not Acceptable\n\nAvailable representations: "+strings.Join(append(types, streams...), ", "))
-		st.Details = &apiclient.StatusDetails{}
+		st.Details = &meta.StatusDetails{}
 		return output{}, st
 	}
 	return output{}, errNotAcceptable(res.mediaTypes())
@@ -208,20 +208,20 @@ func acceptable(c acceptClause, format mediaFormat, res *resource, watch bool) (
 	return output{}, false
 }
 
-func errNotAcceptable(types []string) *apiclient.Status {
-	return newStatus(http.StatusNotAcceptable, apiclient.StatusReasonNotAcceptable,
+func errNotAcceptable(types []string) *meta.Status {
+	return newStatus(http.StatusNotAcceptable, meta.StatusReasonNotAcceptable,
 		"only the following media types are accepted: "+strings.Join(types, ", "))
 }
 
-func errUnsupportedMediaType(types []string) *apiclient.Status {
-	return newStatus(http.StatusUnsupportedMediaType, apiclient.StatusReasonUnsupportedMediaType,
+func errUnsupportedMediaType(types []string) *meta.Status {
+	return newStatus(http.StatusUnsupportedMediaType, meta.StatusReasonUnsupportedMediaType,
 		"the body of the request was in an unknown format - accepted media types include: "+strings.Join(types, ", "))
 }
 
 // readObject reads a request body in the media type of its Content-Type (JSON by default)
 // into the JSON form: 415 for a media type the resource cannot read, 400 for a body that
 // does not decode.
-func readObject(r *http.Request, res *resource) (map[string]any, *apiclient.Status) {
+func readObject(r *http.Request, res *resource) (map[string]any, *meta.Status) {
 	b, st := readBody(r)
 	if st != nil {
 		return nil, st
@@ -257,7 +257,7 @@ func summarizeBody(b []byte) string {
 }
 
 // decodeAs decodes b in media type ct ("" is JSON), accepted being what the endpoint reads.
-func decodeAs(ct string, b []byte, accepted []string) (map[string]any, *apiclient.Status) {
+func decodeAs(ct string, b []byte, accepted []string) (map[string]any, *meta.Status) {
 	mt := mediaJSON
 	if strings.TrimSpace(ct) != "" {
 		var err error
@@ -437,13 +437,13 @@ func (s *Server) respondObject(w http.ResponseWriter, r *http.Request, ri *reqIn
 			writeStatus(w, st)
 			return
 		}
-		writeBody(w, out, code, mustJSON(s.table(ri.res, []*storedObj{o}, apiclient.ListMeta{ResourceVersion: strconv.FormatUint(o.rv, 10)}, opts, true)))
+		writeBody(w, out, code, mustJSON(s.table(ri.res, []*storedObj{o}, meta.ListMeta{ResourceVersion: strconv.FormatUint(o.rv, 10)}, opts, true)))
 		return
 	case "PartialObjectMetadata":
 		writeBody(w, out, code, mustJSON(partialMeta(o, out.asAPIVersion())))
 		return
 	case "PartialObjectMetadataList":
-		writeStatus(w, newStatus(http.StatusNotAcceptable, apiclient.StatusReasonNotAcceptable,
+		writeStatus(w, newStatus(http.StatusNotAcceptable, meta.StatusReasonNotAcceptable,
 			fmt.Sprintf("you requested PartialObjectMetadataList, but the requested object is not a list (%s)", goTypeName(ri.res, false))))
 		return
 	}
@@ -459,7 +459,7 @@ func (s *Server) respondObject(w http.ResponseWriter, r *http.Request, ri *reqIn
 // respondList writes a list of stored objects in the negotiated representation, without
 // re-encoding the stored JSON. Items of built-in kinds carry no apiVersion and kind, as
 // from the kube-apiserver (whose storage drops them); custom resources' items keep them.
-func (s *Server) respondList(w http.ResponseWriter, r *http.Request, ri *reqInfo, items []*storedObj, lm apiclient.ListMeta) {
+func (s *Server) respondList(w http.ResponseWriter, r *http.Request, ri *reqInfo, items []*storedObj, lm meta.ListMeta) {
 	out := outputOf(w)
 	res := ri.res
 	switch out.as {
@@ -472,7 +472,7 @@ func (s *Server) respondList(w http.ResponseWriter, r *http.Request, ri *reqInfo
 		writeBody(w, out, http.StatusOK, mustJSON(s.table(res, items, lm, opts, true)))
 		return
 	case "PartialObjectMetadata":
-		writeStatus(w, newStatus(http.StatusNotAcceptable, apiclient.StatusReasonNotAcceptable,
+		writeStatus(w, newStatus(http.StatusNotAcceptable, meta.StatusReasonNotAcceptable,
 			fmt.Sprintf("you requested PartialObjectMetadata, but the requested object is a list (%s)", goTypeName(res, true))))
 		return
 	case "PartialObjectMetadataList":
@@ -533,7 +533,7 @@ func partialMeta(o *storedObj, apiVersion string) map[string]any {
 }
 
 // protobufList encodes a list message (ListMeta = 1, items = 2) in its envelope.
-func protobufList(apiVersion, kind string, lm apiclient.ListMeta, items []*storedObj, item func(*storedObj) []byte) []byte {
+func protobufList(apiVersion, kind string, lm meta.ListMeta, items []*storedObj, item func(*storedObj) []byte) []byte {
 	lmt := kubeschema.Lookup("io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta")
 	lmMap, _ := toMap(lm)
 	meta, err := kubeproto.Encode(lmt, lmMap)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Object is a Kubernetes object as JSON (what the server stores and returns). The Go
@@ -48,7 +49,7 @@ func (o Object) Generation() int64 {
 	return n
 }
 
-// Into decodes the object into v (a pointer to a struct embedding apiclient.TypeMeta and
+// Into decodes the object into v (a pointer to a struct embedding meta.TypeMeta and
 // ObjectMeta, for example).
 func (o Object) Into(v any) error {
 	b, err := json.Marshal(o)
@@ -97,7 +98,7 @@ func (s *Server) resolve(resource string) (*resource, error) {
 	return r, err
 }
 
-func statusErr(st *apiclient.Status) error {
+func statusErr(st *meta.Status) error {
 	if st == nil {
 		return nil
 	}
@@ -108,7 +109,7 @@ func statusErr(st *apiclient.Status) error {
 // "widgets.example.com"), exactly as a POST would: the server sets uid, creationTimestamp,
 // resourceVersion (and generation), and watchers see an ADDED event. The namespace comes
 // from metadata.namespace ("default" if unset, as kubectl would send it). Errors are
-// *apiclient.Status values as the API returns them.
+// *meta.Status values as the API returns them.
 func (s *Server) Create(resource string, obj any) (Object, error) {
 	r, err := s.resolve(resource)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // ResourceType describes one resource collection the server serves. The built-in resources
@@ -63,13 +63,13 @@ type ResourceType struct {
 }
 
 // GroupVersion returns the group and version of the resource.
-func (t ResourceType) GroupVersion() apiclient.GroupVersion {
-	return apiclient.GroupVersion{Group: t.Group, Version: t.Version}
+func (t ResourceType) GroupVersion() meta.GroupVersion {
+	return meta.GroupVersion{Group: t.Group, Version: t.Version}
 }
 
 // GroupVersionResource returns the resource's GroupVersionResource.
-func (t ResourceType) GroupVersionResource() apiclient.GroupVersionResource {
-	return apiclient.GroupVersionResource{Group: t.Group, Version: t.Version, Resource: t.Plural}
+func (t ResourceType) GroupVersionResource() meta.GroupVersionResource {
+	return meta.GroupVersionResource{Group: t.Group, Version: t.Version, Resource: t.Plural}
 }
 
 // name is the resource's canonical name in apitest: "plural" for the core group,

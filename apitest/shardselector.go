@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/sharding"
 )
 
@@ -29,17 +29,17 @@ func (s *Server) parseShardSelector(q url.Values) (*sharding.Selector, error) {
 
 // shardSelectorError is the kube-apiserver's answer to a selector it cannot parse: its
 // registry returns a plain error, which the handler turns into a 500 with no reason.
-func shardSelectorError(err error) *apiclient.Status {
+func shardSelectorError(err error) *meta.Status {
 	msg := strings.TrimPrefix(err.Error(), sharding.ErrInvalid.Error()+": ")
 	return newStatus(http.StatusInternalServerError, "", "invalid shard selector: "+msg)
 }
 
 // shardInfo is what a filtered list echoes: the selector in the server's normal form.
-func (f *filter) shardInfo() *apiclient.ShardInfo {
+func (f *filter) shardInfo() *meta.ShardInfo {
 	if f.shard == nil {
 		return nil
 	}
-	return &apiclient.ShardInfo{Selector: f.shard.String()}
+	return &meta.ShardInfo{Selector: f.shard.String()}
 }
 
 // onlySharded reports a filter whose only selector is a shard selector.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/sharding"
 )
 
@@ -170,12 +171,12 @@ func TestShardSelectorInvalid(t *testing.T) {
 	} {
 		_, err := e.cms.List(e.ctx, apiclient.ListOptions{ShardSelector: sel})
 		// The kube-apiserver's body has no reason; apiclient classifies a 500 as InternalError.
-		st := mustStatus(t, err, 500, apiclient.StatusReasonInternalError)
+		st := mustStatus(t, err, 500, meta.StatusReasonInternalError)
 		if want := "invalid shard selector: "; len(st.Message) < len(want) || st.Message[:len(want)] != want {
 			t.Errorf("message %q", st.Message)
 		}
 		_, err = e.cms.Watch(e.ctx, apiclient.ListOptions{ShardSelector: sel})
-		mustStatus(t, err, 500, apiclient.StatusReasonInternalError)
+		mustStatus(t, err, 500, meta.StatusReasonInternalError)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/informerkit/informerkit/internal/smp"
 	"github.com/informerkit/informerkit/kubeproto"
 	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Strategic merge patch (internal/smp) on the built-in kinds, by the patch strategies and
@@ -18,7 +19,7 @@ import (
 // kube-apiserver.
 
 // strategicPatch applies a strategic merge patch to doc, the stored object.
-func strategicPatch(r *resource, doc map[string]any, patch []byte) (map[string]any, *apiclient.Status) {
+func strategicPatch(r *resource, doc map[string]any, patch []byte) (map[string]any, *meta.Status) {
 	var p map[string]any
 	if err := json.Unmarshal(patch, &p); err != nil {
 		// encoding/json's message for the whole body, as the kube-apiserver's decoder.
@@ -50,8 +51,8 @@ func strategicPatch(r *resource, doc map[string]any, patch []byte) (map[string]a
 			errors.Is(err, smp.ErrUnsupported):
 			return nil, errBadRequest(err.Error())
 		case errors.Is(err, smp.ErrNoListOfLists), errors.Is(err, smp.ErrPatchContentNotMatchRetainKeys):
-			st := newStatus(http.StatusUnprocessableEntity, apiclient.StatusReasonInvalid, "the server rejected our request due to an error in our request")
-			st.Details = &apiclient.StatusDetails{}
+			st := newStatus(http.StatusUnprocessableEntity, meta.StatusReasonInvalid, "the server rejected our request due to an error in our request")
+			st.Details = &meta.StatusDetails{}
 			return nil, st
 		}
 		return nil, errUnknown(err.Error())
@@ -61,7 +62,7 @@ func strategicPatch(r *resource, doc map[string]any, patch []byte) (map[string]a
 
 // errUnknown is the 500 of an error the kube-apiserver's handlers do not turn into a
 // Status: the error's text, no reason.
-func errUnknown(msg string) *apiclient.Status {
+func errUnknown(msg string) *meta.Status {
 	return newStatus(http.StatusInternalServerError, "", msg)
 }
 
@@ -76,10 +77,10 @@ func patchTypesFor(r *resource) []apiclient.PatchType {
 
 // errPatchType is the 415 of a PATCH in a media type the resource does not take: the
 // built-in resources' router answers it without details, custom resources list the types.
-func errPatchType(r *resource) *apiclient.Status {
+func errPatchType(r *resource) *meta.Status {
 	if r.builtin() {
-		st := newStatus(http.StatusUnsupportedMediaType, apiclient.StatusReasonUnsupportedMediaType, "415: Unsupported Media Type")
-		st.Details = &apiclient.StatusDetails{}
+		st := newStatus(http.StatusUnsupportedMediaType, meta.StatusReasonUnsupportedMediaType, "415: Unsupported Media Type")
+		st.Details = &meta.StatusDetails{}
 		return st
 	}
 	types := patchTypesFor(r)
@@ -90,7 +91,7 @@ func errPatchType(r *resource) *apiclient.Status {
 		}
 		msg += string(t)
 	}
-	return newStatus(http.StatusUnsupportedMediaType, apiclient.StatusReasonUnsupportedMediaType, msg)
+	return newStatus(http.StatusUnsupportedMediaType, meta.StatusReasonUnsupportedMediaType, msg)
 }
 
 // converterError words a value of the wrong type as k8s.io/apimachinery's unstructured

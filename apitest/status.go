@@ -6,15 +6,15 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // The Status bodies below follow the kube-apiserver's wording (k8s.io/apimachinery
 // api/errors) so that clients classify them the same way.
 
-func newStatus(code int32, reason apiclient.StatusReason, msg string) *apiclient.Status {
-	return &apiclient.Status{
-		TypeMeta: apiclient.TypeMeta{Kind: "Status", APIVersion: "v1"},
+func newStatus(code int32, reason meta.StatusReason, msg string) *meta.Status {
+	return &meta.Status{
+		TypeMeta: meta.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   "Failure",
 		Message:  msg,
 		Reason:   reason,
@@ -22,30 +22,30 @@ func newStatus(code int32, reason apiclient.StatusReason, msg string) *apiclient
 	}
 }
 
-func details(t *ResourceType, name string) *apiclient.StatusDetails {
-	return &apiclient.StatusDetails{Name: name, Group: t.Group, Kind: t.Plural}
+func details(t *ResourceType, name string) *meta.StatusDetails {
+	return &meta.StatusDetails{Name: name, Group: t.Group, Kind: t.Plural}
 }
 
-func errNotFound(t *ResourceType, name string) *apiclient.Status {
-	st := newStatus(http.StatusNotFound, apiclient.StatusReasonNotFound, fmt.Sprintf("%s %q not found", t.qualified(), name))
+func errNotFound(t *ResourceType, name string) *meta.Status {
+	st := newStatus(http.StatusNotFound, meta.StatusReasonNotFound, fmt.Sprintf("%s %q not found", t.qualified(), name))
 	st.Details = details(t, name)
 	return st
 }
 
-func errNamespaceNotFound(ns string) *apiclient.Status {
-	st := newStatus(http.StatusNotFound, apiclient.StatusReasonNotFound, fmt.Sprintf("namespaces %q not found", ns))
-	st.Details = &apiclient.StatusDetails{Name: ns, Kind: "namespaces"}
+func errNamespaceNotFound(ns string) *meta.Status {
+	st := newStatus(http.StatusNotFound, meta.StatusReasonNotFound, fmt.Sprintf("namespaces %q not found", ns))
+	st.Details = &meta.StatusDetails{Name: ns, Kind: "namespaces"}
 	return st
 }
 
-func errAlreadyExists(t *ResourceType, name string) *apiclient.Status {
-	st := newStatus(http.StatusConflict, apiclient.StatusReasonAlreadyExists, fmt.Sprintf("%s %q already exists", t.qualified(), name))
+func errAlreadyExists(t *ResourceType, name string) *meta.Status {
+	st := newStatus(http.StatusConflict, meta.StatusReasonAlreadyExists, fmt.Sprintf("%s %q already exists", t.qualified(), name))
 	st.Details = details(t, name)
 	return st
 }
 
-func errConflict(t *ResourceType, name, why string) *apiclient.Status {
-	st := newStatus(http.StatusConflict, apiclient.StatusReasonConflict,
+func errConflict(t *ResourceType, name, why string) *meta.Status {
+	st := newStatus(http.StatusConflict, meta.StatusReasonConflict,
 		fmt.Sprintf("Operation cannot be fulfilled on %s %q: %s", t.qualified(), name, why))
 	st.Details = details(t, name)
 	return st
@@ -53,10 +53,10 @@ func errConflict(t *ResourceType, name, why string) *apiclient.Status {
 
 // errPrecondition is the Conflict of a failed delete precondition: it names the Kind, not
 // the resource.
-func errPrecondition(t *ResourceType, name, why string) *apiclient.Status {
-	st := newStatus(http.StatusConflict, apiclient.StatusReasonConflict,
+func errPrecondition(t *ResourceType, name, why string) *meta.Status {
+	st := newStatus(http.StatusConflict, meta.StatusReasonConflict,
 		fmt.Sprintf("Operation cannot be fulfilled on %s %q: %s", t.Kind, name, why))
-	st.Details = &apiclient.StatusDetails{Name: name, Group: t.Group, Kind: t.Kind}
+	st.Details = &meta.StatusDetails{Name: name, Group: t.Group, Kind: t.Kind}
 	return st
 }
 
@@ -82,16 +82,16 @@ func forbiddenValue(field, detail string) fieldError {
 	return fieldError{typ: "FieldValueForbidden", field: field, msg: "Forbidden: " + detail}
 }
 
-func errInvalid(kind, group, name string, errs []fieldError) *apiclient.Status {
+func errInvalid(kind, group, name string, errs []fieldError) *meta.Status {
 	qualified := kind
 	if group != "" {
 		qualified = kind + "." + group
 	}
 	var parts []string
-	causes := make([]apiclient.StatusCause, 0, len(errs))
+	causes := make([]meta.StatusCause, 0, len(errs))
 	for _, e := range errs {
 		parts = append(parts, e.field+": "+e.msg)
-		causes = append(causes, apiclient.StatusCause{Type: e.typ, Message: e.msg, Field: e.field})
+		causes = append(causes, meta.StatusCause{Type: e.typ, Message: e.msg, Field: e.field})
 	}
 	msg := fmt.Sprintf("%s %q is invalid: ", qualified, name)
 	if len(parts) == 1 {
@@ -99,73 +99,73 @@ func errInvalid(kind, group, name string, errs []fieldError) *apiclient.Status {
 	} else {
 		msg += "[" + strings.Join(parts, ", ") + "]"
 	}
-	st := newStatus(http.StatusUnprocessableEntity, apiclient.StatusReasonInvalid, msg)
-	st.Details = &apiclient.StatusDetails{Name: name, Group: group, Kind: kind, Causes: causes}
+	st := newStatus(http.StatusUnprocessableEntity, meta.StatusReasonInvalid, msg)
+	st.Details = &meta.StatusDetails{Name: name, Group: group, Kind: kind, Causes: causes}
 	return st
 }
 
-func errBadRequest(msg string) *apiclient.Status {
-	return newStatus(http.StatusBadRequest, apiclient.StatusReasonBadRequest, msg)
+func errBadRequest(msg string) *meta.Status {
+	return newStatus(http.StatusBadRequest, meta.StatusReasonBadRequest, msg)
 }
 
-func errInternal(msg string) *apiclient.Status {
-	st := newStatus(http.StatusInternalServerError, apiclient.StatusReasonInternalError, "Internal error occurred: "+msg)
-	st.Details = &apiclient.StatusDetails{Causes: []apiclient.StatusCause{{Message: msg}}}
+func errInternal(msg string) *meta.Status {
+	st := newStatus(http.StatusInternalServerError, meta.StatusReasonInternalError, "Internal error occurred: "+msg)
+	st.Details = &meta.StatusDetails{Causes: []meta.StatusCause{{Message: msg}}}
 	return st
 }
 
-func errExpired(msg string) *apiclient.Status {
-	return newStatus(http.StatusGone, apiclient.StatusReasonExpired, msg)
+func errExpired(msg string) *meta.Status {
+	return newStatus(http.StatusGone, meta.StatusReasonExpired, msg)
 }
 
-func errTooLargeRV(want, current uint64) *apiclient.Status {
-	st := newStatus(http.StatusGatewayTimeout, apiclient.StatusReasonTimeout,
+func errTooLargeRV(want, current uint64) *meta.Status {
+	st := newStatus(http.StatusGatewayTimeout, meta.StatusReasonTimeout,
 		fmt.Sprintf("Timeout: Too large resource version: %d, current: %d", want, current))
-	st.Details = &apiclient.StatusDetails{RetryAfterSeconds: 1,
-		Causes: []apiclient.StatusCause{{Type: apiclient.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}}
+	st.Details = &meta.StatusDetails{RetryAfterSeconds: 1,
+		Causes: []meta.StatusCause{{Type: meta.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}}
 	return st
 }
 
-func errMethodNotAllowed() *apiclient.Status {
-	st := newStatus(http.StatusMethodNotAllowed, apiclient.StatusReasonMethodNotAllowed,
+func errMethodNotAllowed() *meta.Status {
+	st := newStatus(http.StatusMethodNotAllowed, meta.StatusReasonMethodNotAllowed,
 		"the server does not allow this method on the requested resource")
-	st.Details = &apiclient.StatusDetails{}
+	st.Details = &meta.StatusDetails{}
 	return st
 }
 
-func errNoResource() *apiclient.Status {
-	st := newStatus(http.StatusNotFound, apiclient.StatusReasonNotFound, "the server could not find the requested resource")
-	st.Details = &apiclient.StatusDetails{}
+func errNoResource() *meta.Status {
+	st := newStatus(http.StatusNotFound, meta.StatusReasonNotFound, "the server could not find the requested resource")
+	st.Details = &meta.StatusDetails{}
 	return st
 }
 
-func errUnauthorized() *apiclient.Status {
-	return newStatus(http.StatusUnauthorized, apiclient.StatusReasonUnauthorized, "Unauthorized")
+func errUnauthorized() *meta.Status {
+	return newStatus(http.StatusUnauthorized, meta.StatusReasonUnauthorized, "Unauthorized")
 }
 
 // errInjected is the body of an injected failure with the given HTTP code.
-func errInjected(code int, retryAfterSeconds int32) *apiclient.Status {
-	var st *apiclient.Status
+func errInjected(code int, retryAfterSeconds int32) *meta.Status {
+	var st *meta.Status
 	switch code {
 	case http.StatusTooManyRequests:
-		st = newStatus(int32(code), apiclient.StatusReasonTooManyRequests, "Too many requests, please try again later.")
+		st = newStatus(int32(code), meta.StatusReasonTooManyRequests, "Too many requests, please try again later.")
 	case http.StatusServiceUnavailable:
-		st = newStatus(int32(code), apiclient.StatusReasonServiceUnavailable, "the server is currently unable to handle the request (injected by apitest)")
+		st = newStatus(int32(code), meta.StatusReasonServiceUnavailable, "the server is currently unable to handle the request (injected by apitest)")
 	case http.StatusInternalServerError:
-		st = newStatus(int32(code), apiclient.StatusReasonInternalError, "Internal error occurred: injected by apitest")
+		st = newStatus(int32(code), meta.StatusReasonInternalError, "Internal error occurred: injected by apitest")
 	case http.StatusGatewayTimeout:
-		st = newStatus(int32(code), apiclient.StatusReasonTimeout, "Timeout: injected by apitest")
+		st = newStatus(int32(code), meta.StatusReasonTimeout, "Timeout: injected by apitest")
 	case http.StatusGone:
-		st = newStatus(int32(code), apiclient.StatusReasonExpired, "too old resource version (injected by apitest)")
+		st = newStatus(int32(code), meta.StatusReasonExpired, "too old resource version (injected by apitest)")
 	case http.StatusUnauthorized:
 		st = errUnauthorized()
 	case http.StatusForbidden:
-		st = newStatus(int32(code), apiclient.StatusReasonForbidden, "forbidden (injected by apitest)")
+		st = newStatus(int32(code), meta.StatusReasonForbidden, "forbidden (injected by apitest)")
 	default:
-		st = newStatus(int32(code), apiclient.StatusReasonUnknown, http.StatusText(code)+" (injected by apitest)")
+		st = newStatus(int32(code), meta.StatusReasonUnknown, http.StatusText(code)+" (injected by apitest)")
 	}
 	if retryAfterSeconds > 0 {
-		st.Details = &apiclient.StatusDetails{RetryAfterSeconds: retryAfterSeconds}
+		st.Details = &meta.StatusDetails{RetryAfterSeconds: retryAfterSeconds}
 	}
 	return st
 }
@@ -184,7 +184,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 // writeStatus writes an error in the negotiated format (JSON, YAML or protobuf), as the
 // kube-apiserver does.
-func writeStatus(w http.ResponseWriter, st *apiclient.Status) {
+func writeStatus(w http.ResponseWriter, st *meta.Status) {
 	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", fmt.Sprint(st.Details.RetryAfterSeconds))
 	}

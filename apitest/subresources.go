@@ -11,6 +11,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/internal/ssa"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Subresources (deployments/scale, replicasets/scale, pods/binding, pods/eviction) and the
@@ -99,7 +100,7 @@ func (s *Server) handleSubresource(w http.ResponseWriter, r *http.Request, ri *r
 }
 
 // writeCreated answers a create-style subresource: the Status of success (201) or failure.
-func writeCreated(w http.ResponseWriter, st *apiclient.Status) {
+func writeCreated(w http.ResponseWriter, st *meta.Status) {
 	if st != nil {
 		writeStatus(w, st)
 		return
@@ -157,7 +158,7 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, ri *reqInfo
 	}
 	var scale map[string]any
 	var patch []byte
-	var st *apiclient.Status
+	var st *meta.Status
 	if ri.verb == VerbUpdate {
 		scale, st = readObject(r, scaleRes)
 	} else {
@@ -207,7 +208,7 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, ri *reqInfo
 
 // scaleLocked writes scale.spec.replicas into the object o (deployment or replica set) for
 // manager, who then owns spec.replicas through the scale subresource.
-func (s *Server) scaleLocked(res *resource, o *storedObj, scale map[string]any, dryRun bool, manager string) (*storedObj, *apiclient.Status) {
+func (s *Server) scaleLocked(res *resource, o *storedObj, scale map[string]any, dryRun bool, manager string) (*storedObj, *meta.Status) {
 	meta := metaOf(scale)
 	if name := str(meta, "name"); name != "" && name != o.name {
 		return nil, errBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, o.name))
@@ -258,7 +259,7 @@ func intOfJSON(v any) (int64, error) {
 
 // bind assigns the pod ns/name to the node of binding.target, as the scheduler's POST of
 // pods/binding (or bindings) does: spec.nodeName and the PodScheduled condition.
-func (s *Server) bind(ns, name string, binding map[string]any) *apiclient.Status {
+func (s *Server) bind(ns, name string, binding map[string]any) *meta.Status {
 	if n := str(metaOf(binding), "name"); name == "" {
 		name = n
 	}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Tables (Accept: application/json;as=Table;g=meta.k8s.io;v=v1, what kubectl get asks for)
@@ -219,7 +219,7 @@ func eventColumns() []column {
 }
 
 // tableOptions reads includeObject (None, Object, Metadata or empty).
-func tableOptions(r *http.Request) (string, *apiclient.Status) {
+func tableOptions(r *http.Request) (string, *meta.Status) {
 	v := r.URL.Query().Get("includeObject")
 	switch v {
 	case "", "None", "Object", "Metadata":
@@ -229,7 +229,7 @@ func tableOptions(r *http.Request) (string, *apiclient.Status) {
 }
 
 // table renders objects as a meta.k8s.io/v1 Table.
-func (s *Server) table(res *resource, items []*storedObj, lm apiclient.ListMeta, includeObject string, headers bool) map[string]any {
+func (s *Server) table(res *resource, items []*storedObj, lm meta.ListMeta, includeObject string, headers bool) map[string]any {
 	cols := tableColumns[res.typ.Group+"/"+res.typ.Kind]
 	if cols == nil || res.typ.custom {
 		cols = []column{nameColumn(), ageColumn()}

@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/meta"
 )
 
 func TestTLSTokenAndHTTP2(t *testing.T) {
@@ -59,7 +60,7 @@ func TestTLSTokenAndHTTP2(t *testing.T) {
 	bc, _ := apiclient.New(bad)
 	defer bc.Close()
 	_, err = apiclient.NewResource[*ConfigMap](bc, configmapsGVR).List(ctx, apiclient.ListOptions{})
-	mustStatus(t, err, 401, apiclient.StatusReasonUnauthorized)
+	mustStatus(t, err, 401, meta.StatusReasonUnauthorized)
 
 	hc := s.Client()
 	defer hc.CloseIdleConnections()

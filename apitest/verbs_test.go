@@ -6,6 +6,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/meta"
 )
 
 func TestPatchTypes(t *testing.T) {
@@ -36,17 +37,17 @@ func TestPatchTypes(t *testing.T) {
 	}
 	// A patch carrying a stale resourceVersion is a precondition: 409.
 	_, err = e.cms.Patch(e.ctx, "p", apiclient.MergePatchType, []byte(`{"metadata":{"resourceVersion":"2"},"data":{"q":"1"}}`), apiclient.PatchOptions{})
-	mustStatus(t, err, 409, apiclient.StatusReasonConflict)
+	mustStatus(t, err, 409, meta.StatusReasonConflict)
 	_, err = e.cms.Patch(e.ctx, "missing", apiclient.MergePatchType, []byte(`{}`), apiclient.PatchOptions{})
-	mustStatus(t, err, 404, apiclient.StatusReasonNotFound)
+	mustStatus(t, err, 404, meta.StatusReasonNotFound)
 	_, err = e.cms.Patch(e.ctx, "p", apiclient.JSONPatchType, []byte(`not json`), apiclient.PatchOptions{})
-	mustStatus(t, err, 400, apiclient.StatusReasonBadRequest)
+	mustStatus(t, err, 400, meta.StatusReasonBadRequest)
 }
 
 func TestStatusSubresourceAndGeneration(t *testing.T) {
 	e := newEnv(t)
 	deps := apiclient.NewResource[*Deployment](e.c, deploymentsGVR).Namespace("default")
-	d := &Deployment{ObjectMeta: apiclient.ObjectMeta{Name: "d"}, Spec: map[string]any{"replicas": 1,
+	d := &Deployment{ObjectMeta: meta.ObjectMeta{Name: "d"}, Spec: map[string]any{"replicas": 1,
 		"selector": map[string]any{"matchLabels": map[string]any{"app": "d"}},
 		"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "d"}},
 			"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "nginx"}}}}},
@@ -119,13 +120,13 @@ func TestDeleteWithFinalizersAndPreconditions(t *testing.T) {
 
 	wrongUID := "nope"
 	err = e.cms.Delete(e.ctx, "f", apiclient.DeleteOptions{Preconditions: &apiclient.Preconditions{UID: &wrongUID}})
-	st := mustStatus(t, err, 409, apiclient.StatusReasonConflict)
+	st := mustStatus(t, err, 409, meta.StatusReasonConflict)
 	if st.Message != `Operation cannot be fulfilled on ConfigMap "f": the UID in the precondition (nope) does not match the UID in record (`+created.UID+`). The object might have been deleted and then recreated` {
 		t.Fatalf("precondition message %q", st.Message)
 	}
 	staleRV := "1"
 	err = e.cms.Delete(e.ctx, "f", apiclient.DeleteOptions{Preconditions: &apiclient.Preconditions{ResourceVersion: &staleRV}})
-	mustStatus(t, err, 409, apiclient.StatusReasonConflict)
+	mustStatus(t, err, 409, meta.StatusReasonConflict)
 
 	if err := e.cms.Delete(e.ctx, "f", apiclient.DeleteOptions{Preconditions: &apiclient.Preconditions{UID: &created.UID}}); err != nil {
 		t.Fatal(err)
@@ -141,7 +142,7 @@ func TestDeleteWithFinalizersAndPreconditions(t *testing.T) {
 	// No new finalizers while deleting.
 	got.Finalizers = append(got.Finalizers, "another")
 	_, err = e.cms.Update(e.ctx, got, apiclient.UpdateOptions{})
-	mustStatus(t, err, 422, apiclient.StatusReasonInvalid)
+	mustStatus(t, err, 422, meta.StatusReasonInvalid)
 
 	got.Finalizers = nil
 	resp, err := e.cms.Update(e.ctx, got, apiclient.UpdateOptions{})
@@ -162,7 +163,7 @@ func TestDeleteWithFinalizersAndPreconditions(t *testing.T) {
 	if r2 <= r1 {
 		t.Fatalf("DELETED RV %d not after the last RV %d", r2, r1)
 	}
-	if _, err := e.cms.Get(e.ctx, "f", apiclient.GetOptions{}); !apiclient.IsNotFound(err) {
+	if _, err := e.cms.Get(e.ctx, "f", apiclient.GetOptions{}); !meta.IsNotFound(err) {
 		t.Fatalf("object still there: %v", err)
 	}
 }
@@ -212,12 +213,12 @@ func TestSelectors(t *testing.T) {
 		}
 	}
 	_, err := e.cms.List(e.ctx, apiclient.ListOptions{FieldSelector: "spec.foo=bar"})
-	st := mustStatus(t, err, 400, apiclient.StatusReasonBadRequest)
+	st := mustStatus(t, err, 400, meta.StatusReasonBadRequest)
 	if st.Message != `"spec.foo" is not a known field selector: only "metadata.name", "metadata.namespace"` {
 		t.Fatalf("message %q", st.Message)
 	}
 	_, err = e.cms.List(e.ctx, apiclient.ListOptions{LabelSelector: "a in (b"})
-	mustStatus(t, err, 400, apiclient.StatusReasonBadRequest)
+	mustStatus(t, err, 400, meta.StatusReasonBadRequest)
 }
 
 func TestPaging(t *testing.T) {
@@ -275,21 +276,21 @@ func TestPaging(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.cms.List(e.ctx, apiclient.ListOptions{Limit: 2, Continue: second.Continue})
-	st := mustStatus(t, err, 410, apiclient.StatusReasonExpired)
+	st := mustStatus(t, err, 410, meta.StatusReasonExpired)
 	if st.Message == "" || st.ListMeta.Continue == "" {
 		t.Fatalf("expired continue: message %q, new continue %q", st.Message, st.ListMeta.Continue)
 	}
-	if !apiclient.IsResourceExpired(err) {
+	if !meta.IsResourceExpired(err) {
 		t.Fatal("IsResourceExpired is false")
 	}
 	// Exact reads.
 	_, err = e.cms.List(e.ctx, apiclient.ListOptions{ResourceVersion: first.ResourceVersion, ResourceVersionMatch: apiclient.ResourceVersionMatchExact})
-	mustStatus(t, err, 410, apiclient.StatusReasonExpired)
+	mustStatus(t, err, 410, meta.StatusReasonExpired)
 	// Bad option combinations.
 	_, err = e.cms.List(e.ctx, apiclient.ListOptions{ResourceVersionMatch: apiclient.ResourceVersionMatchExact})
-	mustStatus(t, err, 422, apiclient.StatusReasonInvalid)
+	mustStatus(t, err, 422, meta.StatusReasonInvalid)
 	_, err = e.cms.List(e.ctx, apiclient.ListOptions{Continue: "garbage"})
-	mustStatus(t, err, 400, apiclient.StatusReasonBadRequest)
+	mustStatus(t, err, 400, meta.StatusReasonBadRequest)
 }
 
 func TestDeleteCollection(t *testing.T) {
@@ -324,8 +325,8 @@ func TestListExactSnapshot(t *testing.T) {
 	c, _ := apiclient.New(&apiclient.Config{Host: s.URL, MaxRetries: -1})
 	defer c.Close()
 	_, err = apiclient.NewResource[*ConfigMap](c, configmapsGVR).List(e.ctx, apiclient.ListOptions{ResourceVersion: "999999", ResourceVersionMatch: apiclient.ResourceVersionMatchNotOlderThan})
-	mustStatus(t, err, 504, apiclient.StatusReasonTimeout)
-	if !apiclient.IsTooLargeResourceVersion(err) {
+	mustStatus(t, err, 504, meta.StatusReasonTimeout)
+	if !meta.IsTooLargeResourceVersion(err) {
 		t.Fatalf("not a too-large-RV error: %v", err)
 	}
 }

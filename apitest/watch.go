@@ -16,6 +16,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // WatchInfo describes an open (or closed) watch.
@@ -58,7 +59,7 @@ type watchCtl struct {
 	n       int
 	d       time.Duration
 	release chan struct{}
-	status  *apiclient.Status
+	status  *meta.Status
 	// partition: a ctlStall that also stops answering WebSocket pings (PartitionWatches).
 	partition bool
 }
@@ -239,7 +240,7 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, ri *reqInfo
 	}
 	if isWebSocket(r) && s.opts.RefuseWebSocket {
 		s.recordFault(FaultRecord{Kind: FaultWebSocketRefused, Resource: res.typ.name()})
-		writeStatus(w, newStatus(http.StatusNotImplemented, apiclient.StatusReasonUnknown, "apitest: WebSocket upgrades are refused by this server"))
+		writeStatus(w, newStatus(http.StatusNotImplemented, meta.StatusReasonUnknown, "apitest: WebSocket upgrades are refused by this server"))
 		return
 	}
 
@@ -262,7 +263,7 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, ri *reqInfo
 	}
 	wt := &watcher{s: s, res: res, f: f, bookmark: bookmarks, wake: make(chan struct{}, 1), out: outputOf(w)}
 	if wt.out.as == "PartialObjectMetadataList" {
-		writeStatus(w, newStatus(http.StatusNotAcceptable, apiclient.StatusReasonNotAcceptable,
+		writeStatus(w, newStatus(http.StatusNotAcceptable, meta.StatusReasonNotAcceptable,
 			fmt.Sprintf("you requested PartialObjectMetadataList, but the requested object is not a list (%s)", goTypeName(res, false))))
 		return
 	}
@@ -368,7 +369,7 @@ type watchStart struct {
 	cursor  uint64
 	snapRV  uint64
 	sie     bool // end the initial events with the annotated bookmark
-	err     *apiclient.Status
+	err     *meta.Status
 }
 
 // prepareWatch computes the starting point and registers the watcher (unless err is set).
@@ -614,7 +615,7 @@ func (w *watcher) sendBookmark(rv uint64, initialEnd bool, padding int) error {
 }
 
 // sendError writes an ERROR event and ends the watch.
-func (w *watcher) sendError(st *apiclient.Status) error {
+func (w *watcher) sendError(st *meta.Status) error {
 	if err := w.sink.write(w.errorFrame(st)); err != nil {
 		return nil
 	}

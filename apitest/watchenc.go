@@ -5,6 +5,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/kubeproto"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Watch events in the negotiated representation: JSON lines (shared by all plain JSON
@@ -37,7 +38,7 @@ func (w *watcher) objectFrame(typ apiclient.EventType, obj map[string]any) []byt
 	case "Table":
 		raw, _ := json.Marshal(obj)
 		include := w.info.Query.Get("includeObject")
-		t := w.s.table(w.res, []*storedObj{{raw: raw}}, apiclient.ListMeta{ResourceVersion: str(metaOf(obj), "resourceVersion")}, include, !w.headersSent)
+		t := w.s.table(w.res, []*storedObj{{raw: raw}}, meta.ListMeta{ResourceVersion: str(metaOf(obj), "resourceVersion")}, include, !w.headersSent)
 		w.headersSent = true
 		b, _ := json.Marshal(t)
 		obj = mustDecode(b)
@@ -46,7 +47,7 @@ func (w *watcher) objectFrame(typ apiclient.EventType, obj map[string]any) []byt
 }
 
 // errorFrame is an ERROR event carrying a Status.
-func (w *watcher) errorFrame(st *apiclient.Status) []byte {
+func (w *watcher) errorFrame(st *meta.Status) []byte {
 	m, _ := toMap(st)
 	return w.encodeFrame(string(apiclient.Error), m)
 }

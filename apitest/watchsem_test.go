@@ -7,6 +7,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/meta"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -23,11 +24,11 @@ func TestWatchTooOldResourceVersion(t *testing.T) {
 	}
 	defer w.Stop()
 	ev := next(t, w)
-	if ev.Type != apiclient.Error || !apiclient.IsResourceExpired(ev.Err) {
+	if ev.Type != apiclient.Error || !meta.IsResourceExpired(ev.Err) {
 		t.Fatalf("expected ERROR 410 Expired, got %s %v", ev.Type, ev.Err)
 	}
-	st, _ := apiclient.AsStatus(ev.Err)
-	if st.Code != 410 || st.Reason != apiclient.StatusReasonExpired {
+	st, _ := meta.AsStatus(ev.Err)
+	if st.Code != 410 || st.Reason != meta.StatusReasonExpired {
 		t.Fatalf("status %+v", st)
 	}
 	closed(t, w)
@@ -50,7 +51,7 @@ func TestWatchTooOldResourceVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w3.Stop()
-	if ev := next(t, w3); ev.Type != apiclient.Error || !apiclient.IsResourceExpired(ev.Err) {
+	if ev := next(t, w3); ev.Type != apiclient.Error || !meta.IsResourceExpired(ev.Err) {
 		t.Fatalf("watch before the compaction: %s %v", ev.Type, ev.Err)
 	}
 }
@@ -63,7 +64,7 @@ func TestWatchTooLargeResourceVersion(t *testing.T) {
 	}
 	defer w.Stop()
 	ev := next(t, w)
-	if ev.Type != apiclient.Error || !apiclient.IsTooLargeResourceVersion(ev.Err) {
+	if ev.Type != apiclient.Error || !meta.IsTooLargeResourceVersion(ev.Err) {
 		t.Fatalf("expected ERROR too large RV, got %s %v", ev.Type, ev.Err)
 	}
 }
@@ -146,7 +147,7 @@ func TestSendInitialEvents(t *testing.T) {
 	}
 	// Without resourceVersionMatch=NotOlderThan the request is invalid.
 	_, err = e.cms.Watch(e.ctx, apiclient.ListOptions{SendInitialEvents: ptr(true), AllowWatchBookmarks: true})
-	mustStatus(t, err, 422, apiclient.StatusReasonInvalid)
+	mustStatus(t, err, 422, meta.StatusReasonInvalid)
 }
 
 func TestSendInitialEventsRefusedOrIgnored(t *testing.T) {
@@ -154,7 +155,7 @@ func TestSendInitialEventsRefusedOrIgnored(t *testing.T) {
 	t.Run("refused", func(t *testing.T) {
 		e := newEnvWithOptions(t, apitest.Options{InitialEvents: apitest.InitialEventsRefused})
 		_, err := e.cms.Watch(e.ctx, opts)
-		st := mustStatus(t, err, 422, apiclient.StatusReasonInvalid)
+		st := mustStatus(t, err, 422, meta.StatusReasonInvalid)
 		if st.Details == nil || len(st.Details.Causes) == 0 || st.Details.Causes[0].Field != "sendInitialEvents" {
 			t.Fatalf("details %+v", st.Details)
 		}
@@ -244,7 +245,7 @@ func TestWatchAllNamespacesAndCustomResource(t *testing.T) {
 		t.Fatal("duplicate registration accepted")
 	}
 	type Widget = Deployment
-	gvr := apiclient.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	gvr := meta.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 	all := apiclient.NewResource[*Widget](e.c, gvr)
 	w, err := all.Watch(e.ctx, apiclient.ListOptions{ResourceVersion: e.s.ResourceVersion()})
 	if err != nil {
@@ -252,7 +253,7 @@ func TestWatchAllNamespacesAndCustomResource(t *testing.T) {
 	}
 	defer w.Stop()
 	e.s.Create("namespaces", map[string]any{"metadata": map[string]any{"name": "ns2"}})
-	wd, err := all.Namespace("ns2").Create(e.ctx, &Widget{TypeMeta: apiclient.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, ObjectMeta: apiclient.ObjectMeta{Name: "w1"}, Spec: map[string]any{"size": 1}}, apiclient.CreateOptions{})
+	wd, err := all.Namespace("ns2").Create(e.ctx, &Widget{TypeMeta: meta.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, ObjectMeta: meta.ObjectMeta{Name: "w1"}, Spec: map[string]any{"size": 1}}, apiclient.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/labels"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // This file holds the write path shared by HTTP requests and the Go helpers: every change
@@ -82,7 +83,7 @@ func nowString() string {
 }
 
 // checkTypeLocked fills in or checks apiVersion and kind.
-func checkType(t *ResourceType, obj map[string]any) *apiclient.Status {
+func checkType(t *ResourceType, obj map[string]any) *meta.Status {
 	gv := t.GroupVersion().String()
 	av, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
@@ -95,7 +96,7 @@ func checkType(t *ResourceType, obj map[string]any) *apiclient.Status {
 }
 
 // checkNamespace reconciles metadata.namespace with the request's namespace.
-func checkNamespace(t *ResourceType, meta map[string]any, ns string) *apiclient.Status {
+func checkNamespace(t *ResourceType, meta map[string]any, ns string) *meta.Status {
 	if !t.Namespaced {
 		delete(meta, "namespace")
 		return nil
@@ -145,28 +146,28 @@ func validateMeta(t *ResourceType, meta map[string]any) []fieldError {
 }
 
 // createLocked validates obj and stores it as a new object.
-func (s *Server) createLocked(r *resource, ns string, obj map[string]any, wo writeOptions) (*storedObj, *apiclient.Status) {
+func (s *Server) createLocked(r *resource, ns string, obj map[string]any, wo writeOptions) (*storedObj, *meta.Status) {
 	t := &r.typ
 	if st := checkType(t, obj); st != nil {
 		return nil, st
 	}
-	meta := metaOf(obj)
-	if st := checkNamespace(t, meta, ns); st != nil {
+	md := metaOf(obj)
+	if st := checkNamespace(t, md, ns); st != nil {
 		return nil, st
 	}
-	ns = str(meta, "namespace")
-	if str(meta, "resourceVersion") != "" {
-		return nil, newStatus(http.StatusInternalServerError, apiclient.StatusReasonUnknown, "resourceVersion should not be set on objects to be created")
+	ns = str(md, "namespace")
+	if str(md, "resourceVersion") != "" {
+		return nil, newStatus(http.StatusInternalServerError, meta.StatusReasonUnknown, "resourceVersion should not be set on objects to be created")
 	}
-	if str(meta, "name") == "" {
-		if gen := str(meta, "generateName"); gen != "" {
-			meta["name"] = gen + randomSuffix()
+	if str(md, "name") == "" {
+		if gen := str(md, "generateName"); gen != "" {
+			md["name"] = gen + randomSuffix()
 		} else {
 			return nil, errInvalid(t.Kind, t.Group, "", []fieldError{requiredValue("metadata.name", "name or generateName is required")})
 		}
 	}
-	name := str(meta, "name")
-	if errs := validateMeta(t, meta); len(errs) > 0 {
+	name := str(md, "name")
+	if errs := validateMeta(t, md); len(errs) > 0 {
 		return nil, errInvalid(t.Kind, t.Group, name, errs)
 	}
 	obj, warnings, st := s.defaultWriteLocked(r, obj, nil, wo.fieldValidation, func(o map[string]any) {
@@ -176,7 +177,7 @@ func (s *Server) createLocked(r *resource, ns string, obj map[string]any, wo wri
 		return nil, st
 	}
 	wo.warn(warnings)
-	meta = metaOf(obj)
+	md = metaOf(obj)
 	if t.Namespaced {
 		if _, ok := s.resources["namespaces"].objects[ns]; !ok {
 			return nil, errNamespaceNotFound(ns)
@@ -185,14 +186,14 @@ func (s *Server) createLocked(r *resource, ns string, obj map[string]any, wo wri
 	if _, exists := r.objects[objectKey(ns, name)]; exists {
 		return nil, errAlreadyExists(t, name)
 	}
-	meta["uid"] = newUID()
-	meta["creationTimestamp"] = nowString()
-	delete(meta, "deletionTimestamp")
-	delete(meta, "deletionGracePeriodSeconds")
+	md["uid"] = newUID()
+	md["creationTimestamp"] = nowString()
+	delete(md, "deletionTimestamp")
+	delete(md, "deletionGracePeriodSeconds")
 	if t.generation {
-		meta["generation"] = json.Number("1")
+		md["generation"] = json.Number("1")
 	} else {
-		delete(meta, "generation")
+		delete(md, "generation")
 	}
 	if t.Group == "" && t.Plural == "namespaces" {
 		spec, _ := obj["spec"].(map[string]any)
@@ -237,7 +238,7 @@ const (
 )
 
 // updateLocked replaces the object ns/name with obj (after checks and the system fields).
-func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, mode updateMode, wo writeOptions) (*storedObj, bool, *apiclient.Status) {
+func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, mode updateMode, wo writeOptions) (*storedObj, bool, *meta.Status) {
 	t := &r.typ
 	if st := checkType(t, obj); st != nil {
 		return nil, false, st
@@ -417,7 +418,7 @@ type deleteOptions struct {
 
 // deleteLocked deletes ns/name: with finalizers it only sets deletionTimestamp (deleted
 // false); otherwise the object is removed (deleted true).
-func (s *Server) deleteLocked(r *resource, ns, name string, opts deleteOptions, dryRun bool) (*storedObj, bool, *apiclient.Status) {
+func (s *Server) deleteLocked(r *resource, ns, name string, opts deleteOptions, dryRun bool) (*storedObj, bool, *meta.Status) {
 	t := &r.typ
 	old, ok := r.objects[objectKey(ns, name)]
 	if !ok {

@@ -6,12 +6,13 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/informerkit/informerkit/internal/jsondec"
-	"github.com/informerkit/informerkit/internal/protodec"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/informerkit/informerkit/internal/jsondec"
+	"github.com/informerkit/informerkit/internal/protodec"
 )
 
 // The protobuf prototype (internal/protodec) against the JSON decoder (internal/jsondec) and
@@ -63,7 +64,7 @@ func TestProtodecMatchesJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	partialJSON.TypeMeta = partialPB.TypeMeta
-	// A json.RawMessage of a sub-object (apiclient.ObjectMeta.ManagedFields) holds JSON
+	// A json.RawMessage of a sub-object (meta.ObjectMeta.ManagedFields) holds JSON
 	// re-encoded from protobuf: the same value, its keys in another order.
 	var a, b any
 	if json.Unmarshal(partialPB.ManagedFields, &a) != nil || json.Unmarshal(partialJSON.ManagedFields, &b) != nil || !reflect.DeepEqual(a, b) {

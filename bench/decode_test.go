@@ -7,21 +7,24 @@ import (
 	"os"
 	"testing"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/client-go/kubernetes/scheme"
 	restclientwatch "k8s.io/client-go/rest/watch"
+
+	"github.com/informerkit/informerkit/apiclient"
 )
 
 // partialPod is what a controller that schedules on node and phase declares: metadata plus
 // three fields. client-go cannot decode partially; its figure for obj=partial is the full
 // *corev1.Pod decode its users get.
 type partialPod struct {
-	apiclient.TypeMeta   `json:",inline"`
-	apiclient.ObjectMeta `json:"metadata"`
-	Spec                 struct {
+	meta.TypeMeta   `json:",inline"`
+	meta.ObjectMeta `json:"metadata"`
+	Spec            struct {
 		NodeName string `json:"nodeName"`
 	} `json:"spec"`
 	Status struct {
@@ -120,7 +123,7 @@ func decodeClientGo(b *testing.B, data []byte, events int) {
 // BenchmarkDecodeWatch decodes a recorded watch stream of pod-sized events (400 events of
 // ~6 KB: ADDED, MODIFIED, DELETED and BOOKMARK) from memory, so that only decoding is
 // measured. obj=pod decodes into *corev1.Pod on both sides (apiclient's decoder accepts it:
-// metav1.ObjectMeta has the getters apiclient.Object needs); obj=partial decodes a struct
+// metav1.ObjectMeta has the getters meta.Object needs); obj=partial decodes a struct
 // with metadata and three fields on informerkit's side.
 func BenchmarkDecodeWatch(b *testing.B) {
 	data := loadFixture(b, watchFixture)

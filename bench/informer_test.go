@@ -16,15 +16,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
-	"github.com/informerkit/informerkit/apitest"
-	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/meta"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/informer"
 )
 
 // Shared informer benchmarks: informerkit's informer.Informer and client-go's
@@ -61,7 +64,7 @@ const (
 	eventBurst       = 5000
 )
 
-var podsGVR = apiclient.GroupVersionResource{Version: "v1", Resource: "pods"}
+var podsGVR = meta.GroupVersionResource{Version: "v1", Resource: "pods"}
 
 // populate creates the namespaces and the pods of deployments Deployments of replicas
 // replicas each (see fleetPod).
@@ -175,7 +178,7 @@ type informerkitOptions struct {
 	disableSharing    bool // Options.DisableSharing
 }
 
-func syncInformerkit[T apiclient.Object](b *testing.B, s *apitest.Server, o informerkitOptions) {
+func syncInformerkit[T meta.Object](b *testing.B, s *apitest.Server, o informerkitOptions) {
 	c := informerkitClient(b, s)
 	defer c.Close()
 	var heap float64
@@ -323,7 +326,7 @@ func BenchmarkInformerEvents(b *testing.B) {
 
 var eventRound atomic.Int64
 
-func eventsInformerkit[T apiclient.Object](b *testing.B, s *apitest.Server) {
+func eventsInformerkit[T meta.Object](b *testing.B, s *apitest.Server) {
 	c := informerkitClient(b, s)
 	defer c.Close()
 	w := &rvWaiter{}

@@ -12,6 +12,7 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Defaults of Options.
@@ -106,7 +107,7 @@ type Client struct {
 
 type trackerKey struct {
 	typ reflect.Type
-	gvr apiclient.GroupVersionResource
+	gvr meta.GroupVersionResource
 }
 
 // New returns a client that writes through api and reads through the informers of factory
@@ -170,7 +171,7 @@ func (c *Client) started() context.Context {
 }
 
 // tracker returns the write tracker of T's informer for gvr, shared by every Typed[T].
-func tracker[T apiclient.Object](c *Client, gvr apiclient.GroupVersionResource) *writes[T] {
+func tracker[T meta.Object](c *Client, gvr meta.GroupVersionResource) *writes[T] {
 	k := trackerKey{typ: reflect.TypeFor[T](), gvr: gvr}
 	c.mu.Lock()
 	defer c.mu.Unlock()

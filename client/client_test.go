@@ -17,24 +17,25 @@ import (
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/labels"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/reflector"
 )
 
 type ConfigMap struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Data                 map[string]string `json:"data,omitempty"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Data            map[string]string `json:"data,omitempty"`
 }
 
 type Namespace struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
 }
 
 type Widget struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Spec                 struct {
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Spec            struct {
 		Size int `json:"size"`
 	} `json:"spec"`
 	Status struct {
@@ -102,7 +103,7 @@ func ctxT(t *testing.T) context.Context {
 }
 
 func cm(ns, name string, data map[string]string) *ConfigMap {
-	return &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Namespace: ns, Name: name}, Data: data}
+	return &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: ns, Name: name}, Data: data}
 }
 
 func TestGetStartsTheInformerAndReturnsCopies(t *testing.T) {
@@ -137,7 +138,7 @@ func TestGetStartsTheInformerAndReturnsCopies(t *testing.T) {
 	if shared1 != shared2 {
 		t.Fatal("UnsafeDisableDeepCopy copied")
 	}
-	if _, err := e.cms.Get(ctxT(t), "a", "missing", GetOptions{}); !apiclient.IsNotFound(err) {
+	if _, err := e.cms.Get(ctxT(t), "a", "missing", GetOptions{}); !meta.IsNotFound(err) {
 		t.Fatalf("missing object: %v", err)
 	}
 }
@@ -195,7 +196,7 @@ func TestReadStartRules(t *testing.T) {
 	if _, err := e.cms.Informer(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.cms.Get(ctxT(t), "a", "x", GetOptions{}); !apiclient.IsNotFound(err) {
+	if _, err := e.cms.Get(ctxT(t), "a", "x", GetOptions{}); !meta.IsNotFound(err) {
 		t.Fatalf("with an informer: %v", err)
 	}
 
@@ -211,7 +212,7 @@ func TestReadStartRules(t *testing.T) {
 
 func TestUnregisteredType(t *testing.T) {
 	e := newEnv(t, Options{})
-	type other struct{ apiclient.ObjectMeta }
+	type other struct{ meta.ObjectMeta }
 	o := For[*other](e.c)
 	var nre *kinds.NotRegisteredError
 	if _, err := o.Get(ctxT(t), "a", "x", GetOptions{}); !errors.As(err, &nre) {
@@ -224,8 +225,8 @@ func TestUnregisteredType(t *testing.T) {
 		t.Fatalf("Delete: %v", err)
 	}
 	// ForKind works for any type, Unstructured included.
-	u := ForKind[*apiclient.Unstructured](e.c, kinds.ConfigMap)
-	created, err := u.Create(ctxT(t), &apiclient.Unstructured{Object: map[string]any{"metadata": map[string]any{"namespace": "a", "name": "u"}}}, apiclient.CreateOptions{})
+	u := ForKind[*meta.Unstructured](e.c, kinds.ConfigMap)
+	created, err := u.Create(ctxT(t), &meta.Unstructured{Object: map[string]any{"metadata": map[string]any{"namespace": "a", "name": "u"}}}, apiclient.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,7 +385,7 @@ func TestDeleteIsReadBack(t *testing.T) {
 		done <- err
 	}()
 	release()
-	if err := <-done; !apiclient.IsNotFound(err) {
+	if err := <-done; !meta.IsNotFound(err) {
 		t.Fatalf("Get after Delete: %v", err)
 	}
 }
@@ -392,7 +393,7 @@ func TestDeleteIsReadBack(t *testing.T) {
 func TestStatus(t *testing.T) {
 	e := newEnv(t, Options{})
 	widgets := For[*Widget](e.c)
-	w := &Widget{ObjectMeta: apiclient.ObjectMeta{Namespace: "a", Name: "w"}}
+	w := &Widget{ObjectMeta: meta.ObjectMeta{Namespace: "a", Name: "w"}}
 	w.Spec.Size = 3
 	created, err := widgets.Create(ctxT(t), w, apiclient.CreateOptions{})
 	if err != nil {
@@ -419,7 +420,7 @@ func TestStatus(t *testing.T) {
 		t.Fatalf("status of a kind without one: %v", err)
 	}
 	p, err := e.cms.Patch(ctxT(t), "a", "missing", apiclient.MergePatchType, []byte(`{}`), apiclient.PatchOptions{})
-	if !apiclient.IsNotFound(err) || p != nil {
+	if !meta.IsNotFound(err) || p != nil {
 		t.Fatalf("patch of a missing object: %v", err)
 	}
 }
@@ -455,8 +456,8 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 func TestForResolvesOnFirstUse(t *testing.T) {
 	e := newEnv(t, Options{})
 	type late struct {
-		apiclient.TypeMeta
-		apiclient.ObjectMeta `json:"metadata"`
+		meta.TypeMeta
+		meta.ObjectMeta `json:"metadata"`
 	}
 	typed := For[*late](e.c) // before the registration
 	if _, err := typed.Get(ctxT(t), "a", "x", GetOptions{}); !errors.Is(err, kinds.ErrNotRegistered) {
@@ -465,7 +466,7 @@ func TestForResolvesOnFirstUse(t *testing.T) {
 	if err := e.c.Registry().Register(reflect.TypeFor[*late](), kinds.ConfigMap); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := typed.Get(ctxT(t), "a", "x", GetOptions{}); !apiclient.IsNotFound(err) {
+	if _, err := typed.Get(ctxT(t), "a", "x", GetOptions{}); !meta.IsNotFound(err) {
 		t.Fatalf("after registration: %v", err)
 	}
 	if typed.Info() != kinds.ConfigMap {
@@ -491,7 +492,7 @@ func TestWritesOutsideTheFactoryNamespaceAreNotWaitedFor(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Not in the cache, and no wait for a write the cache will never show.
-	if _, err := cms.Get(ctxT(t), "b", "x", GetOptions{}); !apiclient.IsNotFound(err) {
+	if _, err := cms.Get(ctxT(t), "b", "x", GetOptions{}); !meta.IsNotFound(err) {
 		t.Fatalf("Get outside the factory's namespace: %v", err)
 	}
 }

@@ -9,13 +9,14 @@ import (
 	"github.com/informerkit/informerkit/client"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // ConfigMap declares the fields of a ConfigMap the program reads.
 type ConfigMap struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Data                 map[string]string `json:"data,omitempty"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Data            map[string]string `json:"data,omitempty"`
 }
 
 func init() { kinds.MustRegister[*ConfigMap](kinds.ConfigMap) }
@@ -39,7 +40,7 @@ func Example() {
 	c.Start(ctx)
 
 	configMaps := client.For[*ConfigMap](c)
-	cm := &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Namespace: "default", Name: "settings"}, Data: map[string]string{"color": "blue"}}
+	cm := &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "settings"}, Data: map[string]string{"color": "blue"}}
 	if _, err := configMaps.Create(ctx, cm, apiclient.CreateOptions{}); err != nil {
 		panic(err)
 	}

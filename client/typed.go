@@ -16,6 +16,7 @@ import (
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/labels"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // GetOptions are the options of a cache read of one object.
@@ -43,14 +44,14 @@ type ListOptions struct {
 // Typed is the client of one Go type T: reads from T's informer, writes to T's resource.
 // Get one with For or ForKind; it is cheap, and every Typed[T] of a Client shares the
 // informer and the read-your-writes bookkeeping.
-type Typed[T apiclient.Object] struct {
+type Typed[T meta.Object] struct {
 	c     *Client
 	fixed *kinds.Info // ForKind's
 	state atomic.Pointer[typedState[T]]
 }
 
 // typedState is what a Typed resolves once: T's kind and resource.
-type typedState[T apiclient.Object] struct {
+type typedState[T meta.Object] struct {
 	info kinds.Info
 	res  *apiclient.Resource[T]
 }
@@ -58,14 +59,14 @@ type typedState[T apiclient.Object] struct {
 // For returns the client of T, whose kind and resource come from the client's registry. T
 // must be registered (kinds.Register, or controller.For for a built-in resource) by the time
 // of the first call; until it is, calls return the *kinds.NotRegisteredError.
-func For[T apiclient.Object](c *Client) *Typed[T] {
+func For[T meta.Object](c *Client) *Typed[T] {
 	return &Typed[T]{c: c}
 }
 
 // ForKind returns the client of T for the kind info, whatever the registry says: for
-// *apiclient.Unstructured, or a type used for several kinds. An invalid info is returned as
+// *meta.Unstructured, or a type used for several kinds. An invalid info is returned as
 // the error of every call.
-func ForKind[T apiclient.Object](c *Client, info kinds.Info) *Typed[T] {
+func ForKind[T meta.Object](c *Client, info kinds.Info) *Typed[T] {
 	return &Typed[T]{c: c, fixed: &info}
 }
 
@@ -182,7 +183,7 @@ func objectKey(namespace, name string) string {
 // Get reads the object namespace/name ("" for cluster-scoped objects) from T's cache, as a
 // deep copy the caller may change. If this client wrote the object and the cache has not
 // caught up yet, Get waits for it (ReadYourWritesTimeout, then a *StaleCacheError). An
-// object the cache does not hold gives an error for which apiclient.IsNotFound is true.
+// object the cache does not hold gives an error for which meta.IsNotFound is true.
 func (t *Typed[T]) Get(ctx context.Context, namespace, name string, opts GetOptions) (T, error) {
 	var zero T
 	inf, err := t.informer(ctx)
@@ -243,7 +244,7 @@ func (t *Typed[T]) List(ctx context.Context, opts ListOptions) ([]T, error) {
 	return objs, nil
 }
 
-func filter[T apiclient.Object](objs []T, namespace string, sel labels.Selector) []T {
+func filter[T meta.Object](objs []T, namespace string, sel labels.Selector) []T {
 	out := objs[:0]
 	for _, o := range objs {
 		if (namespace == "" || o.GetNamespace() == namespace) && (sel.Empty() || sel.Matches(o.GetLabels())) {
@@ -366,7 +367,7 @@ func (t *Typed[T]) Delete(ctx context.Context, obj T, opts apiclient.DeleteOptio
 func (t *Typed[T]) Status() *StatusWriter[T] { return &StatusWriter[T]{t: t} }
 
 // StatusWriter writes the status subresource of T's objects.
-type StatusWriter[T apiclient.Object] struct{ t *Typed[T] }
+type StatusWriter[T meta.Object] struct{ t *Typed[T] }
 
 // Update replaces the status of obj; the rest of obj is ignored. T's kind must have a
 // status subresource.
@@ -432,15 +433,15 @@ func (t *Typed[T]) wrote(st *typedState[T], out T, err error) (T, error) {
 	return out, nil
 }
 
-// typeMetaPaths caches, per Go type, the index path of an embedded apiclient.TypeMeta.
+// typeMetaPaths caches, per Go type, the index path of an embedded meta.TypeMeta.
 var typeMetaPaths sync.Map
 
-var typeMetaType = reflect.TypeFor[apiclient.TypeMeta]()
+var typeMetaType = reflect.TypeFor[meta.TypeMeta]()
 
 // setTypeMeta fills in obj's apiVersion and kind if it embeds an empty TypeMeta (objects
 // read from caches of built-in types have none): the API server wants them in a body.
-func setTypeMeta[T apiclient.Object](info kinds.Info, obj T) {
-	if u, ok := any(obj).(*apiclient.Unstructured); ok {
+func setTypeMeta[T meta.Object](info kinds.Info, obj T) {
+	if u, ok := any(obj).(*meta.Unstructured); ok {
 		if u != nil && u.GetKind() == "" {
 			u.SetAPIVersion(info.APIVersion())
 			u.SetKind(info.Kind)
@@ -469,7 +470,7 @@ func setTypeMeta[T apiclient.Object](info kinds.Info, obj T) {
 	if err != nil || !f.CanSet() {
 		return
 	}
-	tm := f.Addr().Interface().(*apiclient.TypeMeta)
+	tm := f.Addr().Interface().(*meta.TypeMeta)
 	if tm.Kind == "" && tm.APIVersion == "" {
 		*tm = info.TypeMeta()
 	}

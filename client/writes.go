@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // writes remembers, per object, the client's last write that its informer's cache may not
@@ -20,7 +20,7 @@ import (
 // Writes made before T has an informer are summed up by floor, the newest resourceVersion
 // written: the informer a later read starts shows all of them once it has applied floor (its
 // first list may come from the API server's watch cache, older than the writes).
-type writes[T apiclient.Object] struct {
+type writes[T meta.Object] struct {
 	mu      sync.Mutex
 	pending map[string]pendingWrite
 	floor   uint64
@@ -37,7 +37,7 @@ type pendingWrite struct {
 	uid     string // of the deleted object, if known
 }
 
-func newWrites[T apiclient.Object]() *writes[T] {
+func newWrites[T meta.Object]() *writes[T] {
 	return &writes[T]{pending: map[string]pendingWrite{}}
 }
 
@@ -87,7 +87,7 @@ func (w *writes[T]) pruneLocked(inf *informer.Informer[T]) {
 }
 
 // shown reports whether the cache of inf shows write p of key.
-func shown[T apiclient.Object](inf *informer.Informer[T], key string, p pendingWrite) bool {
+func shown[T meta.Object](inf *informer.Informer[T], key string, p pendingWrite) bool {
 	cached, ok, _ := inf.GetIndexer().GetByKey(key)
 	if p.deleted {
 		if !ok {
@@ -95,7 +95,7 @@ func shown[T apiclient.Object](inf *informer.Informer[T], key string, p pendingW
 		}
 		if a, isAcc := any(cached).(interface {
 			GetUID() string
-			GetDeletionTimestamp() *apiclient.Time
+			GetDeletionTimestamp() *meta.Time
 		}); isAcc {
 			return (p.uid != "" && a.GetUID() != p.uid) || a.GetDeletionTimestamp() != nil
 		}

@@ -7,7 +7,7 @@ package conditions
 import (
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Status is the status of a condition.
@@ -32,7 +32,7 @@ type Condition struct {
 	// ObservedGeneration is the metadata.generation the condition was set from.
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// LastTransitionTime is when Status last changed.
-	LastTransitionTime apiclient.Time `json:"lastTransitionTime"`
+	LastTransitionTime meta.Time `json:"lastTransitionTime"`
 	// Reason is a CamelCase word for programs ("MinimumReplicasAvailable").
 	Reason string `json:"reason"`
 	// Message is for humans.
@@ -50,7 +50,7 @@ func Set(conditions *[]Condition, c Condition) (changed bool) {
 	existing := Find(*conditions, c.Type)
 	if existing == nil {
 		if c.LastTransitionTime.IsZero() {
-			c.LastTransitionTime = apiclient.NewTime(time.Now())
+			c.LastTransitionTime = meta.NewTime(time.Now())
 		}
 		*conditions = append(*conditions, c)
 		return true
@@ -58,7 +58,7 @@ func Set(conditions *[]Condition, c Condition) (changed bool) {
 	if existing.Status != c.Status {
 		existing.Status = c.Status
 		if c.LastTransitionTime.IsZero() {
-			existing.LastTransitionTime = apiclient.NewTime(time.Now())
+			existing.LastTransitionTime = meta.NewTime(time.Now())
 		} else {
 			existing.LastTransitionTime = c.LastTransitionTime
 		}

@@ -6,7 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 func TestSetTransitionTimeMovesOnlyWithStatus(t *testing.T) {
@@ -43,7 +43,7 @@ func TestSetTransitionTimeMovesOnlyWithStatus(t *testing.T) {
 			t.Fatalf("lastTransitionTime = %v, want %v", c.LastTransitionTime, want)
 		}
 		// A caller-provided transition time is kept.
-		given := apiclient.NewTime(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+		given := meta.NewTime(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
 		Set(&list, Condition{Type: "Ready", Status: False, LastTransitionTime: given})
 		if !Find(list, "Ready").LastTransitionTime.Equal(given.Time) {
 			t.Fatal("given lastTransitionTime not kept")
@@ -76,7 +76,7 @@ func TestFindRemoveIs(t *testing.T) {
 
 func TestJSONMatchesMetav1Condition(t *testing.T) {
 	c := Condition{Type: "Ready", Status: True, ObservedGeneration: 3, Reason: "R", Message: "M",
-		LastTransitionTime: apiclient.NewTime(time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC))}
+		LastTransitionTime: meta.NewTime(time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC))}
 	b, err := json.Marshal(c)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Errors of Builder.Build. The errors it returns wrap them (errors.Is), with the type and
@@ -38,7 +39,7 @@ type KindMismatchError struct {
 	// Registered is its entry in the Manager's type registry.
 	Registered kinds.Info
 	// Watched is the resource the builder was given.
-	Watched apiclient.GroupVersionResource
+	Watched meta.GroupVersionResource
 	// Served is what the API server's discovery says of Watched, when the mismatch was
 	// found there (at Start: another kind or scope than registered); nil when Build found it.
 	Served *apiclient.APIResource
@@ -94,7 +95,7 @@ type Builder struct {
 	primary PrimaryInput
 	others  []func(owner *kinds.Info) (Source, error)
 	sources []Source
-	filters []Predicate[apiclient.Object]
+	filters []Predicate[meta.Object]
 	opts    Options
 	errs    []error
 	built   bool
@@ -161,9 +162,9 @@ func (b *Builder) WatchesSource(src Source) *Builder {
 
 // WithEventFilter adds a predicate that every event of For, Owns and Watches must pass, on
 // top of each input's own predicates (controller-runtime's WithEventFilter). It sees the
-// objects as apiclient.Object. For Owns with expectations, observations are made before any
+// objects as meta.Object. For Owns with expectations, observations are made before any
 // predicate, so a filtered event still satisfies an expectation.
-func (b *Builder) WithEventFilter(p Predicate[apiclient.Object]) *Builder {
+func (b *Builder) WithEventFilter(p Predicate[meta.Object]) *Builder {
 	if p == nil {
 		b.errs = append(b.errs, errors.New("controller: Builder.WithEventFilter: nil predicate"))
 		return b
@@ -256,7 +257,7 @@ func (s *discoveryChecked) Run(ctx context.Context, q Queue) error {
 			if r.Kind != s.info.Kind || r.Namespaced != s.info.Namespaced {
 				served := r
 				return &KindMismatchError{Type: s.t, Registered: s.info, Served: &served,
-					Watched: apiclient.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Resource}}
+					Watched: meta.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Resource}}
 			}
 			break
 		}
@@ -279,7 +280,7 @@ func (s *discoveryChecked) String() string { return fmt.Sprint(s.Source) }
 
 // resolveKind returns T's kind in the Manager's registry, registering a built-in resource on
 // the way (controller.For does), and checks that it is the resource gvr.
-func resolveKind[T apiclient.Object](m *Manager, gvr apiclient.GroupVersionResource) (kinds.Info, error) {
+func resolveKind[T meta.Object](m *Manager, gvr meta.GroupVersionResource) (kinds.Info, error) {
 	t := reflect.TypeFor[T]()
 	info, ok := m.Kinds().Lookup(t)
 	if !ok {
@@ -300,7 +301,7 @@ func resolveKind[T apiclient.Object](m *Manager, gvr apiclient.GroupVersionResou
 
 // withFilters returns the input's predicates followed by the builder's event filters,
 // adapted to T.
-func withFilters[T apiclient.Object](own []Predicate[T], filters []Predicate[apiclient.Object]) []Predicate[T] {
+func withFilters[T meta.Object](own []Predicate[T], filters []Predicate[meta.Object]) []Predicate[T] {
 	out := make([]Predicate[T], 0, len(own)+len(filters))
 	out = append(out, own...)
 	for _, f := range filters {
@@ -309,20 +310,20 @@ func withFilters[T apiclient.Object](own []Predicate[T], filters []Predicate[api
 	return out
 }
 
-// adaptPredicate lets a predicate on apiclient.Object judge the events of a T.
-func adaptPredicate[T apiclient.Object](p Predicate[apiclient.Object]) Predicate[T] {
+// adaptPredicate lets a predicate on meta.Object judge the events of a T.
+func adaptPredicate[T meta.Object](p Predicate[meta.Object]) Predicate[T] {
 	return PredicateFuncs[T]{
 		CreateFunc: func(e CreateEvent[T]) bool {
-			return p.Create(CreateEvent[apiclient.Object]{Object: e.Object, IsInInitialList: e.IsInInitialList})
+			return p.Create(CreateEvent[meta.Object]{Object: e.Object, IsInInitialList: e.IsInInitialList})
 		},
 		UpdateFunc: func(e UpdateEvent[T]) bool {
-			return p.Update(UpdateEvent[apiclient.Object]{ObjectOld: e.ObjectOld, ObjectNew: e.ObjectNew})
+			return p.Update(UpdateEvent[meta.Object]{ObjectOld: e.ObjectOld, ObjectNew: e.ObjectNew})
 		},
 		DeleteFunc: func(e DeleteEvent[T]) bool {
-			return p.Delete(DeleteEvent[apiclient.Object]{Object: e.Object, DeleteStateUnknown: e.DeleteStateUnknown})
+			return p.Delete(DeleteEvent[meta.Object]{Object: e.Object, DeleteStateUnknown: e.DeleteStateUnknown})
 		},
 		GenericFunc: func(e GenericEvent[T]) bool {
-			return p.Generic(GenericEvent[apiclient.Object]{Object: e.Object})
+			return p.Generic(GenericEvent[meta.Object]{Object: e.Object})
 		},
 	}
 }

@@ -11,13 +11,14 @@ import (
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/controller/controllerutil"
 	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Widget is a namespaced custom resource whose controller keeps one ConfigMap per Widget.
 type Widget struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Spec                 struct {
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Spec            struct {
 		Color string `json:"color"`
 	} `json:"spec"`
 }
@@ -40,16 +41,16 @@ func ExampleBuilder() {
 	}
 	widgets := client.For[*Widget](mgr.Client())
 	configMaps := client.For[*ConfigMap](mgr.Client())
-	children := controller.Owned[*ConfigMap](apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+	children := controller.Owned[*ConfigMap](meta.GroupVersionResource{Version: "v1", Resource: "configmaps"})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	_, err = controller.NewBuilder(mgr, "widgets").
-		For(controller.Primary[*Widget](apiclient.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"})).
+		For(controller.Primary[*Widget](meta.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"})).
 		Owns(children).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2, MaxRetries: 15}).
 		Build(controller.ReconcilerFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
 			w, err := widgets.Get(ctx, req.Namespace, req.Name, client.GetOptions{})
-			if apiclient.IsNotFound(err) {
+			if meta.IsNotFound(err) {
 				return controller.Result{}, nil
 			} else if err != nil {
 				return controller.Result{}, err
@@ -62,7 +63,7 @@ func ExampleBuilder() {
 				}
 				return controller.Result{}, err
 			}
-			cm := &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Namespace: w.Namespace, Name: w.Name + "-config"},
+			cm := &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: w.Namespace, Name: w.Name + "-config"},
 				Data: map[string]string{"color": w.Spec.Color}}
 			if err := controllerutil.SetControllerReference(w, cm); err != nil {
 				return controller.Result{}, err

@@ -6,10 +6,10 @@ import (
 	"reflect"
 	"sync"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/indexer"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // IndexByControllerUID is the name of the cache index Owns adds to a child type's shared
@@ -37,7 +37,7 @@ type WatchedInput interface {
 }
 
 // PrimaryOptions are the optional settings of PrimaryWithOptions.
-type PrimaryOptions[T apiclient.Object] struct {
+type PrimaryOptions[T meta.Object] struct {
 	// Predicates filter the primary type's events (e.g. GenerationChanged, so that the
 	// controller's own status writes do not wake it). Default none.
 	Predicates []Predicate[T]
@@ -47,8 +47,8 @@ type PrimaryOptions[T apiclient.Object] struct {
 }
 
 // PrimaryType is the typed input of Builder.For.
-type PrimaryType[T apiclient.Object] struct {
-	gvr  apiclient.GroupVersionResource
+type PrimaryType[T meta.Object] struct {
+	gvr  meta.GroupVersionResource
 	opts PrimaryOptions[T]
 	mu   sync.Mutex
 	inf  *informer.Informer[T]
@@ -58,12 +58,12 @@ type PrimaryType[T apiclient.Object] struct {
 // informer; predicates filter its events. T must be registered in the Manager's type
 // registry as gvr (built-in resources are registered on use), because Owns takes the owner's
 // group and kind from there.
-func Primary[T apiclient.Object](gvr apiclient.GroupVersionResource, predicates ...Predicate[T]) *PrimaryType[T] {
+func Primary[T meta.Object](gvr meta.GroupVersionResource, predicates ...Predicate[T]) *PrimaryType[T] {
 	return PrimaryWithOptions(gvr, PrimaryOptions[T]{Predicates: predicates})
 }
 
 // PrimaryWithOptions is Primary with options.
-func PrimaryWithOptions[T apiclient.Object](gvr apiclient.GroupVersionResource, opts PrimaryOptions[T]) *PrimaryType[T] {
+func PrimaryWithOptions[T meta.Object](gvr meta.GroupVersionResource, opts PrimaryOptions[T]) *PrimaryType[T] {
 	return &PrimaryType[T]{gvr: gvr, opts: opts}
 }
 
@@ -105,7 +105,7 @@ type ExpectationsObserver interface {
 }
 
 // OwnedOptions are the optional settings of OwnedWithOptions.
-type OwnedOptions[T apiclient.Accessor] struct {
+type OwnedOptions[T meta.Accessor] struct {
 	// Predicates filter the children's events before they enqueue their owner. Default none.
 	Predicates []Predicate[T]
 	// Expectations, if set, is told about every child created and deleted, by its owner's
@@ -120,8 +120,8 @@ type OwnedOptions[T apiclient.Accessor] struct {
 
 // OwnedType is the typed input of Builder.Owns, and the reconciler's typed view of the
 // children: ChildrenOf.
-type OwnedType[T apiclient.Accessor] struct {
-	gvr  apiclient.GroupVersionResource
+type OwnedType[T meta.Accessor] struct {
+	gvr  meta.GroupVersionResource
 	opts OwnedOptions[T]
 	mu   sync.Mutex
 	inf  *informer.Informer[T]
@@ -130,12 +130,12 @@ type OwnedType[T apiclient.Accessor] struct {
 // Owned returns the Builder.Owns input of the child type T, watched through gvr with the
 // Manager's shared informer; predicates filter its events. Keep it: its ChildrenOf lists an
 // owner's children from the cache.
-func Owned[T apiclient.Accessor](gvr apiclient.GroupVersionResource, predicates ...Predicate[T]) *OwnedType[T] {
+func Owned[T meta.Accessor](gvr meta.GroupVersionResource, predicates ...Predicate[T]) *OwnedType[T] {
 	return OwnedWithOptions(gvr, OwnedOptions[T]{Predicates: predicates})
 }
 
 // OwnedWithOptions is Owned with options (expectations, ...).
-func OwnedWithOptions[T apiclient.Accessor](gvr apiclient.GroupVersionResource, opts OwnedOptions[T]) *OwnedType[T] {
+func OwnedWithOptions[T meta.Accessor](gvr meta.GroupVersionResource, opts OwnedOptions[T]) *OwnedType[T] {
 	return &OwnedType[T]{gvr: gvr, opts: opts}
 }
 
@@ -168,7 +168,7 @@ func (o *OwnedType[T]) ChildrenOfUID(uid string) ([]T, error) {
 }
 
 // controllerUID is the index function of IndexByControllerUID.
-func controllerUID[T apiclient.Accessor](obj T) ([]string, error) {
+func controllerUID[T meta.Accessor](obj T) ([]string, error) {
 	for _, ref := range obj.GetOwnerReferences() {
 		if ref.IsController() && ref.UID != "" {
 			return []string{ref.UID}, nil
@@ -206,7 +206,7 @@ func (o *OwnedType[T]) bindOwned(b *Builder, owner *kinds.Info) (Source, error) 
 			if !ref.IsController() || ref.Kind != kind {
 				continue
 			}
-			if gv, err := apiclient.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != group {
+			if gv, err := meta.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != group {
 				return Request{}, false
 			}
 			req := Request{Name: ref.Name}
@@ -286,8 +286,8 @@ func (h dispatchHandler[T]) Generic(ctx context.Context, e GenericEvent[T], q Qu
 }
 
 // WatchedType is the typed input of Builder.Watches.
-type WatchedType[T apiclient.Object] struct {
-	gvr        apiclient.GroupVersionResource
+type WatchedType[T meta.Object] struct {
+	gvr        meta.GroupVersionResource
 	handler    EventHandler[T]
 	predicates []Predicate[T]
 	mu         sync.Mutex
@@ -297,7 +297,7 @@ type WatchedType[T apiclient.Object] struct {
 // Watched returns the Builder.Watches input of T, watched through gvr with the Manager's
 // shared informer: handler (usually EnqueueRequestsFromMapFunc) turns its events, filtered
 // by predicates, into Requests.
-func Watched[T apiclient.Object](gvr apiclient.GroupVersionResource, handler EventHandler[T], predicates ...Predicate[T]) *WatchedType[T] {
+func Watched[T meta.Object](gvr meta.GroupVersionResource, handler EventHandler[T], predicates ...Predicate[T]) *WatchedType[T] {
 	return &WatchedType[T]{gvr: gvr, handler: handler, predicates: predicates}
 }
 
@@ -326,7 +326,7 @@ func (w *WatchedType[T]) bindWatched(b *Builder) (Source, error) {
 
 // checkKind is resolveKind for types whose kind the builder does not need: an unregistered
 // custom type is fine, a registered one must match gvr.
-func checkKind[T apiclient.Object](m *Manager, gvr apiclient.GroupVersionResource) error {
+func checkKind[T meta.Object](m *Manager, gvr meta.GroupVersionResource) error {
 	_, err := resolveKind[T](m, gvr)
 	if errors.Is(err, kinds.ErrNotRegistered) {
 		return nil

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/client"
 	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/meta"
 )
 
 var widgetKind = kinds.Info{Group: "example.com", Version: "v1", Kind: "Widget", Resource: "widgets", Namespaced: true, StatusSubresource: true}
@@ -35,7 +35,7 @@ func recordingReconciler(got chan<- Request) Reconciler {
 	})
 }
 
-func names[T apiclient.Object](objs []T) []string {
+func names[T meta.Object](objs []T) []string {
 	var out []string
 	for _, o := range objs {
 		out = append(out, o.GetName())
@@ -127,7 +127,7 @@ func TestBuilderEventFilter(t *testing.T) {
 	srv, _ := newWidgetServer(t)
 	m := widgetManager(t, srv)
 	got := make(chan Request, 100)
-	skip := NewPredicateFuncs(func(o apiclient.Object) bool { return o.GetLabels()["skip"] != "true" })
+	skip := NewPredicateFuncs(func(o meta.Object) bool { return o.GetLabels()["skip"] != "true" })
 	_, err := NewBuilder(m, "filtered").
 		For(Primary[*Widget](widgetGVR)).
 		Owns(Owned[*ConfigMap](cmGVR)).
@@ -338,7 +338,7 @@ func TestBuilderOwnsObservesBeforePredicates(t *testing.T) {
 	m := widgetManager(t, srv)
 	obs := &recordingObserver{}
 	got := make(chan Request, 100)
-	dropChildren := NewPredicateFuncs(func(o apiclient.Object) bool { return o.GetLabels()["child"] != "true" })
+	dropChildren := NewPredicateFuncs(func(o meta.Object) bool { return o.GetLabels()["child"] != "true" })
 	_, err := NewBuilder(m, "observed").
 		For(Primary[*Widget](widgetGVR)).
 		Owns(OwnedWithOptions(cmGVR, OwnedOptions[*ConfigMap]{Expectations: obs})).
@@ -419,6 +419,6 @@ func TestBuilderWatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(t, got, Request{Namespace: "default", Name: "mapped"}, "the mapped Request")
-	generic <- GenericEvent[*Widget]{Object: &Widget{ObjectMeta: apiclient.ObjectMeta{Namespace: "ext", Name: "poked"}}}
+	generic <- GenericEvent[*Widget]{Object: &Widget{ObjectMeta: meta.ObjectMeta{Namespace: "ext", Name: "poked"}}}
 	expect(t, got, Request{Namespace: "ext", Name: "poked"}, "the channel's Request")
 }

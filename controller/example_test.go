@@ -10,13 +10,14 @@ import (
 	"github.com/informerkit/informerkit/client"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/controller/events"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // ConfigMap declares the fields the example reads.
 type ConfigMap struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Data                 map[string]string `json:"data,omitempty"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Data            map[string]string `json:"data,omitempty"`
 }
 
 // A Manager with one controller: a shared informer of ConfigMaps feeds the controller's
@@ -33,12 +34,12 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	configMaps := controller.For[*ConfigMap](mgr, apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+	configMaps := controller.For[*ConfigMap](mgr, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	c, err := controller.New("greeter", controller.ReconcilerFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
 		cm, err := configMaps.Lister().Get(req.Namespace, req.Name)
-		if apiclient.IsNotFound(err) {
+		if meta.IsNotFound(err) {
 			return controller.Result{}, nil // deleted meanwhile: nothing to do
 		}
 		if err != nil {
@@ -91,9 +92,9 @@ func ExampleOr() {
 		controller.ResourceVersionChanged[*ConfigMap](),
 		controller.Or(controller.GenerationChanged[*ConfigMap](), controller.LabelsChanged[*ConfigMap]()),
 	)
-	old := &ConfigMap{ObjectMeta: apiclient.ObjectMeta{ResourceVersion: "1", Labels: map[string]string{"a": "1"}}}
-	relabelled := &ConfigMap{ObjectMeta: apiclient.ObjectMeta{ResourceVersion: "2", Labels: map[string]string{"a": "2"}}}
-	touched := &ConfigMap{ObjectMeta: apiclient.ObjectMeta{ResourceVersion: "3", Labels: map[string]string{"a": "1"}}}
+	old := &ConfigMap{ObjectMeta: meta.ObjectMeta{ResourceVersion: "1", Labels: map[string]string{"a": "1"}}}
+	relabelled := &ConfigMap{ObjectMeta: meta.ObjectMeta{ResourceVersion: "2", Labels: map[string]string{"a": "2"}}}
+	touched := &ConfigMap{ObjectMeta: meta.ObjectMeta{ResourceVersion: "3", Labels: map[string]string{"a": "1"}}}
 	fmt.Println(p.Update(controller.UpdateEvent[*ConfigMap]{ObjectOld: old, ObjectNew: relabelled}))
 	fmt.Println(p.Update(controller.UpdateEvent[*ConfigMap]{ObjectOld: old, ObjectNew: touched}))
 	fmt.Println(p.Update(controller.UpdateEvent[*ConfigMap]{ObjectOld: old, ObjectNew: old}))
@@ -116,14 +117,14 @@ func ExampleManager_Client() {
 		panic(err)
 	}
 	// For registers *ConfigMap as the built-in kind ConfigMap in the manager's type registry.
-	cmInformer := controller.For[*ConfigMap](mgr, apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+	cmInformer := controller.For[*ConfigMap](mgr, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"})
 	configMaps := client.For[*ConfigMap](mgr.Client())
 	recorder := mgr.EventRecorderFor("stamper")
 
 	done := make(chan struct{})
 	c, err := controller.New("stamper", controller.ReconcilerFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
 		cm, err := configMaps.Get(ctx, req.Namespace, req.Name, client.GetOptions{})
-		if apiclient.IsNotFound(err) {
+		if meta.IsNotFound(err) {
 			return controller.Result{}, nil
 		}
 		if err != nil {

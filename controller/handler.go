@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/workqueue"
 )
 
@@ -99,14 +99,14 @@ func (f EventHandlerFuncs[T]) Generic(ctx context.Context, e GenericEvent[T], q 
 }
 
 // RequestFor returns the Request that names obj.
-func RequestFor(obj apiclient.Object) Request {
+func RequestFor(obj meta.Object) Request {
 	return Request{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 }
 
 // EnqueueRequestForObject returns the handler of a controller's primary resource: every
 // event enqueues the Request of the object itself (controller-runtime's
 // handler.EnqueueRequestForObject). Objects of an initial list are enqueued with PriorityLow.
-func EnqueueRequestForObject[T apiclient.Object]() EventHandler[T] {
+func EnqueueRequestForObject[T meta.Object]() EventHandler[T] {
 	return EventHandlerFuncs[T]{
 		CreateFunc: func(_ context.Context, e CreateEvent[T], q Queue) {
 			if isNil(e.Object) {
@@ -142,10 +142,10 @@ func createPriority[T any](e CreateEvent[T]) int {
 }
 
 // OwnedObject is an object that lists its owners: any pointer to a struct embedding
-// apiclient.ObjectMeta, and *apiclient.Unstructured.
+// meta.ObjectMeta, and *meta.Unstructured.
 type OwnedObject interface {
-	apiclient.Object
-	GetOwnerReferences() []apiclient.OwnerReference
+	meta.Object
+	GetOwnerReferences() []meta.OwnerReference
 }
 
 // OwnerOptions are the optional settings of EnqueueRequestForOwner.
@@ -175,7 +175,7 @@ func EnqueueRequestForOwner[T OwnedObject](ownerGroup, ownerKind string, opts Ow
 			if ref.Kind != ownerKind || (opts.OnlyController && !ref.IsController()) {
 				continue
 			}
-			gv, err := apiclient.ParseGroupVersion(ref.APIVersion)
+			gv, err := meta.ParseGroupVersion(ref.APIVersion)
 			if err != nil || gv.Group != ownerGroup {
 				continue
 			}

@@ -5,22 +5,22 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/workqueue"
 )
 
 // Obj is a minimal object: metadata only.
 type Obj struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
 }
 
-func obj(ns, name string, owners ...apiclient.OwnerReference) *Obj {
-	return &Obj{ObjectMeta: apiclient.ObjectMeta{Namespace: ns, Name: name, OwnerReferences: owners}}
+func obj(ns, name string, owners ...meta.OwnerReference) *Obj {
+	return &Obj{ObjectMeta: meta.ObjectMeta{Namespace: ns, Name: name, OwnerReferences: owners}}
 }
 
-func owner(apiVersion, kind, name string, controller bool) apiclient.OwnerReference {
-	return apiclient.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: name, UID: "uid-" + name, Controller: &controller}
+func owner(apiVersion, kind, name string, controller bool) meta.OwnerReference {
+	return meta.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: name, UID: "uid-" + name, Controller: &controller}
 }
 
 func newQueue() Queue {
@@ -151,7 +151,7 @@ func TestEventHandlerFuncsIgnoreNil(t *testing.T) {
 func TestIsNil(t *testing.T) {
 	var p *Obj
 	var m map[string]int
-	var i apiclient.Object
+	var i meta.Object
 	for _, tc := range []struct {
 		v    any
 		want bool

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // kindSource is the Source returned by Kind.
-type kindSource[T apiclient.Object] struct {
+type kindSource[T meta.Object] struct {
 	dispatcher[T]
 	inf     informer.SharedIndexInformer[T]
 	reg     atomic.Pointer[informer.Registration[T]]
@@ -28,7 +28,7 @@ type kindSource[T apiclient.Object] struct {
 // Informer handlers never block the informer: if the controller's handler falls behind,
 // the informer coalesces its pending notifications by key. Enqueueing is quick, so in
 // practice it never does.
-func Kind[T apiclient.Object](inf informer.SharedIndexInformer[T], handler EventHandler[T], predicates ...Predicate[T]) Source {
+func Kind[T meta.Object](inf informer.SharedIndexInformer[T], handler EventHandler[T], predicates ...Predicate[T]) Source {
 	return &kindSource[T]{dispatcher: dispatcher[T]{handler: handler, predicates: predicates}, inf: inf}
 }
 

@@ -9,19 +9,20 @@ import (
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/labels"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // ConfigMap and Widget are the typed objects of the tests against apitest.
 type ConfigMap struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Data                 map[string]string `json:"data,omitempty"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Data            map[string]string `json:"data,omitempty"`
 }
 
 type Widget struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Spec                 struct {
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Spec            struct {
 		Size int `json:"size"`
 	} `json:"spec"`
 	Status struct {
@@ -30,8 +31,8 @@ type Widget struct {
 }
 
 var (
-	cmGVR     = apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	widgetGVR = apiclient.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	cmGVR     = meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	widgetGVR = meta.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 )
 
 // testTimeout guards every wait; waits end on channels, never on the clock.

@@ -23,6 +23,7 @@ import (
 	"github.com/informerkit/informerkit/controller/metrics"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/reflector"
 )
 
@@ -416,13 +417,13 @@ func (m *Manager) Identity() string {
 // for the readiness check and the informer metrics. Call it before Start. If gvr is a
 // built-in resource and T is not in the manager's type registry yet, T is registered as that
 // kind, so that events and owner references about T's objects know their kind.
-func For[T apiclient.Object](m *Manager, gvr apiclient.GroupVersionResource) *informer.Informer[T] {
+func For[T meta.Object](m *Manager, gvr meta.GroupVersionResource) *informer.Informer[T] {
 	return ForWithOptions[T](m, gvr, informer.ForOptions{})
 }
 
 // ForWithOptions is For with another namespace or other selectors than the manager's
 // factory's for this informer (see informer.ForWithOptions).
-func ForWithOptions[T apiclient.Object](m *Manager, gvr apiclient.GroupVersionResource, opts informer.ForOptions) *informer.Informer[T] {
+func ForWithOptions[T meta.Object](m *Manager, gvr meta.GroupVersionResource, opts informer.ForOptions) *informer.Informer[T] {
 	inf := informer.ForWithOptions[T](m.factory, gvr, opts)
 	m.track(inf.Name(), inf)
 	if info, ok := kinds.BuiltinForResource(gvr); ok {

@@ -4,7 +4,7 @@ import (
 	"maps"
 	"reflect"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Predicate filters a source's events before they reach the handler
@@ -57,9 +57,9 @@ func NewPredicateFuncs[T any](filter func(obj T) bool) Predicate[T] {
 }
 
 // GenerationObject is an object with metadata.generation: any pointer to a struct embedding
-// apiclient.ObjectMeta, and *apiclient.Unstructured.
+// meta.ObjectMeta, and *meta.Unstructured.
 type GenerationObject interface {
-	apiclient.Object
+	meta.Object
 	GetGeneration() int64
 }
 
@@ -86,19 +86,19 @@ func GenerationChanged[T GenerationObject]() Predicate[T] {
 // ResourceVersionChanged lets through updates whose resourceVersion changed, dropping
 // periodic resyncs, and every other event (controller-runtime's
 // ResourceVersionChangedPredicate).
-func ResourceVersionChanged[T apiclient.Object]() Predicate[T] {
+func ResourceVersionChanged[T meta.Object]() Predicate[T] {
 	return updateOnly(func(old, new T) bool { return old.GetResourceVersion() != new.GetResourceVersion() })
 }
 
 // LabelsChanged lets through updates whose labels changed, and every other event
 // (controller-runtime's LabelChangedPredicate). A nil and an empty label map are equal.
-func LabelsChanged[T apiclient.Object]() Predicate[T] {
+func LabelsChanged[T meta.Object]() Predicate[T] {
 	return updateOnly(func(old, new T) bool { return !maps.Equal(old.GetLabels(), new.GetLabels()) })
 }
 
 // AnnotationsChanged lets through updates whose annotations changed, and every other event
 // (controller-runtime's AnnotationChangedPredicate).
-func AnnotationsChanged[T apiclient.Object]() Predicate[T] {
+func AnnotationsChanged[T meta.Object]() Predicate[T] {
 	return updateOnly(func(old, new T) bool { return !maps.Equal(old.GetAnnotations(), new.GetAnnotations()) })
 }
 

@@ -3,26 +3,26 @@ package controller
 import (
 	"testing"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
-func meta(gen int64, rv string, labels, annotations map[string]string) *Obj {
-	return &Obj{ObjectMeta: apiclient.ObjectMeta{Name: "x", Generation: gen, ResourceVersion: rv, Labels: labels, Annotations: annotations}}
+func objAt(gen int64, rv string, labels, annotations map[string]string) *Obj {
+	return &Obj{ObjectMeta: meta.ObjectMeta{Name: "x", Generation: gen, ResourceVersion: rv, Labels: labels, Annotations: annotations}}
 }
 
 func TestChangePredicates(t *testing.T) {
-	base := meta(1, "10", map[string]string{"a": "1"}, map[string]string{"n": "1"})
+	base := objAt(1, "10", map[string]string{"a": "1"}, map[string]string{"n": "1"})
 	cases := []struct {
 		name                       string
 		new                        *Obj
 		generation, rv, lbl, annot bool
 	}{
 		{"resync (same object)", base, false, false, false, false},
-		{"status write: new RV only", meta(1, "11", map[string]string{"a": "1"}, map[string]string{"n": "1"}), false, true, false, false},
-		{"spec change", meta(2, "12", map[string]string{"a": "1"}, map[string]string{"n": "1"}), true, true, false, false},
-		{"label change", meta(1, "13", map[string]string{"a": "2"}, map[string]string{"n": "1"}), false, true, true, false},
-		{"label removed", meta(1, "14", nil, map[string]string{"n": "1"}), false, true, true, false},
-		{"annotation change", meta(1, "15", map[string]string{"a": "1"}, map[string]string{"n": "2"}), false, true, false, true},
+		{"status write: new RV only", objAt(1, "11", map[string]string{"a": "1"}, map[string]string{"n": "1"}), false, true, false, false},
+		{"spec change", objAt(2, "12", map[string]string{"a": "1"}, map[string]string{"n": "1"}), true, true, false, false},
+		{"label change", objAt(1, "13", map[string]string{"a": "2"}, map[string]string{"n": "1"}), false, true, true, false},
+		{"label removed", objAt(1, "14", nil, map[string]string{"n": "1"}), false, true, true, false},
+		{"annotation change", objAt(1, "15", map[string]string{"a": "1"}, map[string]string{"n": "2"}), false, true, false, true},
 	}
 	preds := map[string]Predicate[*Obj]{
 		"GenerationChanged":      GenerationChanged[*Obj](),
@@ -48,7 +48,7 @@ func TestChangePredicates(t *testing.T) {
 		}
 	}
 	// nil and empty maps are equal.
-	if LabelsChanged[*Obj]().Update(UpdateEvent[*Obj]{ObjectOld: meta(1, "1", nil, nil), ObjectNew: meta(1, "2", map[string]string{}, nil)}) {
+	if LabelsChanged[*Obj]().Update(UpdateEvent[*Obj]{ObjectOld: objAt(1, "1", nil, nil), ObjectNew: objAt(1, "2", map[string]string{}, nil)}) {
 		t.Error("nil → empty labels counted as a change")
 	}
 }

@@ -14,7 +14,7 @@ import (
 // Copy returns a deep copy of v: every pointer, slice, map and interface reachable from v is
 // copied, so that no change to the copy (or to v) can be seen through the other. Strings are
 // immutable and are shared, as client-go's generated DeepCopy shares them. time.Time (and so
-// apiclient.Time) is copied as a value, keeping its *time.Location, as generated code does.
+// meta.Time) is copied as a value, keeping its *time.Location, as generated code does.
 // Channels, functions and unsafe pointers are copied as values (the copy refers to the same
 // channel or function). v must not contain pointer cycles: Kubernetes objects never do, and
 // the copier, like generated DeepCopy, follows pointers without remembering where it has

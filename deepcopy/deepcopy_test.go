@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 func TestCopyZooRandom(t *testing.T) {
@@ -46,7 +46,7 @@ func TestCopyKeepsNilAndEmpty(t *testing.T) {
 func TestCopyDetachesEveryLevel(t *testing.T) {
 	s := "x"
 	l := &leaf{A: "a", B: []int{1, 2}, C: map[string]int{"k": 1}}
-	del := apiclient.NewTime(time.Unix(1700000000, 0))
+	del := meta.NewTime(time.Unix(1700000000, 0))
 	orig := &zoo{
 		P: l, PP: &l, SP: []*leaf{l}, SS: [][]string{{"a"}},
 		Raw: json.RawMessage(`{"a":1}`), Bytes: []byte("bytes"),
@@ -54,9 +54,9 @@ func TestCopyDetachesEveryLevel(t *testing.T) {
 		MV:    map[leafKey]leaf{{1, "y"}: {B: []int{3}}},
 		Any:   map[string]any{"spec": map[string]any{"list": []any{"a", 1.0, map[string]any{"deep": true}}}},
 		Iface: stringer{S: &s},
-		Meta: apiclient.ObjectMeta{Labels: map[string]string{"l": "1"}, DeletionTimestamp: &del,
-			OwnerReferences: []apiclient.OwnerReference{{Name: "o", Controller: new(bool)}}, Finalizers: []string{"f"}},
-		Un:       &apiclient.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "u"}}},
+		Meta: meta.ObjectMeta{Labels: map[string]string{"l": "1"}, DeletionTimestamp: &del,
+			OwnerReferences: []meta.OwnerReference{{Name: "o", Controller: new(bool)}}, Finalizers: []string{"f"}},
+		Un:       &meta.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "u"}}},
 		Tree:     &node{V: 1, Kids: []*node{{V: 2, Kids: []*node{{V: 3}}}}, Tags: map[string]*node{"t": {V: 4}}},
 		Embedded: Embedded{E: []string{"e"}, EP: new(int)},
 		priv:     []int{7},
@@ -97,13 +97,13 @@ func TestCopyDetachesEveryLevel(t *testing.T) {
 }
 
 func TestCopyInterfaceTypeParameter(t *testing.T) {
-	var obj apiclient.Object = &apiclient.ObjectMeta{Name: "a", Labels: map[string]string{"x": "y"}}
+	var obj meta.Object = &meta.ObjectMeta{Name: "a", Labels: map[string]string{"x": "y"}}
 	c := Copy(obj)
-	c.(*apiclient.ObjectMeta).Labels["x"] = "z"
+	c.(*meta.ObjectMeta).Labels["x"] = "z"
 	if obj.GetLabels()["x"] != "y" {
 		t.Fatal("Copy of an interface value shares its dynamic value")
 	}
-	var empty apiclient.Object
+	var empty meta.Object
 	if Copy(empty) != nil {
 		t.Fatal("Copy of a nil interface is not nil")
 	}

@@ -3,20 +3,20 @@ package deepcopy_test
 import (
 	"fmt"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/deepcopy"
+	"github.com/informerkit/informerkit/meta"
 )
 
 type ConfigMap struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Data                 map[string]string `json:"data,omitempty"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Data            map[string]string `json:"data,omitempty"`
 }
 
 // A cached object is copied before it is changed: the cache's copy keeps its labels.
 func ExampleCopy() {
 	cached := &ConfigMap{
-		ObjectMeta: apiclient.ObjectMeta{Name: "settings", Labels: map[string]string{"tier": "web"}},
+		ObjectMeta: meta.ObjectMeta{Name: "settings", Labels: map[string]string{"tier": "web"}},
 		Data:       map[string]string{"color": "blue"},
 	}
 	mine := deepcopy.Copy(cached)

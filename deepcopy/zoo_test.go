@@ -8,7 +8,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // The struct zoo: every shape of value Copy must handle, for the tests and the fuzz target.
@@ -68,9 +68,9 @@ type zoo struct {
 	Iface fmt.Stringer
 	T     time.Time
 	TP    *time.Time
-	AT    apiclient.Time
-	Meta  apiclient.ObjectMeta
-	Un    *apiclient.Unstructured
+	AT    meta.Time
+	Meta  meta.ObjectMeta
+	Un    *meta.Unstructured
 	Tree  *node
 	Embedded
 	priv  []int
@@ -116,14 +116,14 @@ func (g *gen) fill(v reflect.Value, depth int) {
 	case t == reflect.TypeFor[time.Time]():
 		v.Set(reflect.ValueOf(time.Unix(int64(g.byte())*100000, int64(g.byte())*1000).UTC()))
 		return
-	case t == reflect.TypeFor[apiclient.Time]():
-		v.Set(reflect.ValueOf(apiclient.NewTime(time.Unix(int64(g.byte())*7919, 0))))
+	case t == reflect.TypeFor[meta.Time]():
+		v.Set(reflect.ValueOf(meta.NewTime(time.Unix(int64(g.byte())*7919, 0))))
 		return
-	case t == reflect.TypeFor[*apiclient.Unstructured]():
+	case t == reflect.TypeFor[*meta.Unstructured]():
 		if g.intn(2) == 0 {
 			return
 		}
-		v.Set(reflect.ValueOf(&apiclient.Unstructured{Object: g.jsonObject(depth)}))
+		v.Set(reflect.ValueOf(&meta.Unstructured{Object: g.jsonObject(depth)}))
 		return
 	}
 	switch t.Kind() {

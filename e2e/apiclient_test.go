@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informerkit/informerkit/meta"
+
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/e2e/cluster"
 )
@@ -21,16 +23,16 @@ import (
 
 // acConfigMap declares the ConfigMap fields these tests read.
 type acConfigMap struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Data                 map[string]string `json:"data,omitempty"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Data            map[string]string `json:"data,omitempty"`
 }
 
 var (
-	acConfigMaps   = apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	acNamespaces   = apiclient.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-	acPodTemplates = apiclient.GroupVersionResource{Version: "v1", Resource: cluster.UncachedResource}
-	acCRDs         = apiclient.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	acConfigMaps   = meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	acNamespaces   = meta.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	acPodTemplates = meta.GroupVersionResource{Version: "v1", Resource: cluster.UncachedResource}
+	acCRDs         = meta.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 )
 
 // acClient loads the harness's kubeconfig (CA + token, verification on) with LoadConfig.
@@ -64,7 +66,7 @@ func acCtx(t *testing.T, d time.Duration) context.Context {
 // acNamespace creates a namespace for one test through apiclient.
 func acNamespace(t *testing.T, ac *apiclient.Client) string {
 	t.Helper()
-	ns := &acConfigMap{ObjectMeta: apiclient.ObjectMeta{GenerateName: "e2e-ac-"}}
+	ns := &acConfigMap{ObjectMeta: meta.ObjectMeta{GenerateName: "e2e-ac-"}}
 	ns.APIVersion, ns.Kind = "v1", "Namespace"
 	out, err := apiclient.NewResource[*acConfigMap](ac, acNamespaces).Create(acCtx(t, time.Minute), ns, apiclient.CreateOptions{})
 	if err != nil {
@@ -88,7 +90,7 @@ func acRecv[T any](t *testing.T, w apiclient.Watcher[T], within time.Duration) a
 }
 
 func newCM(name string, data map[string]string) *acConfigMap {
-	cm := &acConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: name}, Data: data}
+	cm := &acConfigMap{ObjectMeta: meta.ObjectMeta{Name: name}, Data: data}
 	cm.APIVersion, cm.Kind = "v1", "ConfigMap"
 	return cm
 }
@@ -107,7 +109,7 @@ func TestAPIClientConfigMapCRUD(t *testing.T) {
 	if created.UID == "" || created.ResourceVersion == "" || created.Namespace != ns {
 		t.Fatalf("created %+v", created.ObjectMeta)
 	}
-	if _, err := cms.Create(ctx, newCM("one", nil), apiclient.CreateOptions{}); !apiclient.IsAlreadyExists(err) {
+	if _, err := cms.Create(ctx, newCM("one", nil), apiclient.CreateOptions{}); !meta.IsAlreadyExists(err) {
 		t.Fatalf("second create: %v", err)
 	}
 	got, err := cms.Get(ctx, "one", apiclient.GetOptions{})
@@ -120,7 +122,7 @@ func TestAPIClientConfigMapCRUD(t *testing.T) {
 		t.Fatalf("update: %v", err)
 	}
 	// got still carries the old resourceVersion: a stale update is a typed conflict.
-	if _, err := cms.Update(ctx, got, apiclient.UpdateOptions{}); !apiclient.IsConflict(err) {
+	if _, err := cms.Update(ctx, got, apiclient.UpdateOptions{}); !meta.IsConflict(err) {
 		t.Fatalf("stale update: %v, want 409 Conflict", err)
 	}
 	for _, p := range []struct {
@@ -140,7 +142,7 @@ func TestAPIClientConfigMapCRUD(t *testing.T) {
 	}
 	// Delete preconditions: a wrong uid is a conflict, the right one deletes.
 	wrong, rightUID := "not-the-uid", created.UID
-	if err := cms.Delete(ctx, "one", apiclient.DeleteOptions{Preconditions: &apiclient.Preconditions{UID: &wrong}}); !apiclient.IsConflict(err) {
+	if err := cms.Delete(ctx, "one", apiclient.DeleteOptions{Preconditions: &apiclient.Preconditions{UID: &wrong}}); !meta.IsConflict(err) {
 		t.Fatalf("delete with a wrong uid: %v", err)
 	}
 	zero, bg := int64(0), apiclient.DeletePropagationBackground
@@ -148,7 +150,7 @@ func TestAPIClientConfigMapCRUD(t *testing.T) {
 		GracePeriodSeconds: &zero, PropagationPolicy: &bg}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cms.Get(ctx, "one", apiclient.GetOptions{}); !apiclient.IsNotFound(err) {
+	if _, err := cms.Get(ctx, "one", apiclient.GetOptions{}); !meta.IsNotFound(err) {
 		t.Fatalf("get after delete: %v", err)
 	}
 }
@@ -167,7 +169,7 @@ func TestAPIClientServerSideApply(t *testing.T) {
 		t.Fatalf("apply a: %v %v", out, err)
 	}
 	_, err = cms.Apply(ctx, "applied", cfg("by-b"), apiclient.ApplyOptions{FieldManager: "manager-b"})
-	if !apiclient.IsConflict(err) {
+	if !meta.IsConflict(err) {
 		t.Fatalf("conflicting apply: %v, want 409 Conflict", err)
 	}
 	out, err = cms.Apply(ctx, "applied", cfg("by-b"), apiclient.ApplyOptions{FieldManager: "manager-b", Force: true})
@@ -313,8 +315,8 @@ func TestAPIClientWatchCompacted(t *testing.T) {
 	for _, proto := range []apiclient.WatchProtocol{apiclient.WatchChunked, apiclient.WatchWebSocket} {
 		ac := acClient(t, c, func(cfg *apiclient.Config) { cfg.WatchProtocol = proto })
 		ns := acNamespace(t, ac)
-		pts := apiclient.NewResource[*apiclient.Unstructured](ac, acPodTemplates).Namespace(ns)
-		pt := &apiclient.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "PodTemplate",
+		pts := apiclient.NewResource[*meta.Unstructured](ac, acPodTemplates).Namespace(ns)
+		pt := &meta.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "PodTemplate",
 			"metadata": map[string]any{"name": "pt"},
 			"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "busybox"}}}}}}
 		created, err := pts.Create(ctx, pt, apiclient.CreateOptions{})
@@ -330,17 +332,17 @@ func TestAPIClientWatchCompacted(t *testing.T) {
 		}
 		w, err := pts.Watch(ctx, apiclient.ListOptions{ResourceVersion: created.GetResourceVersion(), TimeoutSeconds: ptr(int64(30))})
 		if err != nil {
-			if !apiclient.IsResourceExpired(err) {
+			if !meta.IsResourceExpired(err) {
 				t.Fatalf("protocol %d: watch refused with %v, want 410 Expired", proto, err)
 			}
 			continue
 		}
 		ev := acRecv(t, w, 30*time.Second)
 		w.Stop()
-		if ev.Type != apiclient.Error || !apiclient.IsResourceExpired(ev.Err) {
+		if ev.Type != apiclient.Error || !meta.IsResourceExpired(ev.Err) {
 			t.Fatalf("protocol %d: event %s err %v, want a 410 Expired ERROR", proto, ev.Type, ev.Err)
 		}
-		st, _ := apiclient.AsStatus(ev.Err)
+		st, _ := meta.AsStatus(ev.Err)
 		t.Logf("protocol %d: %d %s: %s", proto, st.Code, st.Reason, st.Message)
 	}
 }
@@ -418,7 +420,7 @@ func TestAPIClientCustomResourceAndDiscovery(t *testing.T) {
 	ns := acNamespace(t, ac)
 
 	// Discovery of built-ins first, so that the CRD below is a cache miss.
-	for name, want := range map[string]apiclient.GroupVersionResource{
+	for name, want := range map[string]meta.GroupVersionResource{
 		"configmaps":       acConfigMaps,
 		"cm":               acConfigMaps,
 		"deployments.apps": {Group: "apps", Version: "v1", Resource: "deployments"},
@@ -436,7 +438,7 @@ func TestAPIClientCustomResourceAndDiscovery(t *testing.T) {
 	// stay, and a short name shared by two groups resolves to either.
 	shortName := fmt.Sprintf("wdg%d", suffix)
 	crdName := "widgets." + group
-	crd := &apiclient.Unstructured{Object: map[string]any{
+	crd := &meta.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
 		"metadata": map[string]any{"name": crdName},
 		"spec": map[string]any{
@@ -449,7 +451,7 @@ func TestAPIClientCustomResourceAndDiscovery(t *testing.T) {
 						"color": map[string]any{"type": "string"}}}}}}}},
 		},
 	}}
-	crds := apiclient.NewResource[*apiclient.Unstructured](ac, acCRDs)
+	crds := apiclient.NewResource[*meta.Unstructured](ac, acCRDs)
 	created, err := crds.Create(ctx, crd, apiclient.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -469,29 +471,29 @@ func TestAPIClientCustomResourceAndDiscovery(t *testing.T) {
 	if err != nil || r.Group != group || r.Resource != "widgets" || r.Kind != "Widget" || !r.Namespaced {
 		t.Fatalf("resolve the CRD by short name: %+v %v", r, err)
 	}
-	widgets, info, err := apiclient.ResourceFor[*apiclient.Unstructured](ctx, ac, "widgets."+group)
+	widgets, info, err := apiclient.ResourceFor[*meta.Unstructured](ctx, ac, "widgets."+group)
 	if err != nil || info.Version != "v1" {
 		t.Fatalf("ResourceFor: %v %v", info, err)
 	}
 	widgets = widgets.Namespace(ns)
-	u := &apiclient.Unstructured{Object: map[string]any{}}
+	u := &meta.Unstructured{Object: map[string]any{}}
 	u.SetGroupVersionKind(info.GroupVersionKind())
 	u.SetName("w1")
-	_ = apiclient.SetNestedField(u.Object, int64(3), "spec", "size")
-	_ = apiclient.SetNestedField(u.Object, "red", "spec", "color")
+	_ = meta.SetNestedField(u.Object, int64(3), "spec", "size")
+	_ = meta.SetNestedField(u.Object, "red", "spec", "color")
 	out, err := widgets.Create(ctx, u, apiclient.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if size, _, _ := apiclient.NestedInt64(out.Object, "spec", "size"); size != 3 || out.GetUID() == "" {
+	if size, _, _ := meta.NestedInt64(out.Object, "spec", "size"); size != 3 || out.GetUID() == "" {
 		t.Fatalf("created widget %v", out.Object)
 	}
-	_ = apiclient.SetNestedField(out.Object, "blue", "spec", "color")
+	_ = meta.SetNestedField(out.Object, "blue", "spec", "color")
 	out, err = widgets.Update(ctx, out, apiclient.UpdateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if color, _, _ := apiclient.NestedString(out.Object, "spec", "color"); color != "blue" {
+	if color, _, _ := meta.NestedString(out.Object, "spec", "color"); color != "blue" {
 		t.Fatalf("updated widget %v", out.Object)
 	}
 	list, err := widgets.List(ctx, apiclient.ListOptions{})
@@ -504,7 +506,7 @@ func TestAPIClientCustomResourceAndDiscovery(t *testing.T) {
 	if err := widgets.Delete(ctx, "w1", apiclient.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := widgets.Get(ctx, "w1", apiclient.GetOptions{}); !apiclient.IsNotFound(err) {
+	if _, err := widgets.Get(ctx, "w1", apiclient.GetOptions{}); !meta.IsNotFound(err) {
 		t.Fatalf("get after delete: %v", err)
 	}
 	if _, err := ac.ResolveResource(ctx, "nothing-like-this"); !errors.Is(err, apiclient.ErrUnknownResource) {
@@ -512,8 +514,8 @@ func TestAPIClientCustomResourceAndDiscovery(t *testing.T) {
 	}
 }
 
-func crdEstablished(u *apiclient.Unstructured) bool {
-	conds, _, _ := apiclient.NestedSlice(u.Object, "status", "conditions")
+func crdEstablished(u *meta.Unstructured) bool {
+	conds, _, _ := meta.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
 		if m["type"] == "Established" && m["status"] == "True" {
@@ -541,7 +543,7 @@ func TestAPIClientCredentials(t *testing.T) {
 	ac := acClient(t, c, func(cfg *apiclient.Config) {
 		cfg.BearerToken, cfg.BearerTokenFile, cfg.MaxRetries = "", tokenFile, -1
 	})
-	if err := list(ac); !apiclient.IsUnauthorized(err) {
+	if err := list(ac); !meta.IsUnauthorized(err) {
 		t.Fatalf("wrong token from the file: %v", err)
 	}
 	if strings.Contains(fmt.Sprint(ac, ac.Host()), "wrong-token") {

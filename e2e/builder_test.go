@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informerkit/informerkit/meta"
+
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/client"
 	"github.com/informerkit/informerkit/controller"
@@ -22,9 +24,9 @@ import (
 // discovery.
 
 type builderSecret struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	StringData           map[string]string `json:"stringData,omitempty"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	StringData      map[string]string `json:"stringData,omitempty"`
 }
 
 // A ConfigMap controller that owns one Secret per ConfigMap: the Secret's add event reconciles
@@ -38,14 +40,14 @@ func TestBuilderOwnsOnKubeAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secrets := controller.Owned[*builderSecret](apiclient.GroupVersionResource{Version: "v1", Resource: "secrets"})
+	secrets := controller.Owned[*builderSecret](meta.GroupVersionResource{Version: "v1", Resource: "secrets"})
 	seen := make(chan int, 100)
 	_, err = controller.NewBuilder(m, "secret-per-configmap").
-		For(controller.Primary[*kitConfigMap](apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"})).
+		For(controller.Primary[*kitConfigMap](meta.GroupVersionResource{Version: "v1", Resource: "configmaps"})).
 		Owns(secrets).
 		Build(controller.ReconcilerFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
 			cm, err := client.For[*kitConfigMap](m.Client()).Get(ctx, req.Namespace, req.Name, client.GetOptions{})
-			if apiclient.IsNotFound(err) {
+			if meta.IsNotFound(err) {
 				return controller.Result{}, nil
 			} else if err != nil {
 				return controller.Result{}, err
@@ -58,7 +60,7 @@ func TestBuilderOwnsOnKubeAPIServer(t *testing.T) {
 			if len(kids) > 0 {
 				return controller.Result{}, nil
 			}
-			s := &builderSecret{ObjectMeta: apiclient.ObjectMeta{Namespace: cm.Namespace, Name: cm.Name + "-secret"}, StringData: map[string]string{"k": "v"}}
+			s := &builderSecret{ObjectMeta: meta.ObjectMeta{Namespace: cm.Namespace, Name: cm.Name + "-secret"}, StringData: map[string]string{"k": "v"}}
 			if err := controllerutil.SetControllerReferenceWithOptions(cm, s, controllerutil.OwnerReferenceOptions{Registry: reg}); err != nil {
 				return controller.Result{}, err
 			}
@@ -110,7 +112,7 @@ func TestBuilderKindMismatchOnKubeAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = controller.NewBuilder(m, "typo").
-		For(controller.Primary[*kitConfigMap](apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"})).
+		For(controller.Primary[*kitConfigMap](meta.GroupVersionResource{Version: "v1", Resource: "configmaps"})).
 		Complete(controller.ReconcilerFunc(func(context.Context, controller.Request) (controller.Result, error) {
 			return controller.Result{}, nil
 		}))

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informerkit/informerkit/meta"
+
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/controller/leaderelection"
 	"github.com/informerkit/informerkit/e2e/cluster"
@@ -167,11 +169,11 @@ func TestControllerLeaderElectionAcrossProcesses(t *testing.T) {
 	}
 	defer client.Close()
 	type obj struct {
-		apiclient.TypeMeta
-		apiclient.ObjectMeta `json:"metadata"`
+		meta.TypeMeta
+		meta.ObjectMeta `json:"metadata"`
 	}
-	if _, err := apiclient.NewResource[*obj](client, apiclient.GroupVersionResource{Version: "v1", Resource: "namespaces"}).
-		Create(ctx, &obj{ObjectMeta: apiclient.ObjectMeta{Name: peNS}}, apiclient.CreateOptions{}); err != nil {
+	if _, err := apiclient.NewResource[*obj](client, meta.GroupVersionResource{Version: "v1", Resource: "namespaces"}).
+		Create(ctx, &obj{ObjectMeta: meta.ObjectMeta{Name: peNS}}, apiclient.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	leases := apiclient.NewResource[*leaderelection.Lease](client, leaderelection.LeaseGVR).Namespace(peNS)
@@ -196,8 +198,8 @@ func TestControllerLeaderElectionAcrossProcesses(t *testing.T) {
 		t.Fatalf("%s leads while %s renews the Lease", standby, leader)
 	}
 	// Only the leader's controller runs.
-	if _, err := apiclient.NewResource[*obj](client, apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(peNS).
-		Create(ctx, &obj{ObjectMeta: apiclient.ObjectMeta{Name: "probe"}}, apiclient.CreateOptions{}); err != nil {
+	if _, err := apiclient.NewResource[*obj](client, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(peNS).
+		Create(ctx, &obj{ObjectMeta: meta.ObjectMeta{Name: "probe"}}, apiclient.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if r := tl.waitFor(t, "RECONCILE", "", 30*time.Second); r.id != leader || r.rest != "probe" {

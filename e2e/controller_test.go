@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informerkit/informerkit/meta"
+
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/e2e/cluster"
 )
@@ -83,15 +85,15 @@ func TestControllerDemoConvergesOnKubeAPIServer(t *testing.T) {
 	}
 	defer client.Close()
 	type ns struct {
-		apiclient.TypeMeta
-		apiclient.ObjectMeta `json:"metadata"`
+		meta.TypeMeta
+		meta.ObjectMeta `json:"metadata"`
 	}
-	nss := apiclient.NewResource[*ns](client, apiclient.GroupVersionResource{Version: "v1", Resource: "namespaces"})
+	nss := apiclient.NewResource[*ns](client, meta.GroupVersionResource{Version: "v1", Resource: "namespaces"})
 	for _, name := range []string{"demo-src", "demo-a", "demo-b", "demo-c"} {
 		n, err := nss.Get(ctx, name, apiclient.GetOptions{})
 		if err == nil && n.DeletionTimestamp == nil {
 			t.Errorf("namespace %s was not deleted", name)
-		} else if err != nil && !apiclient.IsNotFound(err) {
+		} else if err != nil && !meta.IsNotFound(err) {
 			t.Error(err)
 		}
 	}

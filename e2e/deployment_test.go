@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informerkit/informerkit/meta"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/informerkit/informerkit/apiclient"
@@ -32,8 +34,8 @@ func installDeploymentCRD(t *testing.T, ctx context.Context, ac *apiclient.Clien
 	if err := yaml.Unmarshal(deployment.CRDYAML, &obj); err != nil {
 		t.Fatal(err)
 	}
-	crds := apiclient.NewResource[*apiclient.Unstructured](ac, acCRDs)
-	if _, err := crds.Create(ctx, &apiclient.Unstructured{Object: obj}, apiclient.CreateOptions{}); err != nil && !apiclient.IsAlreadyExists(err) {
+	crds := apiclient.NewResource[*meta.Unstructured](ac, acCRDs)
+	if _, err := crds.Create(ctx, &meta.Unstructured{Object: obj}, apiclient.CreateOptions{}); err != nil && !meta.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	for {
@@ -65,9 +67,9 @@ func TestMiniDeploymentOnKubeAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	widgets := apiclient.GroupVersionResource{Group: "e2e.informerkit.io", Version: "v1", Resource: "nothere"}
+	widgets := meta.GroupVersionResource{Group: "e2e.informerkit.io", Version: "v1", Resource: "nothere"}
 	r, err := controllermanager.New(mgr, []controllermanager.Descriptor{deployment.Descriptor(),
-		{Name: "needs-missing-crd", Resources: []apiclient.GroupVersionResource{widgets},
+		{Name: "needs-missing-crd", Resources: []meta.GroupVersionResource{widgets},
 			Init: func(context.Context, controllermanager.ControllerContext) (bool, error) { return true, nil }}},
 		controllermanager.Options{})
 	if err != nil {
@@ -86,10 +88,10 @@ func TestMiniDeploymentOnKubeAPIServer(t *testing.T) {
 	mds := apiclient.NewResource[*deployment.MiniDeployment](ac, deployment.DeploymentGVR)
 	pods := apiclient.NewResource[*deployment.Pod](ac, deployment.PodGVR)
 	three := int32(3)
-	md := &deployment.MiniDeployment{ObjectMeta: apiclient.ObjectMeta{Namespace: ns, Name: "web"},
+	md := &deployment.MiniDeployment{ObjectMeta: meta.ObjectMeta{Namespace: ns, Name: "web"},
 		Spec: deployment.Spec{Replicas: &three, Template: deployment.PodTemplate{Spec: deployment.PodSpec{
 			Containers: []deployment.Container{{Name: "web", Image: "registry.k8s.io/pause:3.10"}}}}}}
-	md.TypeMeta = apiclient.TypeMeta{APIVersion: deployment.Group + "/" + deployment.Version, Kind: deployment.Kind}
+	md.TypeMeta = meta.TypeMeta{APIVersion: deployment.Group + "/" + deployment.Version, Kind: deployment.Kind}
 	if _, err := mds.Namespace(ns).Create(ctx, md, apiclient.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +140,7 @@ func TestMiniDeploymentOnKubeAPIServer(t *testing.T) {
 			d.Spec.Replicas = &n
 			if _, err = mds.Namespace(ns).Update(ctx, d, apiclient.UpdateOptions{}); err == nil {
 				return
-			} else if !apiclient.IsConflict(err) {
+			} else if !meta.IsConflict(err) {
 				t.Fatal(err)
 			}
 		}
@@ -162,7 +164,7 @@ func TestMiniDeploymentOnKubeAPIServer(t *testing.T) {
 	})
 
 	// Events: the kube-apiserver holds them.
-	evs := apiclient.NewResource[*apiclient.Unstructured](ac, apiclient.GroupVersionResource{Version: "v1", Resource: "events"})
+	evs := apiclient.NewResource[*meta.Unstructured](ac, meta.GroupVersionResource{Version: "v1", Resource: "events"})
 	poll(t, ctx, "SuccessfulCreate and SuccessfulDelete events", func() (bool, string) {
 		l, err := evs.Namespace(ns).List(ctx, apiclient.ListOptions{})
 		if err != nil {
@@ -198,11 +200,11 @@ func TestMiniDeploymentOnKubeAPIServer(t *testing.T) {
 		if lerr != nil {
 			return false, lerr.Error()
 		}
-		return apiclient.IsNotFound(err) && len(l.Items) == 0, fmt.Sprintf("%d pods", len(l.Items))
+		return meta.IsNotFound(err) && len(l.Items) == 0, fmt.Sprintf("%d pods", len(l.Items))
 	})
 }
 
-func stringAt(u *apiclient.Unstructured, field string) string {
+func stringAt(u *meta.Unstructured, field string) string {
 	s, _ := u.Object[field].(string)
 	return s
 }
@@ -233,10 +235,10 @@ func TestRunnerMissingCRDOnKubeAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	missing := apiclient.GroupVersionResource{Group: "e2e.informerkit.io", Version: "v1", Resource: "nothere"}
+	missing := meta.GroupVersionResource{Group: "e2e.informerkit.io", Version: "v1", Resource: "nothere"}
 	r, err := controllermanager.New(mgr, []controllermanager.Descriptor{{Name: "nothere",
 		Init: func(_ context.Context, cc controllermanager.ControllerContext) (bool, error) {
-			controller.For[*apiclient.ObjectMeta](cc.Manager, missing)
+			controller.For[*meta.ObjectMeta](cc.Manager, missing)
 			return true, nil
 		}}}, controllermanager.Options{})
 	if err != nil {

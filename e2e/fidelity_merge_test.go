@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informerkit/informerkit/meta"
+
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/e2e/cluster"
@@ -210,13 +212,13 @@ func installMergeCRDs(t *testing.T, c *cluster.Cluster) {
 	t.Helper()
 	ac := acClient(t, c, nil)
 	ctx := acCtx(t, 2*time.Minute)
-	crds := apiclient.NewResource[*apiclient.Unstructured](ac, acCRDs)
+	crds := apiclient.NewResource[*meta.Unstructured](ac, acCRDs)
 	for _, d := range []struct {
 		kind, plural string
 		schema       map[string]any
 	}{{"Widget", "widgets", widgetSchema}, {"Gadget", "gadgets", gadgetSchema}} {
 		name := d.plural + "." + mgGroup
-		crd := &apiclient.Unstructured{Object: map[string]any{
+		crd := &meta.Unstructured{Object: map[string]any{
 			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
 			"metadata": map[string]any{"name": name},
 			"spec": map[string]any{
@@ -228,7 +230,7 @@ func installMergeCRDs(t *testing.T, c *cluster.Cluster) {
 			},
 		}}
 		created, err := crds.Create(ctx, crd, apiclient.CreateOptions{})
-		if apiclient.IsAlreadyExists(err) {
+		if meta.IsAlreadyExists(err) {
 			if created, err = crds.Get(ctx, name, apiclient.GetOptions{}); err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informerkit/informerkit/meta"
+
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/e2e/cluster"
 	"github.com/informerkit/informerkit/informer"
@@ -21,25 +23,25 @@ import (
 // restart by re-watching from its resourceVersion, without a relist.
 
 type infConfigMap struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Data                 map[string]string `json:"data,omitempty"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Data            map[string]string `json:"data,omitempty"`
 }
 
 type infPodTemplate struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Template             map[string]any `json:"template,omitempty"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Template        map[string]any `json:"template,omitempty"`
 }
 
 func infPodTemplateNamed(name string) *infPodTemplate {
-	return &infPodTemplate{ObjectMeta: apiclient.ObjectMeta{Name: name}, Template: map[string]any{
+	return &infPodTemplate{ObjectMeta: meta.ObjectMeta{Name: name}, Template: map[string]any{
 		"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "busybox"}}}}}
 }
 
 var (
-	infConfigMaps   = apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	infPodTemplates = apiclient.GroupVersionResource{Version: "v1", Resource: cluster.UncachedResource}
+	infConfigMaps   = meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	infPodTemplates = meta.GroupVersionResource{Version: "v1", Resource: cluster.UncachedResource}
 )
 
 // callLog records handler calls as lines and lets a test wait for the next one.
@@ -77,7 +79,7 @@ func infClient(t *testing.T, c *cluster.Cluster) *apiclient.Client {
 	})
 }
 
-func infOptions[T apiclient.Object](t *testing.T) informer.Options[T] {
+func infOptions[T meta.Object](t *testing.T) informer.Options[T] {
 	return informer.Options[T]{
 		// Short backoff so the restart is bridged quickly.
 		Backoff: reflector.Backoff{Initial: 200 * time.Millisecond, Max: 2 * time.Second},
@@ -92,7 +94,7 @@ func (w tLogWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func runInformer[T apiclient.Object](t *testing.T, inf *informer.Informer[T]) {
+func runInformer[T meta.Object](t *testing.T, inf *informer.Informer[T]) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go inf.Run(ctx)
 	t.Cleanup(func() {
@@ -120,7 +122,7 @@ func changes(t *testing.T, cms *apiclient.Resource[*infConfigMap], tag string, n
 	for i := range n {
 		switch {
 		case i%3 == 0 || len(live) == 0:
-			o, err := cms.Create(ctx, &infConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: fmt.Sprintf("%s-%d", tag, i)}, Data: map[string]string{"i": fmt.Sprint(i)}}, apiclient.CreateOptions{})
+			o, err := cms.Create(ctx, &infConfigMap{ObjectMeta: meta.ObjectMeta{Name: fmt.Sprintf("%s-%d", tag, i)}, Data: map[string]string{"i": fmt.Sprint(i)}}, apiclient.CreateOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +130,7 @@ func changes(t *testing.T, cms *apiclient.Resource[*infConfigMap], tag string, n
 			want = append(want, fmt.Sprintf("add %s %s false", o.Name, o.ResourceVersion))
 		case i%3 == 1:
 			cur := live[len(live)-1]
-			next := &infConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: cur.Name, Namespace: cur.Namespace, ResourceVersion: cur.ResourceVersion}, Data: map[string]string{"i": fmt.Sprint(i)}}
+			next := &infConfigMap{ObjectMeta: meta.ObjectMeta{Name: cur.Name, Namespace: cur.Namespace, ResourceVersion: cur.ResourceVersion}, Data: map[string]string{"i": fmt.Sprint(i)}}
 			o, err := cms.Update(ctx, next, apiclient.UpdateOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -172,7 +174,7 @@ func TestInformerConfigMapsAcrossRestart(t *testing.T) {
 	for w := range 8 {
 		wg.Go(func() {
 			for i := w; i < initial; i += 8 {
-				if _, err := cms.Create(ctx, &infConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: fmt.Sprintf("init-%04d", i)}, Data: map[string]string{"i": fmt.Sprint(i)}}, apiclient.CreateOptions{}); err != nil {
+				if _, err := cms.Create(ctx, &infConfigMap{ObjectMeta: meta.ObjectMeta{Name: fmt.Sprintf("init-%04d", i)}, Data: map[string]string{"i": fmt.Sprint(i)}}, apiclient.CreateOptions{}); err != nil {
 					errs <- err
 					return
 				}
@@ -227,7 +229,7 @@ func TestInformerConfigMapsAcrossRestart(t *testing.T) {
 	// the new watch cache finds that resourceVersion too old). The first call it makes
 	// after the restart is the add of a marker created now: nothing of the 2,060 objects it
 	// had is replayed (an unchanged object from a relist is no notification).
-	marker, err := cms.Create(ctx, &infConfigMap{ObjectMeta: apiclient.ObjectMeta{Name: "marker"}}, apiclient.CreateOptions{})
+	marker, err := cms.Create(ctx, &infConfigMap{ObjectMeta: meta.ObjectMeta{Name: "marker"}}, apiclient.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informerkit/informerkit/meta"
+
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/client"
 	"github.com/informerkit/informerkit/controller"
@@ -22,9 +24,9 @@ import (
 // and CreateOrUpdate's status write on a custom resource with a status subresource.
 
 type kitConfigMap struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Data                 map[string]string `json:"data,omitempty"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Data            map[string]string `json:"data,omitempty"`
 }
 
 // kitManager starts a manager on the cluster with a registry of its own; stop stops it and
@@ -69,7 +71,7 @@ func TestEventsOnKubeAPIServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cms := client.For[*kitConfigMap](m.Client())
-	created, err := cms.Create(ctx, &kitConfigMap{ObjectMeta: apiclient.ObjectMeta{Namespace: ns, Name: "settings"}}, apiclient.CreateOptions{})
+	created, err := cms.Create(ctx, &kitConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: ns, Name: "settings"}}, apiclient.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +82,7 @@ func TestEventsOnKubeAPIServer(t *testing.T) {
 	}
 	// Objects of lists of built-in kinds come without apiVersion and kind; the registry
 	// must supply them.
-	cached.TypeMeta = apiclient.TypeMeta{}
+	cached.TypeMeta = meta.TypeMeta{}
 	rec := m.EventRecorderFor("kit-e2e")
 	for range 3 {
 		rec.Event(cached, events.Normal, "Synced", "copied to 2 namespaces")
@@ -145,9 +147,9 @@ func mustClient(t *testing.T, c *cluster.Cluster) *apiclient.Client {
 }
 
 type gadget struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Spec                 struct {
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Spec            struct {
 		Size int `json:"size"`
 	} `json:"spec"`
 	Status struct {
@@ -165,9 +167,9 @@ func TestCreateOrUpdateStatusOnKubeAPIServer(t *testing.T) {
 	defer cancel()
 	group := fmt.Sprintf("kit%d.informerkit.dev", time.Now().UnixNano()%1e6)
 	info := kinds.Info{Group: group, Version: "v1", Kind: "Gadget", Resource: "gadgets", Namespaced: true, StatusSubresource: true}
-	crds := apiclient.NewResource[*apiclient.Unstructured](ac, acCRDs)
+	crds := apiclient.NewResource[*meta.Unstructured](ac, acCRDs)
 	preserve := map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
-	if _, err := crds.Create(ctx, &apiclient.Unstructured{Object: map[string]any{
+	if _, err := crds.Create(ctx, &meta.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
 		"metadata": map[string]any{"name": "gadgets." + group},
 		"spec": map[string]any{"group": group, "scope": "Namespaced",
@@ -203,7 +205,7 @@ func TestCreateOrUpdateStatusOnKubeAPIServer(t *testing.T) {
 		g.Status.Ready = true
 		return nil
 	}
-	newGadget := func() *gadget { return &gadget{ObjectMeta: apiclient.ObjectMeta{Namespace: ns, Name: "g"}} }
+	newGadget := func() *gadget { return &gadget{ObjectMeta: meta.ObjectMeta{Namespace: ns, Name: "g"}} }
 	out, res, err := controllerutil.CreateOrUpdate(ctx, gadgets, newGadget(), mutate)
 	if err != nil || res != controllerutil.OperationResultCreated || !out.Status.Ready || out.Spec.Size != 3 {
 		t.Fatalf("CreateOrUpdate: %q %v %+v", res, err, out)

@@ -13,7 +13,7 @@ import (
 const NamespaceIndex = "namespace"
 
 // Object is what the generic key and index helpers need from an object: its namespace (empty
-// for cluster-scoped objects) and its name. Pointers to structs embedding apiclient.ObjectMeta,
+// for cluster-scoped objects) and its name. Pointers to structs embedding meta.ObjectMeta,
 // and client-go's typed objects, satisfy it.
 type Object interface {
 	GetNamespace() string

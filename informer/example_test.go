@@ -9,16 +9,17 @@ import (
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/labels"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // ConfigMap declares only what the example reads: metadata and data.
 type ConfigMap struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Data                 map[string]string `json:"data,omitempty"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Data            map[string]string `json:"data,omitempty"`
 }
 
-var configMapsGVR = apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+var configMapsGVR = meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 
 // An informer from a factory, a handler, and a lister, against an in-process API server.
 func Example() {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/labels"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/reflector"
 )
 
@@ -62,10 +63,10 @@ type AnyInformer interface {
 	Stats() Stats
 }
 
-var _ AnyInformer = (*Informer[*apiclient.ObjectMeta])(nil)
+var _ AnyInformer = (*Informer[*meta.ObjectMeta])(nil)
 
 type factoryKey struct {
-	gvr       apiclient.GroupVersionResource
+	gvr       meta.GroupVersionResource
 	typ       reflect.Type
 	namespace string
 	labels    string
@@ -146,13 +147,13 @@ func NewFactoryWithOptions(client *apiclient.Client, opts FactoryOptions) *Facto
 //
 // T is the Go type objects are decoded into: the same gvr with two types gives two informers
 // (and two watches), so pick one type per resource in a program.
-func For[T apiclient.Object](f *Factory, gvr apiclient.GroupVersionResource) *Informer[T] {
+func For[T meta.Object](f *Factory, gvr meta.GroupVersionResource) *Informer[T] {
 	return ForWithOptions[T](f, gvr, ForOptions{})
 }
 
 // ForWithOptions is For with another namespace or other selectors than the factory's for
 // this informer.
-func ForWithOptions[T apiclient.Object](f *Factory, gvr apiclient.GroupVersionResource, opts ForOptions) *Informer[T] {
+func ForWithOptions[T meta.Object](f *Factory, gvr meta.GroupVersionResource, opts ForOptions) *Informer[T] {
 	o := f.opts
 	if opts.Namespace != "" {
 		o.Namespace = opts.Namespace
@@ -201,7 +202,7 @@ func ForWithOptions[T apiclient.Object](f *Factory, gvr apiclient.GroupVersionRe
 // Lookup returns the factory's informer of T for gvr, with the factory's namespace and
 // selectors, if For (or ForWithOptions without overrides) has created it. Unlike For it
 // creates nothing.
-func Lookup[T apiclient.Object](f *Factory, gvr apiclient.GroupVersionResource) (*Informer[T], bool) {
+func Lookup[T meta.Object](f *Factory, gvr meta.GroupVersionResource) (*Informer[T], bool) {
 	key := factoryKey{gvr: gvr, typ: reflect.TypeFor[T](), namespace: f.opts.Namespace, labels: f.opts.LabelSelector.String(), fields: f.opts.FieldSelector}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -244,7 +245,7 @@ func (f *Factory) Informers() []AnyInformer {
 // ResourceOf returns the resource inf lists and watches, if inf is one of the factory's
 // informers (for a controller manager that checks what its controllers watch against
 // discovery before waiting for their caches).
-func (f *Factory) ResourceOf(inf AnyInformer) (apiclient.GroupVersionResource, bool) {
+func (f *Factory) ResourceOf(inf AnyInformer) (meta.GroupVersionResource, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for key, i := range f.informers {
@@ -252,7 +253,7 @@ func (f *Factory) ResourceOf(inf AnyInformer) (apiclient.GroupVersionResource, b
 			return key.gvr, true
 		}
 	}
-	return apiclient.GroupVersionResource{}, false
+	return meta.GroupVersionResource{}, false
 }
 
 // Start runs every informer of the factory that is not running yet, until ctx is done or
@@ -344,7 +345,7 @@ type selectingLW[T any] struct {
 	labels, fields string
 }
 
-func (s *selectingLW[T]) List(ctx context.Context, opts apiclient.ListOptions) (*apiclient.List[T], error) {
+func (s *selectingLW[T]) List(ctx context.Context, opts apiclient.ListOptions) (*meta.List[T], error) {
 	opts.LabelSelector, opts.FieldSelector = s.labels, s.fields
 	return s.lw.List(ctx, opts)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/labels"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/reflector"
 )
 
@@ -24,8 +25,8 @@ func testFactory(t *testing.T, c *apiclient.Client, opts FactoryOptions) *Factor
 
 // Widget is a second object type for the same resource.
 type Widget struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
 }
 
 func TestFactorySharesOneInformerPerKey(t *testing.T) {
@@ -100,10 +101,10 @@ func TestFactoryWaitForCacheSyncNamesTheLaggards(t *testing.T) {
 	c := newClient(t, s)
 	f := testFactory(t, c, FactoryOptions{NotFoundLogInterval: time.Hour})
 	configMaps := For[*ConfigMap](f, cmGVR)
-	widgets := For[*Widget](f, apiclient.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"})
+	widgets := For[*Widget](f, meta.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"})
 	refused := make(chan struct{}, 100)
 	if err := widgets.SetWatchErrorHandler(func(_ context.Context, err error) {
-		if apiclient.IsNotFound(err) {
+		if meta.IsNotFound(err) {
 			refused <- struct{}{}
 		}
 	}); err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // The live-heap regression gate (as kube-rs's memory check, which fails at 110% of its
@@ -56,9 +57,9 @@ type heapBaseline struct {
 // (containers with env, ports, resources, probes and mounts, volumes, tolerations, owner
 // references, the status with conditions and container statuses).
 type gatePod struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Spec                 struct {
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Spec            struct {
 		NodeName           string `json:"nodeName,omitempty"`
 		ServiceAccountName string `json:"serviceAccountName,omitempty"`
 		Volumes            []struct {
@@ -322,7 +323,7 @@ func heapPerPod(t *testing.T, s *apitest.Server, sharing bool) float64 {
 	// Nothing of the informer exists yet; what the client holds (transport, TLS config) is
 	// counted before and after alike.
 	before := gateLiveHeap()
-	inf := New(apiclient.NewResource[*gatePod](c, apiclient.GroupVersionResource{Group: gateResource.Group, Version: gateResource.Version, Resource: gateResource.Plural}), Options[*gatePod]{
+	inf := New(apiclient.NewResource[*gatePod](c, meta.GroupVersionResource{Group: gateResource.Group, Version: gateResource.Version, Resource: gateResource.Plural}), Options[*gatePod]{
 		DisableSharing: !sharing,
 		Logger:         slog.New(slog.DiscardHandler),
 	})

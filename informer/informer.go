@@ -14,6 +14,7 @@ import (
 	"github.com/informerkit/informerkit/deltafifo"
 	"github.com/informerkit/informerkit/indexer"
 	"github.com/informerkit/informerkit/internal/share"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/reflector"
 )
 
@@ -32,7 +33,7 @@ const (
 
 // SharedIndexInformer is the interface of Informer[T], for code that accepts any informer of
 // T (controllers, tests). It is client-go's SharedIndexInformer, typed and with contexts.
-type SharedIndexInformer[T apiclient.Object] interface {
+type SharedIndexInformer[T meta.Object] interface {
 	Run(ctx context.Context)
 	HasSynced() bool
 	Synced() <-chan struct{}
@@ -51,10 +52,10 @@ type SharedIndexInformer[T apiclient.Object] interface {
 	Staleness() time.Duration
 }
 
-var _ SharedIndexInformer[*apiclient.ObjectMeta] = (*Informer[*apiclient.ObjectMeta])(nil)
+var _ SharedIndexInformer[*meta.ObjectMeta] = (*Informer[*meta.ObjectMeta])(nil)
 
 // Options configure an Informer. Every field has a default.
-type Options[T apiclient.Object] struct {
+type Options[T meta.Object] struct {
 	// Name identifies the informer in logs, errors and WaitForCacheSync. Default: the
 	// ListerWatcher's String() if it has one, else its resource ("configmaps.v1" for an
 	// *apiclient.Resource), else the Go type of T.
@@ -164,7 +165,7 @@ func (inf *Informer[T]) newFIFO() deltafifo.Queue[T] {
 // DeltaFIFO; handleDeltas pops the deltas, updates the indexed cache and hands notifications
 // to every registered handler through that handler's listener. Create it with New, register
 // handlers, then Run it.
-type Informer[T apiclient.Object] struct {
+type Informer[T meta.Object] struct {
 	name    string
 	lw      apiclient.ListerWatcher[T]
 	opts    Options[T]
@@ -201,7 +202,7 @@ type Informer[T apiclient.Object] struct {
 }
 
 // New returns an informer of the collection lw lists and watches. Nothing happens until Run.
-func New[T apiclient.Object](lw apiclient.ListerWatcher[T], opts Options[T]) *Informer[T] {
+func New[T meta.Object](lw apiclient.ListerWatcher[T], opts Options[T]) *Informer[T] {
 	if lw == nil {
 		panic("informer.New: nil ListerWatcher")
 	}
@@ -223,7 +224,7 @@ func New[T apiclient.Object](lw apiclient.ListerWatcher[T], opts Options[T]) *In
 		case fmt.Stringer:
 			name = x.String()
 		case interface {
-			GroupVersionResource() apiclient.GroupVersionResource
+			GroupVersionResource() meta.GroupVersionResource
 		}:
 			name = x.GroupVersionResource().String()
 		default:
@@ -261,18 +262,18 @@ func New[T apiclient.Object](lw apiclient.ListerWatcher[T], opts Options[T]) *In
 
 // DropManagedFields is the default transform: it removes metadata.managedFields, which is
 // large and which controllers almost never read. Objects that implement
-// apiclient.MetaObject (every struct embedding apiclient.ObjectMeta) get ManagedFields set to
-// nil; an *apiclient.Unstructured loses the "managedFields" key of its metadata map. Any other
+// meta.MetaObject (every struct embedding meta.ObjectMeta) get ManagedFields set to
+// nil; an *meta.Unstructured loses the "managedFields" key of its metadata map. Any other
 // pointer to a struct with a promoted ManagedFields field (client-go's typed objects, which
 // embed metav1.ObjectMeta) has that field zeroed, found once per type by reflection. Other
 // types pass unchanged: give such a type its own transform.
 func DropManagedFields[T any](obj T) (T, error) {
 	switch o := any(obj).(type) {
-	case apiclient.MetaObject:
+	case meta.MetaObject:
 		if m := o.GetObjectMeta(); m != nil {
 			m.ManagedFields = nil
 		}
-	case *apiclient.Unstructured:
+	case *meta.Unstructured:
 		if o != nil {
 			if md, ok := o.Object["metadata"].(map[string]any); ok {
 				delete(md, "managedFields")
@@ -692,7 +693,7 @@ func (inf *Informer[T]) Stats() Stats {
 // onWatchError counts 404s and logs them at most once per NotFoundLogInterval (the
 // reflector's own log line is filtered out by quietNotFound), then calls the user's handler.
 func (inf *Informer[T]) onWatchError(ctx context.Context, err error) {
-	if apiclient.IsNotFound(err) {
+	if meta.IsNotFound(err) {
 		n := inf.notFound.Add(1)
 		now := time.Now().UnixNano()
 		last := inf.lastNotFound.Load()
@@ -710,7 +711,7 @@ func (inf *Informer[T]) onWatchError(ctx context.Context, err error) {
 }
 
 // quietNotFound is a slog.Handler that drops records carrying an "err" attribute for which
-// apiclient.IsNotFound holds: the informer logs those itself, rate-limited.
+// meta.IsNotFound holds: the informer logs those itself, rate-limited.
 type quietNotFound struct {
 	inner slog.Handler
 }
@@ -722,7 +723,7 @@ func (q *quietNotFound) Enabled(ctx context.Context, l slog.Level) bool {
 func (q *quietNotFound) Handle(ctx context.Context, r slog.Record) error {
 	drop := false
 	r.Attrs(func(a slog.Attr) bool {
-		if err, ok := a.Value.Any().(error); ok && a.Key == "err" && apiclient.IsNotFound(err) {
+		if err, ok := a.Value.Any().(error); ok && a.Key == "err" && meta.IsNotFound(err) {
 			drop = true
 			return false
 		}

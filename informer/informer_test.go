@@ -15,17 +15,18 @@ import (
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/indexer"
 	"github.com/informerkit/informerkit/labels"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/reflector"
 )
 
 // ConfigMap is the object type of the tests: metadata and data only.
 type ConfigMap struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Data                 map[string]string `json:"data,omitempty"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Data            map[string]string `json:"data,omitempty"`
 }
 
-var cmGVR = apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+var cmGVR = meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 
 // testTimeout bounds every wait of these tests; it is a failure guard, never a way to
 // synchronise (every wait ends on a channel or a server condition).
@@ -67,7 +68,7 @@ func fastOptions(t testing.TB) Options[*ConfigMap] {
 }
 
 // start runs inf until the test ends.
-func start[T apiclient.Object](t testing.TB, inf *Informer[T]) {
+func start[T meta.Object](t testing.TB, inf *Informer[T]) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	go inf.Run(ctx)
@@ -214,7 +215,7 @@ func TestInformerListsThenFollowsEveryChange(t *testing.T) {
 			if err != nil || got.ResourceVersion != a2.ResourceVersion() || got.Data["k"] != "v" {
 				t.Fatalf("Get(default, a) = %+v, %v", got, err)
 			}
-			if _, err := l.Get("default", "b"); !apiclient.IsNotFound(err) {
+			if _, err := l.Get("default", "b"); !meta.IsNotFound(err) {
 				t.Fatalf("Get of a deleted object: err = %v, want NotFound", err)
 			}
 			if n := len(l.List(labels.Everything())); n != 2 {
@@ -223,7 +224,7 @@ func TestInformerListsThenFollowsEveryChange(t *testing.T) {
 			if objs := l.Namespace("kube-system").List(labels.Everything()); len(objs) != 1 || objs[0].Name != "c" {
 				t.Fatalf("Namespace(kube-system).List = %v", objs)
 			}
-			if _, err := l.Namespace("kube-system").Get("a"); !apiclient.IsNotFound(err) {
+			if _, err := l.Namespace("kube-system").Get("a"); !meta.IsNotFound(err) {
 				t.Fatalf("kube-system/a: err = %v, want NotFound", err)
 			}
 			if rv := inf.LastSyncResourceVersion(); rv == "" {
@@ -399,7 +400,7 @@ func TestDefaultTransformDropsManagedFields(t *testing.T) {
 		t.Fatalf("without transform: %v, managedFields %s", err, o.ManagedFields)
 	}
 
-	u := &apiclient.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "x", "managedFields": mf}}}
+	u := &meta.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "x", "managedFields": mf}}}
 	if _, err := DropManagedFields(u); err != nil {
 		t.Fatal(err)
 	}
@@ -571,7 +572,7 @@ func TestNotServedResourceIsRetriedQuietly(t *testing.T) {
 		Logger:  logs.logger(),
 		Backoff: reflector.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond, Jitter: -1},
 	}
-	gvr := apiclient.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	gvr := meta.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 	inf := New(apiclient.NewResource[*ConfigMap](c, gvr), opts)
 	var handlerErrs sync.WaitGroup
 	handlerErrs.Add(1)
@@ -712,7 +713,7 @@ func TestFilteringResourceEventHandler(t *testing.T) {
 		Handler:    h,
 	}
 	obj := func(rv, keep string) *ConfigMap {
-		return &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Namespace: "n", Name: "o", ResourceVersion: rv, Labels: map[string]string{"keep": keep}}}
+		return &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "n", Name: "o", ResourceVersion: rv, Labels: map[string]string{"keep": keep}}}
 	}
 	f.OnAdd(obj("1", "no"), true)
 	f.OnAdd(obj("2", "yes"), true)
@@ -774,7 +775,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // foreignMeta and foreignObj mimic client-go's typed objects: an embedded metadata struct
-// that is not apiclient.ObjectMeta.
+// that is not meta.ObjectMeta.
 type foreignMeta struct {
 	Name          string
 	ManagedFields []string
@@ -824,7 +825,7 @@ func TestMaxInternalErrorRetryDurationReachesTheReflector(t *testing.T) {
 	a := mkCM(t, s, "default", "a", nil) // an event: the watch is not "very short"
 	h.expect(t, "add default/a "+a.ResourceVersion()+" false")
 	seq := s.LastRequestSeq()
-	if n, err := s.SendWatchError("configmaps", &apiclient.Status{Status: "Failure", Code: 500, Reason: apiclient.StatusReasonInternalError, Message: "boom"}); err != nil || n != 1 {
+	if n, err := s.SendWatchError("configmaps", &meta.Status{Status: "Failure", Code: 500, Reason: meta.StatusReasonInternalError, Message: "boom"}); err != nil || n != 1 {
 		t.Fatalf("SendWatchError = %d, %v", n, err)
 	}
 	w, err := s.WaitForRequest(ctxT(t), apitest.RequestFilter{Verb: apitest.VerbWatch, Resource: "configmaps", After: seq})

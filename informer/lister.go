@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/indexer"
 	"github.com/informerkit/informerkit/labels"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Lister reads an informer's cache: Get by namespace and name, List by label selector, and
@@ -16,14 +16,14 @@ import (
 //
 // The cache must be keyed by indexer.MetaNamespaceKeyFunc (the informer's default). Objects
 // are shared with the cache and with every handler: never modify them.
-type Lister[T apiclient.Object] struct {
+type Lister[T meta.Object] struct {
 	idx      indexer.Indexer[T]
 	resource string
 }
 
 // NewLister returns a Lister over idx. resource names the objects in NotFound errors (for
 // example "pods"); it may be empty.
-func NewLister[T apiclient.Object](idx indexer.Indexer[T], resource string) Lister[T] {
+func NewLister[T meta.Object](idx indexer.Indexer[T], resource string) Lister[T] {
 	return Lister[T]{idx: idx, resource: resource}
 }
 
@@ -40,7 +40,7 @@ func (l Lister[T]) List(sel labels.Selector) []T {
 }
 
 // Get returns the cached object namespace/name (namespace "" for cluster-scoped objects),
-// or an error for which apiclient.IsNotFound is true.
+// or an error for which meta.IsNotFound is true.
 func (l Lister[T]) Get(namespace, name string) (T, error) {
 	key := name
 	if namespace != "" {
@@ -63,17 +63,17 @@ func (l Lister[T]) notFound(name string) error {
 	if what == "" {
 		what = "object"
 	}
-	return &apiclient.Status{
+	return &meta.Status{
 		Status:  "Failure",
 		Code:    http.StatusNotFound,
-		Reason:  apiclient.StatusReasonNotFound,
+		Reason:  meta.StatusReasonNotFound,
 		Message: fmt.Sprintf("%s %q not found in the informer's cache", what, name),
-		Details: &apiclient.StatusDetails{Name: name},
+		Details: &meta.StatusDetails{Name: name},
 	}
 }
 
 // NamespaceLister reads the objects of one namespace from an informer's cache.
-type NamespaceLister[T apiclient.Object] struct {
+type NamespaceLister[T meta.Object] struct {
 	l  Lister[T]
 	ns string
 }
@@ -100,7 +100,7 @@ func (n NamespaceLister[T]) List(sel labels.Selector) []T {
 	return out
 }
 
-// Get returns the named object of the namespace, or an error for which apiclient.IsNotFound
+// Get returns the named object of the namespace, or an error for which meta.IsNotFound
 // is true.
 func (n NamespaceLister[T]) Get(name string) (T, error) {
 	return n.l.Get(n.ns, name)

@@ -3,7 +3,7 @@ package informer
 import (
 	"testing"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 func TestFactoryLookup(t *testing.T) {
@@ -15,7 +15,7 @@ func TestFactoryLookup(t *testing.T) {
 	if got, ok := Lookup[*ConfigMap](f, cmGVR); !ok || got != inf {
 		t.Fatal("Lookup did not find For's informer")
 	}
-	if _, ok := Lookup[*apiclient.Unstructured](f, cmGVR); ok {
+	if _, ok := Lookup[*meta.Unstructured](f, cmGVR); ok {
 		t.Fatal("Lookup found an informer of another type")
 	}
 	if f.Namespace() != "team" {

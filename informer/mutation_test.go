@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/indexer"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // mutations collects the detector's reports.
@@ -127,7 +127,7 @@ func TestDetectorCatchesAListerResultMutation(t *testing.T) {
 
 func TestDetectorDefaultReportPanicsUnderTest(t *testing.T) {
 	cache := withMutationDetector(indexer.New(indexer.MetaNamespaceKeyFunc[*ConfigMap], nil), "test", indexer.MetaNamespaceKeyFunc[*ConfigMap], true, nil, discardLogger())
-	cm := &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Namespace: "n", Name: "a", ResourceVersion: "1"}, Data: map[string]string{"k": "v"}}
+	cm := &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "n", Name: "a", ResourceVersion: "1"}, Data: map[string]string{"k": "v"}}
 	if err := cache.Add(cm); err != nil {
 		t.Fatal(err)
 	}
@@ -159,15 +159,15 @@ func TestDetectorReplaceChecksAndRecords(t *testing.T) {
 	var got []*CacheMutationError
 	cache := withMutationDetector(indexer.New(indexer.MetaNamespaceKeyFunc[*ConfigMap], nil), "test", indexer.MetaNamespaceKeyFunc[*ConfigMap], true,
 		func(e *CacheMutationError) { got = append(got, e) }, discardLogger())
-	a := &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Namespace: "n", Name: "a"}, Data: map[string]string{"k": "v"}}
-	b := &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Namespace: "n", Name: "b"}}
+	a := &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "n", Name: "a"}, Data: map[string]string{"k": "v"}}
+	b := &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "n", Name: "b"}}
 	if err := cache.Replace([]*ConfigMap{a, b}, "5"); err != nil {
 		t.Fatal(err)
 	}
 	a.Data["k"] = "changed"
 	b.Labels = map[string]string{"new": "label"}
 	// A relist without b: a replaced (checked), b deleted (checked).
-	if err := cache.Replace([]*ConfigMap{{ObjectMeta: apiclient.ObjectMeta{Namespace: "n", Name: "a"}}}, "6"); err != nil {
+	if err := cache.Replace([]*ConfigMap{{ObjectMeta: meta.ObjectMeta{Namespace: "n", Name: "a"}}}, "6"); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 2 {
@@ -188,21 +188,21 @@ func TestFirstDifferencePaths(t *testing.T) {
 		Containers []inner         `json:"containers"`
 		Selector   map[string]any  `json:"selector,omitempty"`
 		Ptr        *inner          `json:"ptr"`
-		When       apiclient.Time  `json:"when"`
+		When       meta.Time       `json:"when"`
 		Skip       string          `json:"-"`
 		Any        any             `json:"any"`
 		Nested     map[string]*int `json:"nested"`
 	}
 	type obj struct {
-		apiclient.ObjectMeta `json:"metadata"`
-		Spec                 spec `json:"spec"`
+		meta.ObjectMeta `json:"metadata"`
+		Spec            spec `json:"spec"`
 	}
 	one := 1
 	base := func() obj {
 		return obj{
-			ObjectMeta: apiclient.ObjectMeta{Name: "x", Annotations: map[string]string{"a": "b"}},
+			ObjectMeta: meta.ObjectMeta{Name: "x", Annotations: map[string]string{"a": "b"}},
 			Spec: spec{Containers: []inner{{Image: "i", Ports: []int{80}}}, Selector: map[string]any{"m": []any{"x"}},
-				Ptr: &inner{Image: "p"}, When: apiclient.NewTime(time.Unix(100, 0)), Skip: "s", Any: 1.0, Nested: map[string]*int{"n": &one}},
+				Ptr: &inner{Image: "p"}, When: meta.NewTime(time.Unix(100, 0)), Skip: "s", Any: 1.0, Nested: map[string]*int{"n": &one}},
 		}
 	}
 	two := 2
@@ -218,7 +218,7 @@ func TestFirstDifferencePaths(t *testing.T) {
 		{func(o *obj) { o.Spec.Selector["m"].([]any)[0] = "y" }, `.spec.selector["m"][0]`},
 		{func(o *obj) { o.Spec.Ptr.Image = "q" }, ".spec.ptr.image"},
 		{func(o *obj) { o.Spec.Ptr = nil }, ".spec.ptr"},
-		{func(o *obj) { o.Spec.When = apiclient.NewTime(time.Unix(200, 0)) }, ".spec.when"},
+		{func(o *obj) { o.Spec.When = meta.NewTime(time.Unix(200, 0)) }, ".spec.when"},
 		{func(o *obj) { o.Spec.Skip = "t" }, ".spec.Skip"},
 		{func(o *obj) { o.Spec.Any = "1" }, ".spec.any"},
 		{func(o *obj) { o.Spec.Nested["n"] = &two }, `.spec.nested["n"]`},
@@ -238,7 +238,7 @@ func TestDetectorPeriodicSweep(t *testing.T) {
 	found := make(mutations, 10)
 	cache := withMutationDetector(indexer.New(indexer.MetaNamespaceKeyFunc[*ConfigMap], nil), "test", indexer.MetaNamespaceKeyFunc[*ConfigMap], true,
 		func(e *CacheMutationError) { found <- e }, discardLogger())
-	cm := &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Namespace: "n", Name: "a"}, Data: map[string]string{"k": "v"}}
+	cm := &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "n", Name: "a"}, Data: map[string]string{"k": "v"}}
 	if err := cache.Add(cm); err != nil {
 		t.Fatal(err)
 	}

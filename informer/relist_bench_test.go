@@ -14,6 +14,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/reflector"
 )
 
@@ -21,9 +22,9 @@ import (
 // containers' names, images, ports, env and resources, the node, and the status' phase,
 // IP and conditions. Its JSON is about 2.3 KB (about 1.8 KB in the cache after decoding).
 type benchPod struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Spec                 struct {
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Spec            struct {
 		NodeName   string `json:"nodeName,omitempty"`
 		Containers []struct {
 			Name  string `json:"name"`
@@ -216,7 +217,7 @@ func benchRelistPeakHeap(b *testing.B, s *apitest.Server, watchList reflector.Wa
 
 	probe := &heapProbe{}
 	var queued atomic.Int64
-	inf := New(apiclient.NewResource[*benchPod](c, apiclient.GroupVersionResource{Version: "v1", Resource: "pods"}), Options[*benchPod]{
+	inf := New(apiclient.NewResource[*benchPod](c, meta.GroupVersionResource{Version: "v1", Resource: "pods"}), Options[*benchPod]{
 		WatchList:                watchList,
 		PageSize:                 pageSize,
 		disableIncrementalRelist: !incremental,

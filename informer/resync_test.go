@@ -9,6 +9,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/deltafifo"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // resyncCounter counts the resync updates (old and new with the same resourceVersion) and
@@ -45,7 +46,7 @@ func (r *resyncCounter) get() (map[string]int, int) {
 }
 
 func cm(name, rv string) *ConfigMap {
-	return &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Namespace: "default", Name: name, ResourceVersion: rv}}
+	return &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: name, ResourceVersion: rv}}
 }
 
 // TestResyncIsPerHandler drives an informer's cache by hand (handleDeltas; it is never Run,

@@ -4,20 +4,20 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Pod declares the fields of a Pod a program reads.
 type Pod struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
 }
 
 // Widget is a custom resource.
 type Widget struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
 }
 
 // WidgetKind describes the custom resource once, next to its type.
@@ -32,7 +32,7 @@ func Example() {
 		panic(err)
 	}
 	// A Pod read from a list carries no kind; the registry knows it.
-	info, err := r.InfoOf(&Pod{ObjectMeta: apiclient.ObjectMeta{Name: "web-1"}})
+	info, err := r.InfoOf(&Pod{ObjectMeta: meta.ObjectMeta{Name: "web-1"}})
 	fmt.Println(info.APIVersion(), info.Kind, info.GroupVersionResource(), err)
 	info, _ = r.InfoOf(&Widget{})
 	fmt.Println(info.APIVersion(), info.Kind, info.Namespaced)
@@ -43,8 +43,8 @@ func Example() {
 
 func ExampleRegister() {
 	type Deployment struct {
-		apiclient.TypeMeta
-		apiclient.ObjectMeta `json:"metadata"`
+		meta.TypeMeta
+		meta.ObjectMeta `json:"metadata"`
 	}
 	if err := kinds.Register[*Deployment](kinds.Deployment); err != nil {
 		panic(err)

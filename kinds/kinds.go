@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Info describes a kind of object: the group, version and kind its objects carry, the
@@ -29,23 +29,23 @@ type Info struct {
 }
 
 // GroupVersionKind returns the group, version and kind of i.
-func (i Info) GroupVersionKind() apiclient.GroupVersionKind {
-	return apiclient.GroupVersionKind{Group: i.Group, Version: i.Version, Kind: i.Kind}
+func (i Info) GroupVersionKind() meta.GroupVersionKind {
+	return meta.GroupVersionKind{Group: i.Group, Version: i.Version, Kind: i.Kind}
 }
 
 // GroupVersionResource returns the resource of i.
-func (i Info) GroupVersionResource() apiclient.GroupVersionResource {
-	return apiclient.GroupVersionResource{Group: i.Group, Version: i.Version, Resource: i.Resource}
+func (i Info) GroupVersionResource() meta.GroupVersionResource {
+	return meta.GroupVersionResource{Group: i.Group, Version: i.Version, Resource: i.Resource}
 }
 
 // APIVersion returns the apiVersion objects of i carry: "v1" or "apps/v1".
 func (i Info) APIVersion() string {
-	return apiclient.GroupVersion{Group: i.Group, Version: i.Version}.String()
+	return meta.GroupVersion{Group: i.Group, Version: i.Version}.String()
 }
 
 // TypeMeta returns the apiVersion and kind of i, as objects written to the API carry them.
-func (i Info) TypeMeta() apiclient.TypeMeta {
-	return apiclient.TypeMeta{APIVersion: i.APIVersion(), Kind: i.Kind}
+func (i Info) TypeMeta() meta.TypeMeta {
+	return meta.TypeMeta{APIVersion: i.APIVersion(), Kind: i.Kind}
 }
 
 // String returns "Kind.version.group" ("Pod.v1" for the core group).
@@ -132,8 +132,8 @@ func (r *Registry) Register(t reflect.Type, info Info) error {
 	if err := info.Validate(); err != nil {
 		return err
 	}
-	if t == reflect.TypeFor[*apiclient.Unstructured]() {
-		return errors.New("kinds: *apiclient.Unstructured holds objects of any kind and cannot be registered; objects carry their apiVersion and kind")
+	if t == reflect.TypeFor[*meta.Unstructured]() {
+		return errors.New("kinds: *meta.Unstructured holds objects of any kind and cannot be registered; objects carry their apiVersion and kind")
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -156,7 +156,7 @@ func (r *Registry) Lookup(t reflect.Type) (Info, bool) {
 }
 
 // InfoOf returns the kind of obj: the Info registered for its Go type; for an
-// *apiclient.Unstructured (or an unregistered type whose TypeMeta is set), the apiVersion and
+// *meta.Unstructured (or an unregistered type whose TypeMeta is set), the apiVersion and
 // kind it carries, completed from the built-in table when it is a built-in kind. Objects read
 // from lists of built-in types carry no apiVersion or kind, which is why types are
 // registered. An unregistered type without TypeMeta gives a *NotRegisteredError.
@@ -168,12 +168,12 @@ func (r *Registry) InfoOf(obj any) (Info, error) {
 	if info, ok := r.Lookup(t); ok {
 		return info, nil
 	}
-	var gvk apiclient.GroupVersionKind
+	var gvk meta.GroupVersionKind
 	switch o := obj.(type) {
-	case *apiclient.Unstructured:
+	case *meta.Unstructured:
 		gvk = o.GroupVersionKind()
 	case interface {
-		GroupVersionKind() apiclient.GroupVersionKind
+		GroupVersionKind() meta.GroupVersionKind
 	}: // embedded TypeMeta
 		gvk = o.GroupVersionKind()
 	}
@@ -237,7 +237,7 @@ func Of(obj any) (Info, error) { return Default.InfoOf(obj) }
 func Builtin() []Info { return append([]Info(nil), builtin...) }
 
 // BuiltinForResource returns the built-in kind served by gvr.
-func BuiltinForResource(gvr apiclient.GroupVersionResource) (Info, bool) {
+func BuiltinForResource(gvr meta.GroupVersionResource) (Info, bool) {
 	for _, i := range builtin {
 		if i.GroupVersionResource() == gvr {
 			return i, true
@@ -247,7 +247,7 @@ func BuiltinForResource(gvr apiclient.GroupVersionResource) (Info, bool) {
 }
 
 // BuiltinForKind returns the built-in kind gvk.
-func BuiltinForKind(gvk apiclient.GroupVersionKind) (Info, bool) {
+func BuiltinForKind(gvk meta.GroupVersionKind) (Info, bool) {
 	for _, i := range builtin {
 		if i.GroupVersionKind() == gvk {
 			return i, true

@@ -6,21 +6,21 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 type pod struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
 }
 
 type partialPod struct {
-	apiclient.ObjectMeta `json:"metadata"`
+	meta.ObjectMeta `json:"metadata"`
 }
 
 type widget struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
 }
 
 var widgetInfo = Info{Group: "example.com", Version: "v1", Kind: "Widget", Resource: "widgets", Namespaced: true, StatusSubresource: true}
@@ -60,7 +60,7 @@ func TestRegisterRejectsBadInput(t *testing.T) {
 			t.Errorf("Register(%+v) succeeded", info)
 		}
 	}
-	if err := r.Register(reflect.TypeFor[*apiclient.Unstructured](), Pod); err == nil {
+	if err := r.Register(reflect.TypeFor[*meta.Unstructured](), Pod); err == nil {
 		t.Error("Unstructured registered")
 	}
 	if err := r.Register(nil, Pod); err == nil {
@@ -78,16 +78,16 @@ func TestInfoOf(t *testing.T) {
 		t.Fatalf("registered: %v, %v", info, err)
 	}
 	// Unstructured: from its apiVersion and kind, completed from the built-in table.
-	u := &apiclient.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}}
+	u := &meta.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}}
 	if info, err := r.InfoOf(u); err != nil || info != Deployment {
 		t.Fatalf("unstructured built-in: %v, %v", info, err)
 	}
-	u = &apiclient.Unstructured{Object: map[string]any{"apiVersion": "example.com/v2", "kind": "Gadget"}}
+	u = &meta.Unstructured{Object: map[string]any{"apiVersion": "example.com/v2", "kind": "Gadget"}}
 	if info, err := r.InfoOf(u); err != nil || info.APIVersion() != "example.com/v2" || info.Kind != "Gadget" || info.Resource != "" {
 		t.Fatalf("unstructured custom: %v, %v", info, err)
 	}
 	// Unregistered typed object with TypeMeta (a Get response carries it).
-	if info, err := r.InfoOf(&pod{TypeMeta: apiclient.TypeMeta{APIVersion: "v1", Kind: "Pod"}}); err != nil || info != Pod {
+	if info, err := r.InfoOf(&pod{TypeMeta: meta.TypeMeta{APIVersion: "v1", Kind: "Pod"}}); err != nil || info != Pod {
 		t.Fatalf("typed with TypeMeta: %v, %v", info, err)
 	}
 	// Unregistered, no TypeMeta: a typed error naming the type.
@@ -104,10 +104,10 @@ func TestInfoMethods(t *testing.T) {
 	if Deployment.APIVersion() != "apps/v1" || Pod.APIVersion() != "v1" {
 		t.Fatal("APIVersion")
 	}
-	if Deployment.GroupVersionResource() != (apiclient.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}) {
+	if Deployment.GroupVersionResource() != (meta.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}) {
 		t.Fatal("GroupVersionResource")
 	}
-	if (Deployment.TypeMeta() != apiclient.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}) {
+	if (Deployment.TypeMeta() != meta.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}) {
 		t.Fatal("TypeMeta")
 	}
 	if Pod.String() != "Pod.v1" || Deployment.String() != "Deployment.v1.apps" {
@@ -116,7 +116,7 @@ func TestInfoMethods(t *testing.T) {
 }
 
 func TestBuiltinTable(t *testing.T) {
-	seenGVR := map[apiclient.GroupVersionResource]bool{}
+	seenGVR := map[meta.GroupVersionResource]bool{}
 	for _, i := range Builtin() {
 		if err := i.Validate(); err != nil {
 			t.Error(err)
@@ -132,7 +132,7 @@ func TestBuiltinTable(t *testing.T) {
 			t.Errorf("BuiltinForKind(%v) = %v", i.GroupVersionKind(), got)
 		}
 	}
-	if _, ok := BuiltinForResource(apiclient.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}); ok {
+	if _, ok := BuiltinForResource(meta.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}); ok {
 		t.Error("a custom resource is built in")
 	}
 	b := Builtin()
@@ -155,7 +155,7 @@ func TestConcurrentRegistry(t *testing.T) {
 }
 
 func TestMustRegisterPanicsOnConflict(t *testing.T) {
-	type local struct{ apiclient.ObjectMeta }
+	type local struct{ meta.ObjectMeta }
 	MustRegister[*local](ConfigMap)
 	defer func() {
 		if recover() == nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 func TestBackoffGrowsCapsAndResets(t *testing.T) {
@@ -182,5 +183,5 @@ func unusedLW(t *testing.T) *apiclient.Resource[*testObj] {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	return apiclient.NewResource[*testObj](c, apiclient.GroupVersionResource{Version: "v1", Resource: cms})
+	return apiclient.NewResource[*testObj](c, meta.GroupVersionResource{Version: "v1", Resource: cms})
 }

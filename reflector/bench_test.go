@@ -12,6 +12,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // peakStore is an in-place map store for BenchmarkRelistPeakHeap. Replace builds the new map
@@ -148,7 +149,7 @@ func BenchmarkRelistPeakHeap(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	res := apiclient.NewResource[*testObj](c, apiclient.GroupVersionResource{Version: "v1", Resource: cms})
+	res := apiclient.NewResource[*testObj](c, meta.GroupVersionResource{Version: "v1", Resource: cms})
 
 	for _, v := range []struct {
 		name        string

@@ -19,7 +19,7 @@
 //     connection refused back off and re-watch.
 //   - Backoff from 800 ms, ×2, jitter 1.0, capped at 30 s (the zero Backoff).
 //   - "Too large resourceVersion" is recognised in the forms of every kube-apiserver
-//     version (apiclient.IsTooLargeResourceVersion) and leads to a list at "".
+//     version (meta.IsTooLargeResourceVersion) and leads to a list at "".
 //   - WatchList: a WATCH with sendInitialEvents ends its initial state with the bookmark
 //     annotated k8s.io/initial-events-end, then goes on as the watch.
 //   - Resync calls Store.Resync every ResyncPeriod (when ShouldResync agrees).

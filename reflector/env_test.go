@@ -13,6 +13,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // env is one apitest server, an apiclient.Resource for its configmaps, and a log recorder.
@@ -54,7 +55,7 @@ func newEnvProto(t *testing.T, proto apiclient.WatchProtocol, opts apitest.Optio
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	res := apiclient.NewResource[*testObj](c, apiclient.GroupVersionResource{Version: "v1", Resource: cms})
+	res := apiclient.NewResource[*testObj](c, meta.GroupVersionResource{Version: "v1", Resource: cms})
 	return &env{t: t, srv: srv, res: res, log: &logRecorder{}, errsCh: make(chan struct{})}
 }
 

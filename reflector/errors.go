@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Sentinel errors, wrapped in *Error; test with errors.Is.
@@ -32,8 +32,8 @@ var (
 )
 
 // Error is the error type of ListAndWatch and of WatchErrorHandler: it names the reflector
-// (usually the resource) and the operation that failed. Err may be an *apiclient.Status (use
-// apiclient.IsResourceExpired and friends on the *Error directly), a transport error or one of
+// (usually the resource) and the operation that failed. Err may be an *meta.Status (use
+// meta.IsResourceExpired and friends on the *Error directly), a transport error or one of
 // the sentinels of this package.
 type Error struct {
 	// Reflector is the reflector's name (Options.Name).
@@ -54,13 +54,13 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // isExpired reports a 410: the resourceVersion (or continue token) is compacted away.
 func isExpired(err error) bool {
-	return apiclient.IsResourceExpired(err) || apiclient.IsGone(err)
+	return meta.IsResourceExpired(err) || meta.IsGone(err)
 }
 
 // needsFreshList reports errors after which the last synced resourceVersion cannot be used
 // and the reflector must list at "" (a consistent read of the newest state).
 func needsFreshList(err error) bool {
-	return isExpired(err) || apiclient.IsTooLargeResourceVersion(err)
+	return isExpired(err) || meta.IsTooLargeResourceVersion(err)
 }
 
 // retryWithoutRelist reports errors on which a watch is re-opened from the last synced
@@ -74,10 +74,10 @@ func retryWithoutRelist(err error) bool {
 	if needsFreshList(err) {
 		return false
 	}
-	if apiclient.IsTooManyRequests(err) || errors.Is(err, syscall.ECONNREFUSED) {
+	if meta.IsTooManyRequests(err) || errors.Is(err, syscall.ECONNREFUSED) {
 		return true
 	}
-	_, ok := apiclient.RetryAfter(err)
+	_, ok := meta.RetryAfter(err)
 	return ok
 }
 
@@ -102,7 +102,7 @@ func watchOpenRetriable(err error) bool {
 	case retryWithoutRelist(err):
 		return true
 	}
-	if s, ok := apiclient.AsStatus(err); ok {
+	if s, ok := meta.AsStatus(err); ok {
 		return s.Code >= 500 || s.Code == http.StatusTooManyRequests
 	}
 	return true
@@ -110,7 +110,7 @@ func watchOpenRetriable(err error) bool {
 
 // retryAfter returns the delay the server asked for in err, or 0.
 func retryAfter(err error) time.Duration {
-	if d, ok := apiclient.RetryAfter(err); ok {
+	if d, ok := meta.RetryAfter(err); ok {
 		return d
 	}
 	return 0
@@ -118,9 +118,9 @@ func retryAfter(err error) time.Duration {
 
 // isRefusal reports a server answer that means "I do not support this request": 400 or 422.
 func isRefusal(err error) bool {
-	if apiclient.IsBadRequest(err) || apiclient.IsInvalid(err) {
+	if meta.IsBadRequest(err) || meta.IsInvalid(err) {
 		return true
 	}
-	s, ok := apiclient.AsStatus(err)
+	s, ok := meta.AsStatus(err)
 	return ok && (s.Code == http.StatusBadRequest || s.Code == http.StatusUnprocessableEntity)
 }

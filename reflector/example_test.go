@@ -10,14 +10,15 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/indexer"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/reflector"
 )
 
 // ConfigMap declares only the fields the example reads.
 type ConfigMap struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Data                 map[string]string `json:"data,omitempty"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Data            map[string]string `json:"data,omitempty"`
 }
 
 // signalling is an indexer used as the reflector's Store, which also says when the first
@@ -47,7 +48,7 @@ func Example() {
 		return
 	}
 	defer client.Close()
-	configMaps := apiclient.NewResource[*ConfigMap](client, apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+	configMaps := apiclient.NewResource[*ConfigMap](client, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"})
 
 	store := &signalling{
 		Indexer: indexer.New(indexer.MetaNamespaceKeyFunc[*ConfigMap], nil),
@@ -166,7 +167,7 @@ func ExampleIncrementalReplacer() {
 	defer client.Close()
 
 	store := &mapStore{objs: map[string]*ConfigMap{}, done: make(chan string, 1)}
-	configMaps := apiclient.NewResource[*ConfigMap](client, apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+	configMaps := apiclient.NewResource[*ConfigMap](client, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"})
 	r := reflector.New(configMaps, store, reflector.Options[*ConfigMap]{
 		WatchList: reflector.WatchListOff, // LIST pages (or streaming-list events) reach the store one by one either way
 		Logger:    slog.New(slog.DiscardHandler),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // list syncs the store with a LIST of the collection: at "0" the first time, at the last
@@ -107,7 +108,7 @@ func (r *Reflector[T]) finishList(s *sink[T], rv string) error {
 // listPage requests one page and hands its items to s. The client's own retries are off
 // (ListOptions.DisableRetries): a failure reaches the reflector, its backoff and its
 // WatchErrorHandler at once, with the server's Retry-After.
-func (r *Reflector[T]) listPage(ctx context.Context, opts apiclient.ListOptions, s *sink[T]) (apiclient.ListMeta, error) {
+func (r *Reflector[T]) listPage(ctx context.Context, opts apiclient.ListOptions, s *sink[T]) (meta.ListMeta, error) {
 	opts.DisableRetries = true
 	r.st.listRequests.Add(1)
 	if r.streamLW != nil && s.incremental() {
@@ -121,21 +122,21 @@ func (r *Reflector[T]) listPage(ctx context.Context, opts apiclient.ListOptions,
 	}
 	page, err := r.lw.List(ctx, opts)
 	if err != nil {
-		return apiclient.ListMeta{}, err
+		return meta.ListMeta{}, err
 	}
 	if page == nil {
-		return apiclient.ListMeta{}, fmt.Errorf("list returned no page")
+		return meta.ListMeta{}, fmt.Errorf("list returned no page")
 	}
 	r.st.listedItems.Add(uint64(len(page.Items)))
 	if err := s.addPage(page.Items); err != nil {
-		return apiclient.ListMeta{}, err
+		return meta.ListMeta{}, err
 	}
 	return page.ListMeta, nil
 }
 
 // sink collects one list for the store: straight into an IncrementalReplacer's Replacement
 // (begun at the first item), or into a slice for Replace.
-type sink[T apiclient.Object] struct {
+type sink[T meta.Object] struct {
 	r     *Reflector[T]
 	repl  Replacement[T]
 	items []T

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Defaults of Options. They are client-go's values where client-go has one.
@@ -89,7 +89,7 @@ type Backoff struct {
 
 // Options configure a Reflector. ListerWatcher and Store are required; every other field has
 // a documented default.
-type Options[T apiclient.Object] struct {
+type Options[T meta.Object] struct {
 	// Name identifies the reflector in logs, errors and Stats. Default: the ListerWatcher's
 	// String() if it has one, else its GroupVersionResource() ("configmaps.v1" for an
 	// apiclient.Resource), else the Go type of T.
@@ -142,7 +142,7 @@ type Options[T apiclient.Object] struct {
 }
 
 // config is Options with defaults applied.
-type config[T apiclient.Object] struct {
+type config[T meta.Object] struct {
 	Options[T]
 	backoff Backoff
 }

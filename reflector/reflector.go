@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Reflector keeps a Store in step with one collection on the API server: it lists (or
 // stream-lists) the collection into the store, then watches it from the list's
 // resourceVersion and applies every event, re-watching and relisting as the server requires.
 // Create it with New and start it with Run.
-type Reflector[T apiclient.Object] struct {
+type Reflector[T meta.Object] struct {
 	cfg       config[T]
 	name      string
 	lw        apiclient.ListerWatcher[T]
@@ -63,7 +64,7 @@ type counters struct {
 // ResourceVersionUpdater, it is told every new resourceVersion. Every option has a default
 // and none can be invalid. New panics if lw or store is nil: a programming error, not a
 // runtime condition.
-func New[T apiclient.Object](lw apiclient.ListerWatcher[T], store Store[T], opts Options[T]) *Reflector[T] {
+func New[T meta.Object](lw apiclient.ListerWatcher[T], store Store[T], opts Options[T]) *Reflector[T] {
 	if lw == nil || store == nil {
 		panic("reflector.New: nil ListerWatcher or Store")
 	}
@@ -74,7 +75,7 @@ func New[T apiclient.Object](lw apiclient.ListerWatcher[T], store Store[T], opts
 		case fmt.Stringer:
 			name = lw.String()
 		case interface {
-			GroupVersionResource() apiclient.GroupVersionResource
+			GroupVersionResource() meta.GroupVersionResource
 		}:
 			name = lw.GroupVersionResource().String()
 		default:

@@ -13,6 +13,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // The first LIST is at resourceVersion 0 with limit 500; the WATCH starts at the list's
@@ -215,7 +216,7 @@ func TestCompactionLeadsToRelistAtLastRV(t *testing.T) {
 				if rewatch.Param("resourceVersion") != rvX {
 					t.Fatalf("re-watch %s, want resourceVersion=%s", rewatch.Query.Encode(), rvX)
 				}
-				e.waitError("410 Expired", apiclient.IsResourceExpired)
+				e.waitError("410 Expired", meta.IsResourceExpired)
 				lists := e.requests(apitest.VerbList, seq)
 				if l := lists[0]; l.Param("resourceVersion") != rvX || l.HasParam("limit") {
 					t.Fatalf("relist %s, want resourceVersion=%s without limit\n%s", l.Query.Encode(), rvX, e.describeRequests())
@@ -454,8 +455,8 @@ func TestBackoffStartsOverAfterARecovery(t *testing.T) {
 // synced resourceVersion while the 500s last no longer than it; 0 (client-go's default)
 // relists at the first one.
 func TestMaxInternalErrorRetryDuration(t *testing.T) {
-	internalError := &apiclient.Status{Status: "Failure", Code: http.StatusInternalServerError,
-		Reason: apiclient.StatusReasonInternalError, Message: "Internal error occurred: etcd hiccup"}
+	internalError := &meta.Status{Status: "Failure", Code: http.StatusInternalServerError,
+		Reason: meta.StatusReasonInternalError, Message: "Internal error occurred: etcd hiccup"}
 	for _, retry := range []time.Duration{0, time.Minute} {
 		t.Run(fmt.Sprint(retry), func(t *testing.T) {
 			e := newEnv(t)
@@ -470,7 +471,7 @@ func TestMaxInternalErrorRetryDuration(t *testing.T) {
 			rec.waitFor(t, "x", func(s *recStore) bool { o, ok := lastOp(s.ops, "rv"); return ok && o.RV == rv })
 			seq := e.srv.LastRequestSeq()
 			e.must(e.srv.SendWatchError(cms, internalError))
-			e.waitError("500", apiclient.IsInternalError)
+			e.waitError("500", meta.IsInternalError)
 			if retry == 0 {
 				synced(t, rec, 2)
 				if ls := e.requests(apitest.VerbList, seq); len(ls) != 1 || ls[0].Param("resourceVersion") != rv {
@@ -559,7 +560,7 @@ func TestRetryAfterHonouredOnList(t *testing.T) {
 	if gap := ls[1].Time.Sub(ls[0].Time); gap < time.Second {
 		t.Fatalf("second LIST %v after the 429, want at least 1s", gap)
 	}
-	e.waitError("429", apiclient.IsTooManyRequests)
+	e.waitError("429", meta.IsTooManyRequests)
 }
 
 // A watch that cannot be opened because the server is unreachable or failing (no answer: a
@@ -716,7 +717,7 @@ func TestErrorsNameResourceAndLogsHideToken(t *testing.T) {
 	rec := newRecStore()
 	e.run(e.options(rec))
 	synced(t, rec, 1)
-	err := e.waitError("list 500", apiclient.IsInternalError)
+	err := e.waitError("list 500", meta.IsInternalError)
 	var re *Error
 	if !errors.As(err, &re) || re.Reflector != "configmaps.v1" || re.Op != "list" ||
 		!strings.HasPrefix(err.Error(), "reflector configmaps.v1: list: ") {
@@ -830,7 +831,7 @@ func TestConnectionRefusedRewatchesThenTooLargeRelists(t *testing.T) {
 	}
 	defer c.Close()
 	e := &env{t: t, srv: a, log: &logRecorder{}, errsCh: make(chan struct{}),
-		res: apiclient.NewResource[*testObj](c, apiclient.GroupVersionResource{Version: "v1", Resource: cms})}
+		res: apiclient.NewResource[*testObj](c, meta.GroupVersionResource{Version: "v1", Resource: cms})}
 	for _, n := range []string{"a1", "a2", "a3"} {
 		e.create(n)
 	}
@@ -870,11 +871,11 @@ func TestTooLargeResourceVersionOfEveryServerVersionListsAtEmpty(t *testing.T) {
 	msg := "Too large resource version: 999, current: 5"
 	for _, tc := range []struct {
 		name    string
-		details *apiclient.StatusDetails
+		details *meta.StatusDetails
 	}{
-		{"1.18.6+", &apiclient.StatusDetails{RetryAfterSeconds: 1, Causes: []apiclient.StatusCause{{Type: apiclient.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}}},
-		{"1.17-1.18.5", &apiclient.StatusDetails{RetryAfterSeconds: 1, Causes: []apiclient.StatusCause{{Message: "Too large resource version"}}}},
-		{"before-1.17", &apiclient.StatusDetails{RetryAfterSeconds: 1}},
+		{"1.18.6+", &meta.StatusDetails{RetryAfterSeconds: 1, Causes: []meta.StatusCause{{Type: meta.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}}},
+		{"1.17-1.18.5", &meta.StatusDetails{RetryAfterSeconds: 1, Causes: []meta.StatusCause{{Message: "Too large resource version"}}}},
+		{"before-1.17", &meta.StatusDetails{RetryAfterSeconds: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -883,7 +884,7 @@ func TestTooLargeResourceVersionOfEveryServerVersionListsAtEmpty(t *testing.T) {
 			e.run(e.options(rec))
 			rv := synced(t, rec, 1)
 			e.waitWatch(0)
-			st := &apiclient.Status{Status: "Failure", Code: http.StatusGatewayTimeout, Reason: apiclient.StatusReasonTimeout,
+			st := &meta.Status{Status: "Failure", Code: http.StatusGatewayTimeout, Reason: meta.StatusReasonTimeout,
 				Message: msg, Details: tc.details}
 			if err := e.srv.FailRequestsWithStatus(apitest.VerbList, cms, 1, st); err != nil {
 				t.Fatal(err)
@@ -914,7 +915,7 @@ func TestFailingListReachesTheReflectorAtOnce(t *testing.T) {
 	rec := newRecStore()
 	opts := e.options(rec)
 	opts.WatchErrorHandler = func(ctx context.Context, err error) {
-		if apiclient.IsInternalError(err) {
+		if meta.IsInternalError(err) {
 			listsWhenReported <- len(e.requests(apitest.VerbList, 0))
 		}
 		e.handleError(ctx, err)
@@ -935,7 +936,7 @@ func TestFailingListReachesTheReflectorAtOnce(t *testing.T) {
 		t.Fatalf("want LIST 500 then LIST 200\n%s", e.describeRequests())
 	}
 	var re *Error
-	if err := e.waitError("500", apiclient.IsInternalError); !errors.As(err, &re) || re.Op != "list" {
+	if err := e.waitError("500", meta.IsInternalError); !errors.As(err, &re) || re.Op != "list" {
 		t.Fatalf("error %v", err)
 	}
 	if st := r.Stats(); st.ListErrors != 1 || st.ListRequests != 2 || st.Backoffs == 0 {

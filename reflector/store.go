@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Store is what a Reflector writes into. Every deltafifo.Queue[T] and indexer.Indexer[T] satisfy it.
@@ -79,5 +80,5 @@ type ResourceVersionUpdater interface {
 // If fn returns an error, ListEach stops decoding and returns that error. The returned
 // ListMeta carries the page's resourceVersion and continue token.
 type StreamingLister[T any] interface {
-	ListEach(ctx context.Context, opts apiclient.ListOptions, fn func(T) error) (apiclient.ListMeta, error)
+	ListEach(ctx context.Context, opts apiclient.ListOptions, fn func(T) error) (meta.ListMeta, error)
 }

@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // testObj is the object type of the tests: a ConfigMap-like struct.
 type testObj struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Data                 map[string]string `json:"data,omitempty"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Data            map[string]string `json:"data,omitempty"`
 }
 
 func key(o *testObj) string {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // watchWithResync runs the watch phase with the resync timer beside it. w, if not nil, is the
@@ -138,7 +139,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w apiclient.Watcher[T], resync
 		case errors.Is(err, ErrWatchStalled):
 			r.st.stalls.Add(1)
 			r.report(ctx, r.wrap("watch", err))
-		case retryWithoutRelist(err), apiclient.IsInternalError(err) && internal.retry(time.Now()):
+		case retryWithoutRelist(err), meta.IsInternalError(err) && internal.retry(time.Now()):
 			r.st.watchErrors.Add(1)
 			r.report(ctx, r.wrap("watch", err))
 			r.st.backoffs.Add(1)

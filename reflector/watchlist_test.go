@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // isWatchList reports whether a request is a streaming list.
@@ -253,5 +253,5 @@ func TestWatchListRetryAfter(t *testing.T) {
 	if len(e.requests(apitest.VerbList, 0)) != 0 {
 		t.Fatalf("fell back to LIST\n%s", e.describeRequests())
 	}
-	e.waitError("429", apiclient.IsTooManyRequests)
+	e.waitError("429", meta.IsTooManyRequests)
 }

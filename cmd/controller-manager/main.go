@@ -27,6 +27,7 @@ import (
 	"github.com/informerkit/informerkit/controller/controllermanager"
 	"github.com/informerkit/informerkit/examples/configmapreplicator"
 	"github.com/informerkit/informerkit/examples/deployment"
+	"github.com/informerkit/informerkit/meta"
 )
 
 func main() {
@@ -40,7 +41,7 @@ func main() {
 func Descriptors() []controllermanager.Descriptor {
 	return []controllermanager.Descriptor{
 		deployment.Descriptor(),
-		{Name: "configmap-replicator", Resources: []apiclient.GroupVersionResource{configmapreplicator.ReplicationGVR},
+		{Name: "configmap-replicator", Resources: []meta.GroupVersionResource{configmapreplicator.ReplicationGVR},
 			Init: func(_ context.Context, cc controllermanager.ControllerContext) (bool, error) {
 				_, err := configmapreplicator.Setup(cc.Manager, configmapreplicator.Options{Logger: cc.Logger})
 				return err == nil, err

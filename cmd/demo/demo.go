@@ -20,6 +20,7 @@ import (
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/controller/metrics"
 	cmr "github.com/informerkit/informerkit/examples/configmapreplicator"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // The demo's objects. Everything it creates lives in these namespaces (or is the
@@ -180,7 +181,7 @@ func (d *demo) run(ctx context.Context, kubeconfig string) (err error) {
 		if ns == nsA || ns == nsB {
 			labels[cmr.LabelReplicateInto] = "true"
 		}
-		if _, err := d.namespaces.Create(ctx, &cmr.Namespace{ObjectMeta: apiclient.ObjectMeta{Name: ns, Labels: labels}}, apiclient.CreateOptions{}); err != nil {
+		if _, err := d.namespaces.Create(ctx, &cmr.Namespace{ObjectMeta: meta.ObjectMeta{Name: ns, Labels: labels}}, apiclient.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating namespace %s: %w", ns, err)
 		}
 	}
@@ -261,7 +262,7 @@ func (d *demo) preflight(ctx context.Context) error {
 		if err == nil {
 			return fmt.Errorf("namespace %s already exists; the demo only works on what it creates: delete it or use another cluster", ns)
 		}
-		if !apiclient.IsNotFound(err) {
+		if !meta.IsNotFound(err) {
 			return fmt.Errorf("checking namespace %s: %w", ns, err)
 		}
 	}
@@ -271,11 +272,11 @@ func (d *demo) preflight(ctx context.Context) error {
 // cleanup deletes what the demo created.
 func (d *demo) cleanup(ctx context.Context, crdCreated bool) error {
 	var errs []error
-	if err := d.replications.Delete(ctx, replication, apiclient.DeleteOptions{}); err != nil && !apiclient.IsNotFound(err) && !isNotServed(err) {
+	if err := d.replications.Delete(ctx, replication, apiclient.DeleteOptions{}); err != nil && !meta.IsNotFound(err) && !isNotServed(err) {
 		errs = append(errs, err)
 	}
 	for _, ns := range demoNamespaces {
-		if err := d.namespaces.Delete(ctx, ns, apiclient.DeleteOptions{}); err != nil && !apiclient.IsNotFound(err) {
+		if err := d.namespaces.Delete(ctx, ns, apiclient.DeleteOptions{}); err != nil && !meta.IsNotFound(err) {
 			errs = append(errs, err)
 		}
 	}
@@ -291,18 +292,18 @@ func (d *demo) cleanup(ctx context.Context, crdCreated bool) error {
 }
 
 func isNotServed(err error) bool {
-	st, ok := apiclient.AsStatus(err)
+	st, ok := meta.AsStatus(err)
 	return ok && st.Code == http.StatusNotFound
 }
 
 func (d *demo) putSource(ctx context.Context, color string) error {
 	cm := &cmr.ConfigMap{
-		ObjectMeta: apiclient.ObjectMeta{Namespace: nsSource, Name: sourceName},
+		ObjectMeta: meta.ObjectMeta{Namespace: nsSource, Name: sourceName},
 		Data:       map[string]string{"color": color, "greeting": "hello from " + nsSource},
 	}
 	cur, err := d.configMaps.Namespace(nsSource).Get(ctx, sourceName, apiclient.GetOptions{})
 	switch {
-	case apiclient.IsNotFound(err):
+	case meta.IsNotFound(err):
 		_, err = d.configMaps.Namespace(nsSource).Create(ctx, cm, apiclient.CreateOptions{})
 	case err == nil:
 		cm.ResourceVersion = cur.ResourceVersion
@@ -369,7 +370,7 @@ func (d *demo) observe(ctx context.Context) (state, error) {
 	r, err := d.replications.Get(ctx, replication, apiclient.GetOptions{})
 	if err == nil {
 		s.status = &r.Status
-	} else if !apiclient.IsNotFound(err) {
+	} else if !meta.IsNotFound(err) {
 		return s, err
 	}
 	return s, nil
@@ -409,8 +410,8 @@ func (d *demo) steps() []step {
 		title: fmt.Sprintf("create ConfigMapReplication %s: copy %s/%s into namespaces labelled %s=true", replication, nsSource, sourceName, cmr.LabelReplicateInto),
 		do: func(ctx context.Context) error {
 			r := &cmr.ConfigMapReplication{
-				TypeMeta:   apiclient.TypeMeta{APIVersion: cmr.Group + "/" + cmr.Version, Kind: cmr.Kind},
-				ObjectMeta: apiclient.ObjectMeta{Name: replication},
+				TypeMeta:   meta.TypeMeta{APIVersion: cmr.Group + "/" + cmr.Version, Kind: cmr.Kind},
+				ObjectMeta: meta.ObjectMeta{Name: replication},
 				Spec: cmr.ReplicationSpec{
 					Source:            cmr.SourceRef{Namespace: nsSource, Name: sourceName},
 					NamespaceSelector: cmr.LabelSelector{MatchLabels: map[string]string{cmr.LabelReplicateInto: "true"}},

@@ -17,6 +17,7 @@ import (
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/controller/events"
 	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // DefaultStartInterval is the default of Options.StartInterval.
@@ -35,7 +36,7 @@ type NotServedError struct {
 	// Controller is the controller's name.
 	Controller string
 	// Resource is the missing resource.
-	Resource apiclient.GroupVersionResource
+	Resource meta.GroupVersionResource
 }
 
 // Error reads "resource <group/version/resource> is not served" (core resources
@@ -47,7 +48,7 @@ func (e *NotServedError) Error() string {
 // Is makes errors.Is(err, ErrNotServed) true.
 func (e *NotServedError) Is(target error) bool { return target == ErrNotServed }
 
-func gvrPath(r apiclient.GroupVersionResource) string {
+func gvrPath(r meta.GroupVersionResource) string {
 	if r.Group == "" {
 		return r.Version + "/" + r.Resource
 	}
@@ -71,7 +72,7 @@ type Descriptor struct {
 	// Resources are the resources the controller cannot work without. If discovery does not
 	// list one of them, the controller is skipped: Init is not called, the skip is logged and
 	// the controller's /readyz entry fails with a *NotServedError (unless Optional).
-	Resources []apiclient.GroupVersionResource
+	Resources []meta.GroupVersionResource
 	// DisabledByDefault leaves the controller out of "*": it runs only when the enable list
 	// names it.
 	DisabledByDefault bool
@@ -99,11 +100,11 @@ type ControllerContext struct {
 	// Logger is the runner's logger with the controller's name.
 	Logger *slog.Logger
 	// AvailableResources are the resources discovery listed when the runner started.
-	AvailableResources map[apiclient.GroupVersionResource]apiclient.APIResource
+	AvailableResources map[meta.GroupVersionResource]apiclient.APIResource
 }
 
 // IsServed reports whether discovery listed gvr.
-func (cc ControllerContext) IsServed(gvr apiclient.GroupVersionResource) bool {
+func (cc ControllerContext) IsServed(gvr meta.GroupVersionResource) bool {
 	_, ok := cc.AvailableResources[gvr]
 	return ok
 }
@@ -268,7 +269,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		// Unavailable aggregated APIs: their resources count as not served.
 		r.log.Warn("discovery is incomplete", "err", err)
 	}
-	available := make(map[apiclient.GroupVersionResource]apiclient.APIResource, len(res))
+	available := make(map[meta.GroupVersionResource]apiclient.APIResource, len(res))
 	for _, ar := range res {
 		available[ar.GroupVersionResource] = ar
 	}
@@ -281,7 +282,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	return r.mgr.Start(ctx)
 }
 
-func (r *Runner) initAll(ctx context.Context, available map[apiclient.GroupVersionResource]apiclient.APIResource) error {
+func (r *Runner) initAll(ctx context.Context, available map[meta.GroupVersionResource]apiclient.APIResource) error {
 	for _, d := range r.descs {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -352,13 +353,13 @@ func (r *Runner) pause(ctx context.Context) error {
 	}
 }
 
-func missing(need []apiclient.GroupVersionResource, available map[apiclient.GroupVersionResource]apiclient.APIResource) (apiclient.GroupVersionResource, bool) {
+func missing(need []meta.GroupVersionResource, available map[meta.GroupVersionResource]apiclient.APIResource) (meta.GroupVersionResource, bool) {
 	for _, gvr := range need {
 		if _, ok := available[gvr]; !ok {
 			return gvr, false
 		}
 	}
-	return apiclient.GroupVersionResource{}, true
+	return meta.GroupVersionResource{}, true
 }
 
 func newInformers(before, after []informer.AnyInformer) []informer.AnyInformer {

@@ -15,17 +15,17 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
+	"github.com/informerkit/informerkit/meta"
 )
 
 const testTimeout = 30 * time.Second
 
 var (
-	configmaps = apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	secrets    = apiclient.GroupVersionResource{Version: "v1", Resource: "secrets"}
-	widgets    = apiclient.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	configmaps = meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	secrets    = meta.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	widgets    = meta.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 )
 
 // logRecorder keeps every log record's message and controller attribute.
@@ -83,9 +83,9 @@ func newManager(t *testing.T, srv *apitest.Server, log *slog.Logger) *controller
 
 // informerOf starts nothing: it only asks the factory for an informer, as a controller's
 // setup does.
-func informerOf(gvr apiclient.GroupVersionResource) InitFunc {
+func informerOf(gvr meta.GroupVersionResource) InitFunc {
 	return func(_ context.Context, cc ControllerContext) (bool, error) {
-		controller.For[*apiclient.ObjectMeta](cc.Manager, gvr)
+		controller.For[*meta.ObjectMeta](cc.Manager, gvr)
 		return true, nil
 	}
 }
@@ -192,11 +192,11 @@ func TestRun(t *testing.T) {
 	mgr := newManager(t, srv, slog.New(logs))
 	var startedEarly []string
 	descs := []Descriptor{
-		{Name: "alpha", Init: informerOf(configmaps), Resources: []apiclient.GroupVersionResource{configmaps}},
-		{Name: "beta", Init: informerOf(widgets), Resources: []apiclient.GroupVersionResource{widgets}},
+		{Name: "alpha", Init: informerOf(configmaps), Resources: []meta.GroupVersionResource{configmaps}},
+		{Name: "beta", Init: informerOf(widgets), Resources: []meta.GroupVersionResource{widgets}},
 		{Name: "delta", Init: func(context.Context, ControllerContext) (bool, error) { return false, nil }},
 		{Name: "gamma", Init: informerOf(secrets), DisabledByDefault: true},
-		{Name: "omega", Init: informerOf(widgets), Resources: []apiclient.GroupVersionResource{widgets}, Optional: true},
+		{Name: "omega", Init: informerOf(widgets), Resources: []meta.GroupVersionResource{widgets}, Optional: true},
 		{Name: "zeta", Init: func(_ context.Context, cc ControllerContext) (bool, error) {
 			// Runs last (name order): alpha's informer must not run yet.
 			for _, inf := range cc.Factory.Informers() {

@@ -17,7 +17,7 @@
 // For example:
 //
 //	r, err := controllermanager.New(mgr, []controllermanager.Descriptor{
-//		{Name: "deployment", Init: startDeployment, Resources: []apiclient.GroupVersionResource{deploymentsGVR}},
+//		{Name: "deployment", Init: startDeployment, Resources: []meta.GroupVersionResource{deploymentsGVR}},
 //		{Name: "replicator", Init: startReplicator, DisabledByDefault: true},
 //	}, controllermanager.Options{Controllers: []string{"*", "replicator"}})
 //	err = r.Run(ctx)

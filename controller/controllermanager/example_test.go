@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/controller/controllermanager"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Two controllers, one of which needs a custom resource the server does not serve: it is
@@ -24,24 +24,24 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	configmaps := apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	widgets := apiclient.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	configmaps := meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	widgets := meta.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 	descs := []controllermanager.Descriptor{
-		{Name: "configmap-logger", Resources: []apiclient.GroupVersionResource{configmaps},
+		{Name: "configmap-logger", Resources: []meta.GroupVersionResource{configmaps},
 			Init: func(ctx context.Context, cc controllermanager.ControllerContext) (bool, error) {
-				cms := controller.For[*apiclient.ObjectMeta](cc.Manager, configmaps)
+				cms := controller.For[*meta.ObjectMeta](cc.Manager, configmaps)
 				c, err := controller.New(cc.Name, controller.ReconcilerFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
 					return controller.Result{}, nil
 				}), controller.Options{})
 				if err != nil {
 					return false, err
 				}
-				if err := c.Watch(controller.Kind(cms, controller.EnqueueRequestForObject[*apiclient.ObjectMeta]())); err != nil {
+				if err := c.Watch(controller.Kind(cms, controller.EnqueueRequestForObject[*meta.ObjectMeta]())); err != nil {
 					return false, err
 				}
 				return true, cc.Manager.Add(c)
 			}},
-		{Name: "widget", Resources: []apiclient.GroupVersionResource{widgets},
+		{Name: "widget", Resources: []meta.GroupVersionResource{widgets},
 			Init: func(ctx context.Context, cc controllermanager.ControllerContext) (bool, error) { return true, nil }},
 		{Name: "janitor", DisabledByDefault: true,
 			Init: func(ctx context.Context, cc controllermanager.ControllerContext) (bool, error) { return true, nil }},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/client"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // OperationResult is what CreateOrUpdate or CreateOrPatch did.
@@ -45,9 +46,9 @@ var ErrMutateChangedKey = errors.New("controllerutil: the mutate function change
 //     subresource, nothing if mutate changed nothing.
 //
 // Updates carry the resourceVersion read, so a concurrent change makes them fail with a 409
-// Conflict (apiclient.IsConflict): return the error and reconcile again. It returns the
+// Conflict (meta.IsConflict): return the error and reconcile again. It returns the
 // object as last written (or read, if unchanged) and what it did.
-func CreateOrUpdate[T apiclient.Accessor](ctx context.Context, c *client.Typed[T], obj T, mutate func(T) error) (T, OperationResult, error) {
+func CreateOrUpdate[T meta.Accessor](ctx context.Context, c *client.Typed[T], obj T, mutate func(T) error) (T, OperationResult, error) {
 	return createOr(ctx, c, obj, mutate, false)
 }
 
@@ -55,11 +56,11 @@ func CreateOrUpdate[T apiclient.Accessor](ctx context.Context, c *client.Typed[T
 // of whole objects (controller-runtime's CreateOrPatch): the object's changes, then its
 // status's through the status subresource. A patch carries no resourceVersion, so it does
 // not conflict with concurrent changes of other fields.
-func CreateOrPatch[T apiclient.Accessor](ctx context.Context, c *client.Typed[T], obj T, mutate func(T) error) (T, OperationResult, error) {
+func CreateOrPatch[T meta.Accessor](ctx context.Context, c *client.Typed[T], obj T, mutate func(T) error) (T, OperationResult, error) {
 	return createOr(ctx, c, obj, mutate, true)
 }
 
-func createOr[T apiclient.Accessor](ctx context.Context, c *client.Typed[T], obj T, mutate func(T) error, patch bool) (T, OperationResult, error) {
+func createOr[T meta.Accessor](ctx context.Context, c *client.Typed[T], obj T, mutate func(T) error, patch bool) (T, OperationResult, error) {
 	var zero T
 	if reflect.ValueOf(&obj).Elem().IsZero() || mutate == nil {
 		return zero, OperationResultNone, errors.New("controllerutil: CreateOrUpdate needs an object and a mutate function")
@@ -67,7 +68,7 @@ func createOr[T apiclient.Accessor](ctx context.Context, c *client.Typed[T], obj
 	ns, name := obj.GetNamespace(), obj.GetName()
 	withStatus := c.Info().StatusSubresource
 	cur, err := c.Get(ctx, ns, name, client.GetOptions{})
-	if err != nil && !apiclient.IsNotFound(err) {
+	if err != nil && !meta.IsNotFound(err) {
 		return zero, OperationResultNone, err
 	}
 	if err != nil { // not found: create
@@ -153,7 +154,7 @@ func createOr[T apiclient.Accessor](ctx context.Context, c *client.Typed[T], obj
 // writeStatus writes status (JSON) as the status of base through the status subresource: an
 // update of base with that status (carrying base's resourceVersion), or a merge patch from
 // oldStatus.
-func writeStatus[T apiclient.Accessor](ctx context.Context, c *client.Typed[T], base T, status any, patch bool, oldStatus any) (T, error) {
+func writeStatus[T meta.Accessor](ctx context.Context, c *client.Typed[T], base T, status any, patch bool, oldStatus any) (T, error) {
 	if patch {
 		data, err := json.Marshal(map[string]any{"status": mergePatchValue(oldStatus, status)})
 		if err != nil {
@@ -176,7 +177,7 @@ func writeStatus[T apiclient.Accessor](ctx context.Context, c *client.Typed[T], 
 	return c.Status().Update(ctx, obj, apiclient.UpdateOptions{})
 }
 
-func mutateKeepingKey[T apiclient.Accessor](mutate func(T) error, obj T, ns, name string) error {
+func mutateKeepingKey[T meta.Accessor](mutate func(T) error, obj T, ns, name string) error {
 	if err := mutate(obj); err != nil {
 		return err
 	}

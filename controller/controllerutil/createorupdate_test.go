@@ -14,14 +14,15 @@ import (
 	"github.com/informerkit/informerkit/client"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/reflector"
 )
 
 type widget struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Spec                 widgetSpec   `json:"spec"`
-	Status               widgetStatus `json:"status,omitzero"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Spec            widgetSpec   `json:"spec"`
+	Status          widgetStatus `json:"status,omitzero"`
 }
 
 type widgetSpec struct {
@@ -34,9 +35,9 @@ type widgetStatus struct {
 }
 
 type configMap struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Data                 map[string]string `json:"data,omitempty"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Data            map[string]string `json:"data,omitempty"`
 }
 
 var widgetInfo = kinds.Info{Group: "example.com", Version: "v1", Kind: "Widget", Resource: "widgets", Namespaced: true, StatusSubresource: true}
@@ -88,7 +89,7 @@ func ctxT(t *testing.T) context.Context {
 }
 
 func newWidget() *widget {
-	return &widget{ObjectMeta: apiclient.ObjectMeta{Namespace: "shop", Name: "w"}}
+	return &widget{ObjectMeta: meta.ObjectMeta{Namespace: "shop", Name: "w"}}
 }
 
 // writes counts the write requests to widgets since the last call.
@@ -191,7 +192,7 @@ func TestCreateOrUpdateWithoutStatusSubresource(t *testing.T) {
 	e := newCUEnv(t)
 	data := "1"
 	mutate := func(c *configMap) error { c.Data = map[string]string{"v": data}; return nil }
-	obj := &configMap{ObjectMeta: apiclient.ObjectMeta{Namespace: "shop", Name: "c"}}
+	obj := &configMap{ObjectMeta: meta.ObjectMeta{Namespace: "shop", Name: "c"}}
 	if _, res, err := CreateOrUpdate(ctxT(t), e.cms, obj, mutate); err != nil || res != OperationResultCreated {
 		t.Fatalf("%q %v", res, err)
 	}
@@ -241,7 +242,7 @@ func TestCreateOrUpdateErrors(t *testing.T) {
 	if _, err := e.srv.Mutate("widgets", "shop", "w", func(o apitest.Object) { o["spec"] = map[string]any{"size": 7} }); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := CreateOrUpdate(ctxT(t), e.widgets, newWidget(), func(w *widget) error { w.Spec.Size = 2; return nil }); !apiclient.IsConflict(err) {
+	if _, _, err := CreateOrUpdate(ctxT(t), e.widgets, newWidget(), func(w *widget) error { w.Spec.Size = 2; return nil }); !meta.IsConflict(err) {
 		t.Fatalf("stale update: %v", err)
 	}
 }

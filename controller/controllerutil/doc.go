@@ -4,8 +4,8 @@
 // (SetControllerReference, SetOwnerReference, GetControllerOf), and CreateOrUpdate and
 // CreateOrPatch, which write an object only when a mutate function changed it.
 //
-// The helpers take apiclient.Accessor: the pointer to any struct embedding
-// apiclient.ObjectMeta, or an *apiclient.Unstructured. Owner references take the owner's
+// The helpers take meta.Accessor: the pointer to any struct embedding
+// meta.ObjectMeta, or an *meta.Unstructured. Owner references take the owner's
 // apiVersion and kind from the type registry (package kinds), so the owner's Go type must be
 // registered (or the object must carry its apiVersion and kind).
 package controllerutil

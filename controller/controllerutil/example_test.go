@@ -10,16 +10,17 @@ import (
 	"github.com/informerkit/informerkit/controller/controllerutil"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/meta"
 )
 
 type Deployment struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
 }
 
 type ReplicaSet struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
 }
 
 func init() {
@@ -30,15 +31,15 @@ func init() {
 // A controller marks the children it creates with a controller reference to their owner,
 // which the garbage collector and EnqueueRequestForOwner follow.
 func ExampleSetControllerReference() {
-	d := &Deployment{ObjectMeta: apiclient.ObjectMeta{Namespace: "shop", Name: "web", UID: "5f1c"}}
-	child := &ReplicaSet{ObjectMeta: apiclient.ObjectMeta{Namespace: "shop", Name: "web-7d9f"}}
+	d := &Deployment{ObjectMeta: meta.ObjectMeta{Namespace: "shop", Name: "web", UID: "5f1c"}}
+	child := &ReplicaSet{ObjectMeta: meta.ObjectMeta{Namespace: "shop", Name: "web-7d9f"}}
 	if err := controllerutil.SetControllerReference(d, child); err != nil {
 		panic(err)
 	}
 	ref := controllerutil.GetControllerOf(child)
 	fmt.Println(ref.APIVersion, ref.Kind, ref.Name, *ref.Controller)
 
-	other := &ReplicaSet{ObjectMeta: apiclient.ObjectMeta{Namespace: "web", Name: "x", UID: "9a"}}
+	other := &ReplicaSet{ObjectMeta: meta.ObjectMeta{Namespace: "web", Name: "x", UID: "9a"}}
 	fmt.Println(controllerutil.SetControllerReference(other, child))
 	// Output:
 	// apps/v1 Deployment web true
@@ -48,7 +49,7 @@ func ExampleSetControllerReference() {
 // A finalizer keeps a deleted object until the controller has cleaned up after it.
 func ExampleAddFinalizer() {
 	const finalizer = "example.com/cleanup"
-	d := &Deployment{ObjectMeta: apiclient.ObjectMeta{Name: "web"}}
+	d := &Deployment{ObjectMeta: meta.ObjectMeta{Name: "web"}}
 	fmt.Println(controllerutil.AddFinalizer(d, finalizer), controllerutil.AddFinalizer(d, finalizer))
 	// ... once deletionTimestamp is set and the cleanup is done:
 	fmt.Println(controllerutil.RemoveFinalizer(d, finalizer), d.Finalizers)
@@ -58,9 +59,9 @@ func ExampleAddFinalizer() {
 }
 
 type ConfigMap struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Data                 map[string]string `json:"data,omitempty"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Data            map[string]string `json:"data,omitempty"`
 }
 
 func init() { kinds.MustRegister[*ConfigMap](kinds.ConfigMap) }
@@ -86,12 +87,12 @@ func ExampleCreateOrUpdate() {
 		return nil
 	}
 	for range 2 {
-		cm := &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Namespace: "default", Name: "settings"}}
+		cm := &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "settings"}}
 		_, result, err := controllerutil.CreateOrUpdate(ctx, configMaps, cm, mutate)
 		fmt.Println(result, err)
 	}
 	want = map[string]string{"color": "red"}
-	cm := &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Namespace: "default", Name: "settings"}}
+	cm := &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "settings"}}
 	_, result, err := controllerutil.CreateOrUpdate(ctx, configMaps, cm, mutate)
 	fmt.Println(result, err)
 	// Output:

@@ -3,7 +3,7 @@ package controllerutil
 import (
 	"slices"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Finalizers are names in metadata.finalizers: while an object has any, deleting it only
@@ -12,7 +12,7 @@ import (
 // AddFinalizer adds finalizer to object's finalizers unless it is there, and reports whether
 // it added it (the object then needs an update). The list is copied, not changed in place:
 // object's may be shared with a cache.
-func AddFinalizer(object apiclient.Accessor, finalizer string) bool {
+func AddFinalizer(object meta.Accessor, finalizer string) bool {
 	f := object.GetFinalizers()
 	if slices.Contains(f, finalizer) {
 		return false
@@ -23,7 +23,7 @@ func AddFinalizer(object apiclient.Accessor, finalizer string) bool {
 
 // RemoveFinalizer removes every occurrence of finalizer from object's finalizers, and
 // reports whether there was one. The list is copied, not changed in place.
-func RemoveFinalizer(object apiclient.Accessor, finalizer string) bool {
+func RemoveFinalizer(object meta.Accessor, finalizer string) bool {
 	f := object.GetFinalizers()
 	if !slices.Contains(f, finalizer) {
 		return false
@@ -42,10 +42,10 @@ func RemoveFinalizer(object apiclient.Accessor, finalizer string) bool {
 }
 
 // ContainsFinalizer reports whether object has finalizer.
-func ContainsFinalizer(object apiclient.Accessor, finalizer string) bool {
+func ContainsFinalizer(object meta.Accessor, finalizer string) bool {
 	return slices.Contains(object.GetFinalizers(), finalizer)
 }
 
 // IsBeingDeleted reports whether object has a deletionTimestamp: it was deleted and waits
 // for its finalizers.
-func IsBeingDeleted(object apiclient.Accessor) bool { return object.GetDeletionTimestamp() != nil }
+func IsBeingDeleted(object meta.Accessor) bool { return object.GetDeletionTimestamp() != nil }

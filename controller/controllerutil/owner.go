@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Errors of SetControllerReference and SetOwnerReference for owners the API server's
@@ -29,7 +29,7 @@ type AlreadyOwnedError struct {
 	// Object names the dependent ("namespace/name").
 	Object string
 	// Owner is its current controller reference.
-	Owner apiclient.OwnerReference
+	Owner meta.OwnerReference
 }
 
 // Error names the object and its controller.
@@ -58,12 +58,12 @@ type OwnerReferenceOptions struct {
 // (ErrCrossNamespaceOwner) or cluster-scoped (ErrNamespacedOwnerOfClusterScoped), if owner
 // has no uid (ErrOwnerNotPersisted), if owner's kind is unknown (kinds.ErrNotRegistered),
 // or if object already has another controller (*AlreadyOwnedError).
-func SetControllerReference(owner, object apiclient.Accessor) error {
+func SetControllerReference(owner, object meta.Accessor) error {
 	return SetControllerReferenceWithOptions(owner, object, OwnerReferenceOptions{})
 }
 
 // SetControllerReferenceWithOptions is SetControllerReference with options.
-func SetControllerReferenceWithOptions(owner, object apiclient.Accessor, opts OwnerReferenceOptions) error {
+func SetControllerReferenceWithOptions(owner, object meta.Accessor, opts OwnerReferenceOptions) error {
 	ref, err := ownerReference(owner, object, opts)
 	if err != nil {
 		return err
@@ -85,12 +85,12 @@ func SetControllerReferenceWithOptions(owner, object apiclient.Accessor, opts Ow
 // gone. The rules and errors are SetControllerReference's, but for the existing-controller
 // check. As in controller-runtime, a reference to the same owner (same group, kind and
 // name) is replaced, losing its controller flag.
-func SetOwnerReference(owner, object apiclient.Accessor) error {
+func SetOwnerReference(owner, object meta.Accessor) error {
 	return SetOwnerReferenceWithOptions(owner, object, OwnerReferenceOptions{})
 }
 
 // SetOwnerReferenceWithOptions is SetOwnerReference with options.
-func SetOwnerReferenceWithOptions(owner, object apiclient.Accessor, opts OwnerReferenceOptions) error {
+func SetOwnerReferenceWithOptions(owner, object meta.Accessor, opts OwnerReferenceOptions) error {
 	ref, err := ownerReference(owner, object, opts)
 	if err != nil {
 		return err
@@ -100,7 +100,7 @@ func SetOwnerReferenceWithOptions(owner, object apiclient.Accessor, opts OwnerRe
 }
 
 // GetControllerOf returns a copy of object's controller reference, or nil.
-func GetControllerOf(object apiclient.Object) *apiclient.OwnerReference {
+func GetControllerOf(object meta.Object) *meta.OwnerReference {
 	refs, ok := ownerReferencesOf(object)
 	if !ok {
 		return nil
@@ -114,17 +114,17 @@ func GetControllerOf(object apiclient.Object) *apiclient.OwnerReference {
 }
 
 // HasControllerReference reports whether object has a controller reference.
-func HasControllerReference(object apiclient.Object) bool { return GetControllerOf(object) != nil }
+func HasControllerReference(object meta.Object) bool { return GetControllerOf(object) != nil }
 
 // IsControlledBy reports whether owner is object's controller (by uid).
-func IsControlledBy(object apiclient.Object, owner apiclient.Accessor) bool {
+func IsControlledBy(object meta.Object, owner meta.Accessor) bool {
 	ref := GetControllerOf(object)
 	return ref != nil && ref.UID == owner.GetUID()
 }
 
 // HasOwnerReference reports whether object has an owner reference to owner (by uid),
 // controller or not.
-func HasOwnerReference(owner, object apiclient.Accessor) bool {
+func HasOwnerReference(owner, object meta.Accessor) bool {
 	uid := owner.GetUID()
 	for _, r := range object.GetOwnerReferences() {
 		if uid != "" && r.UID == uid {
@@ -136,10 +136,10 @@ func HasOwnerReference(owner, object apiclient.Accessor) bool {
 
 // RemoveOwnerReference removes object's owner references to owner (by uid), and reports
 // whether there were any.
-func RemoveOwnerReference(owner, object apiclient.Accessor) bool {
+func RemoveOwnerReference(owner, object meta.Accessor) bool {
 	uid := owner.GetUID()
 	refs := object.GetOwnerReferences()
-	out := make([]apiclient.OwnerReference, 0, len(refs))
+	out := make([]meta.OwnerReference, 0, len(refs))
 	for _, r := range refs {
 		if uid == "" || r.UID != uid {
 			out = append(out, r)
@@ -156,20 +156,20 @@ func RemoveOwnerReference(owner, object apiclient.Accessor) bool {
 }
 
 // ownerReference validates owner and object and returns the reference to owner.
-func ownerReference(owner, object apiclient.Accessor, opts OwnerReferenceOptions) (apiclient.OwnerReference, error) {
+func ownerReference(owner, object meta.Accessor, opts OwnerReferenceOptions) (meta.OwnerReference, error) {
 	if owner == nil || object == nil {
-		return apiclient.OwnerReference{}, errors.New("controllerutil: nil owner or object")
+		return meta.OwnerReference{}, errors.New("controllerutil: nil owner or object")
 	}
 	if ns := owner.GetNamespace(); ns != "" {
 		switch objNS := object.GetNamespace(); {
 		case objNS == "":
-			return apiclient.OwnerReference{}, fmt.Errorf("controllerutil: %w: object %s, owner's namespace %s", ErrNamespacedOwnerOfClusterScoped, object.GetName(), ns)
+			return meta.OwnerReference{}, fmt.Errorf("controllerutil: %w: object %s, owner's namespace %s", ErrNamespacedOwnerOfClusterScoped, object.GetName(), ns)
 		case objNS != ns:
-			return apiclient.OwnerReference{}, fmt.Errorf("controllerutil: %w: owner %s/%s, object %s/%s", ErrCrossNamespaceOwner, ns, owner.GetName(), objNS, object.GetName())
+			return meta.OwnerReference{}, fmt.Errorf("controllerutil: %w: owner %s/%s, object %s/%s", ErrCrossNamespaceOwner, ns, owner.GetName(), objNS, object.GetName())
 		}
 	}
 	if owner.GetUID() == "" || owner.GetName() == "" {
-		return apiclient.OwnerReference{}, fmt.Errorf("controllerutil: owner %s: %w", key(owner), ErrOwnerNotPersisted)
+		return meta.OwnerReference{}, fmt.Errorf("controllerutil: owner %s: %w", key(owner), ErrOwnerNotPersisted)
 	}
 	ref, err := referenceTo(owner, opts.Registry)
 	if err != nil {
@@ -181,21 +181,21 @@ func ownerReference(owner, object apiclient.Accessor, opts OwnerReferenceOptions
 }
 
 // referenceTo is a reference to owner with its apiVersion, kind and name.
-func referenceTo(owner apiclient.Accessor, registry *kinds.Registry) (apiclient.OwnerReference, error) {
+func referenceTo(owner meta.Accessor, registry *kinds.Registry) (meta.OwnerReference, error) {
 	if registry == nil {
 		registry = kinds.Default
 	}
 	info, err := registry.InfoOf(owner)
 	if err != nil {
-		return apiclient.OwnerReference{}, fmt.Errorf("controllerutil: the owner's kind: %w", err)
+		return meta.OwnerReference{}, fmt.Errorf("controllerutil: the owner's kind: %w", err)
 	}
-	return apiclient.OwnerReference{APIVersion: info.APIVersion(), Kind: info.Kind, Name: owner.GetName()}, nil
+	return meta.OwnerReference{APIVersion: info.APIVersion(), Kind: info.Kind, Name: owner.GetName()}, nil
 }
 
 // upsertOwnerReference replaces the reference to the same object as ref, or appends ref.
 // The slice is copied: object's may be shared with a cache.
-func upsertOwnerReference(object apiclient.Accessor, ref apiclient.OwnerReference) {
-	refs := append([]apiclient.OwnerReference(nil), object.GetOwnerReferences()...)
+func upsertOwnerReference(object meta.Accessor, ref meta.OwnerReference) {
+	refs := append([]meta.OwnerReference(nil), object.GetOwnerReferences()...)
 	for i := range refs {
 		if sameObject(refs[i], ref) {
 			refs[i] = ref
@@ -208,21 +208,21 @@ func upsertOwnerReference(object apiclient.Accessor, ref apiclient.OwnerReferenc
 
 // sameObject reports whether two references point to the same object: same group (any
 // version), kind and name, as controller-runtime compares them.
-func sameObject(a, b apiclient.OwnerReference) bool {
-	ga, err := apiclient.ParseGroupVersion(a.APIVersion)
+func sameObject(a, b meta.OwnerReference) bool {
+	ga, err := meta.ParseGroupVersion(a.APIVersion)
 	if err != nil {
 		return false
 	}
-	gb, err := apiclient.ParseGroupVersion(b.APIVersion)
+	gb, err := meta.ParseGroupVersion(b.APIVersion)
 	if err != nil {
 		return false
 	}
 	return ga.Group == gb.Group && a.Kind == b.Kind && a.Name == b.Name
 }
 
-func ownerReferencesOf(object apiclient.Object) ([]apiclient.OwnerReference, bool) {
+func ownerReferencesOf(object meta.Object) ([]meta.OwnerReference, bool) {
 	o, ok := object.(interface {
-		GetOwnerReferences() []apiclient.OwnerReference
+		GetOwnerReferences() []meta.OwnerReference
 	})
 	if !ok || o == nil {
 		return nil, false
@@ -230,7 +230,7 @@ func ownerReferencesOf(object apiclient.Object) ([]apiclient.OwnerReference, boo
 	return o.GetOwnerReferences(), true
 }
 
-func key(o apiclient.Object) string {
+func key(o meta.Object) string {
 	if o.GetNamespace() == "" {
 		return o.GetName()
 	}

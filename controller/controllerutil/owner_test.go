@@ -5,23 +5,23 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/meta"
 )
 
 type replicaSet struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
 }
 
 type pod struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
 }
 
 type clusterThing struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
 }
 
 var clusterThingInfo = kinds.Info{Group: "example.com", Version: "v1", Kind: "ClusterThing", Resource: "clusterthings"}
@@ -33,17 +33,17 @@ func init() {
 }
 
 func rs(ns, name, uid string) *replicaSet {
-	return &replicaSet{ObjectMeta: apiclient.ObjectMeta{Namespace: ns, Name: name, UID: uid}}
+	return &replicaSet{ObjectMeta: meta.ObjectMeta{Namespace: ns, Name: name, UID: uid}}
 }
 
 func TestSetControllerReference(t *testing.T) {
 	owner := rs("default", "web", "uid-1")
-	p := &pod{ObjectMeta: apiclient.ObjectMeta{Namespace: "default", Name: "web-x"}}
+	p := &pod{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "web-x"}}
 	if err := SetControllerReference(owner, p); err != nil {
 		t.Fatal(err)
 	}
 	yes := true
-	want := []apiclient.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: "uid-1", Controller: &yes, BlockOwnerDeletion: &yes}}
+	want := []meta.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: "uid-1", Controller: &yes, BlockOwnerDeletion: &yes}}
 	if !reflect.DeepEqual(p.OwnerReferences, want) {
 		t.Fatalf("refs = %+v", p.OwnerReferences)
 	}
@@ -85,17 +85,17 @@ func TestSetControllerReference(t *testing.T) {
 func TestOwnerReferenceRules(t *testing.T) {
 	cases := []struct {
 		name   string
-		owner  apiclient.Accessor
-		object apiclient.Accessor
+		owner  meta.Accessor
+		object meta.Accessor
 		want   error
 	}{
-		{"cross-namespace", rs("a", "o", "u"), &pod{ObjectMeta: apiclient.ObjectMeta{Namespace: "b", Name: "p"}}, ErrCrossNamespaceOwner},
-		{"cluster-scoped object, namespaced owner", rs("a", "o", "u"), &clusterThing{ObjectMeta: apiclient.ObjectMeta{Name: "c"}}, ErrNamespacedOwnerOfClusterScoped},
-		{"owner never created", rs("a", "o", ""), &pod{ObjectMeta: apiclient.ObjectMeta{Namespace: "a", Name: "p"}}, ErrOwnerNotPersisted},
-		{"unregistered owner", &struct{ apiclient.ObjectMeta }{apiclient.ObjectMeta{Namespace: "a", Name: "o", UID: "u"}}, &pod{ObjectMeta: apiclient.ObjectMeta{Namespace: "a", Name: "p"}}, kinds.ErrNotRegistered},
+		{"cross-namespace", rs("a", "o", "u"), &pod{ObjectMeta: meta.ObjectMeta{Namespace: "b", Name: "p"}}, ErrCrossNamespaceOwner},
+		{"cluster-scoped object, namespaced owner", rs("a", "o", "u"), &clusterThing{ObjectMeta: meta.ObjectMeta{Name: "c"}}, ErrNamespacedOwnerOfClusterScoped},
+		{"owner never created", rs("a", "o", ""), &pod{ObjectMeta: meta.ObjectMeta{Namespace: "a", Name: "p"}}, ErrOwnerNotPersisted},
+		{"unregistered owner", &struct{ meta.ObjectMeta }{meta.ObjectMeta{Namespace: "a", Name: "o", UID: "u"}}, &pod{ObjectMeta: meta.ObjectMeta{Namespace: "a", Name: "p"}}, kinds.ErrNotRegistered},
 	}
 	for _, tc := range cases {
-		for name, set := range map[string]func(o, x apiclient.Accessor) error{"controller": SetControllerReference, "owner": SetOwnerReference} {
+		for name, set := range map[string]func(o, x meta.Accessor) error{"controller": SetControllerReference, "owner": SetOwnerReference} {
 			err := set(tc.owner, tc.object)
 			if !errors.Is(err, tc.want) {
 				t.Errorf("%s (%s): err = %v, want %v", tc.name, name, err, tc.want)
@@ -106,8 +106,8 @@ func TestOwnerReferenceRules(t *testing.T) {
 		}
 	}
 	// A cluster-scoped owner may own namespaced and cluster-scoped objects.
-	owner := &clusterThing{ObjectMeta: apiclient.ObjectMeta{Name: "c", UID: "u"}}
-	for _, obj := range []apiclient.Accessor{&pod{ObjectMeta: apiclient.ObjectMeta{Namespace: "x", Name: "p"}}, &clusterThing{ObjectMeta: apiclient.ObjectMeta{Name: "d"}}} {
+	owner := &clusterThing{ObjectMeta: meta.ObjectMeta{Name: "c", UID: "u"}}
+	for _, obj := range []meta.Accessor{&pod{ObjectMeta: meta.ObjectMeta{Namespace: "x", Name: "p"}}, &clusterThing{ObjectMeta: meta.ObjectMeta{Name: "d"}}} {
 		if err := SetControllerReference(owner, obj); err != nil {
 			t.Errorf("cluster-scoped owner: %v", err)
 		}
@@ -120,14 +120,14 @@ func TestOwnerReferenceRules(t *testing.T) {
 func TestOwnerReferenceOptionsAndUnstructured(t *testing.T) {
 	reg := kinds.NewRegistry()
 	type local struct {
-		apiclient.ObjectMeta `json:"metadata"`
+		meta.ObjectMeta `json:"metadata"`
 	}
 	if err := reg.Register(reflect.TypeFor[*local](), kinds.Deployment); err != nil {
 		t.Fatal(err)
 	}
 	no := false
-	obj := &apiclient.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": map[string]any{"namespace": "n", "name": "r"}}}
-	err := SetControllerReferenceWithOptions(&local{apiclient.ObjectMeta{Namespace: "n", Name: "d", UID: "u"}}, obj,
+	obj := &meta.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": map[string]any{"namespace": "n", "name": "r"}}}
+	err := SetControllerReferenceWithOptions(&local{meta.ObjectMeta{Namespace: "n", Name: "d", UID: "u"}}, obj,
 		OwnerReferenceOptions{Registry: reg, BlockOwnerDeletion: &no})
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +137,7 @@ func TestOwnerReferenceOptionsAndUnstructured(t *testing.T) {
 		t.Fatalf("ref = %+v", r)
 	}
 	// An Unstructured owner names its own kind.
-	owner := &apiclient.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": map[string]any{"namespace": "n", "name": "g", "uid": "ug"}}}
+	owner := &meta.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": map[string]any{"namespace": "n", "name": "g", "uid": "ug"}}}
 	if err := SetOwnerReference(owner, obj); err != nil {
 		t.Fatal(err)
 	}
@@ -147,8 +147,8 @@ func TestOwnerReferenceOptionsAndUnstructured(t *testing.T) {
 }
 
 func TestOwnerReferencesNotChangedInPlace(t *testing.T) {
-	shared := []apiclient.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: "old"}}
-	p := &pod{ObjectMeta: apiclient.ObjectMeta{Namespace: "default", Name: "p", OwnerReferences: shared}}
+	shared := []meta.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: "old"}}
+	p := &pod{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "p", OwnerReferences: shared}}
 	if err := SetControllerReference(rs("default", "web", "new"), p); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestOwnerReferencesNotChangedInPlace(t *testing.T) {
 
 func TestFinalizers(t *testing.T) {
 	shared := []string{"a"}
-	p := &pod{ObjectMeta: apiclient.ObjectMeta{Finalizers: shared[:1:1]}}
+	p := &pod{ObjectMeta: meta.ObjectMeta{Finalizers: shared[:1:1]}}
 	if ContainsFinalizer(p, "b") || !AddFinalizer(p, "b") || AddFinalizer(p, "b") || !ContainsFinalizer(p, "b") {
 		t.Fatal("AddFinalizer/ContainsFinalizer")
 	}
@@ -176,7 +176,7 @@ func TestFinalizers(t *testing.T) {
 	if IsBeingDeleted(p) {
 		t.Fatal("IsBeingDeleted")
 	}
-	u := &apiclient.Unstructured{Object: map[string]any{}}
+	u := &meta.Unstructured{Object: map[string]any{}}
 	if !AddFinalizer(u, "x") || !ContainsFinalizer(u, "x") || !RemoveFinalizer(u, "x") || u.GetFinalizers() != nil {
 		t.Fatal("Unstructured finalizers")
 	}

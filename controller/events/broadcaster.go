@@ -13,6 +13,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Defaults of Options (client-go's tools/record constants, but for DrainTimeout).
@@ -251,7 +252,7 @@ func (b *Broadcaster) write(ctx context.Context, e *Event, draining <-chan struc
 			if ctx.Err() != nil {
 				return false
 			}
-			if apiclient.IsAlreadyExists(err) {
+			if meta.IsAlreadyExists(err) {
 				b.log.Debug("event already exists; not retrying", "object", objectKey(c.event), "reason", c.event.Reason)
 			} else {
 				b.log.Error("could not write event; giving up", "object", objectKey(c.event), "reason", c.event.Reason, "tries", try, "err", err)
@@ -262,7 +263,7 @@ func (b *Broadcaster) write(ctx context.Context, e *Event, draining <-chan struc
 		if try == 1 {
 			delay = time.Duration(rand.Int64N(int64(delay)) + 1)
 		}
-		if ra, ok := apiclient.RetryAfter(err); ok && ra > delay {
+		if ra, ok := meta.RetryAfter(err); ok && ra > delay {
 			delay = ra
 		}
 		b.log.Debug("could not write event; retrying", "object", objectKey(c.event), "reason", c.event.Reason, "in", delay, "err", err)
@@ -291,7 +292,7 @@ func (b *Broadcaster) send(ctx context.Context, c correlation) error {
 			b.patched.Add(1)
 		}
 	}
-	if c.patch == nil || ev.Count <= 1 || apiclient.IsNotFound(err) {
+	if c.patch == nil || ev.Count <= 1 || meta.IsNotFound(err) {
 		create := *ev
 		create.ResourceVersion = ""
 		out, err = events.Create(ctx, &create, apiclient.CreateOptions{})
@@ -309,7 +310,7 @@ func (b *Broadcaster) send(ctx context.Context, c correlation) error {
 
 // retryable: the server may accept the same write later.
 func retryable(err error) bool {
-	st, ok := apiclient.AsStatus(err)
+	st, ok := meta.AsStatus(err)
 	if !ok {
 		return !errors.Is(err, context.Canceled) // a transport error
 	}

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // The correlator's defaults are client-go's (tools/record/events_cache.go).
@@ -75,7 +75,7 @@ type loggedEvent struct {
 	name            string
 	resourceVersion string
 	count           int32
-	first           apiclient.Time
+	first           meta.Time
 }
 
 func newCorrelator(cacheSize, maxEvents int, interval time.Duration, burst int, qps float64) *correlator {
@@ -139,10 +139,10 @@ func (c *correlator) aggregate(e *Event, now time.Time) (*Event, string) {
 		delete(rec.messages, m)
 		break
 	}
-	t := apiclient.NewTime(now)
+	t := meta.NewTime(now)
 	agg := &Event{
 		TypeMeta: e.TypeMeta,
-		ObjectMeta: apiclient.ObjectMeta{
+		ObjectMeta: meta.ObjectMeta{
 			Name:      fmt.Sprintf("%s.%x", e.InvolvedObject.Name, now.UnixNano()),
 			Namespace: e.Namespace,
 		},
@@ -170,9 +170,9 @@ func (c *correlator) observe(e *Event, key string) []byte {
 		e.FirstTimestamp = last.first
 		e.Count = last.count + 1
 		patch, _ = json.Marshal(struct {
-			Count         int32          `json:"count"`
-			LastTimestamp apiclient.Time `json:"lastTimestamp"`
-			Message       string         `json:"message"`
+			Count         int32     `json:"count"`
+			LastTimestamp meta.Time `json:"lastTimestamp"`
+			Message       string    `json:"message"`
 		}{e.Count, e.LastTimestamp, e.Message})
 	}
 	c.logged.add(key, &loggedEvent{name: e.Name, resourceVersion: e.ResourceVersion, count: e.Count, first: e.FirstTimestamp})

@@ -1,7 +1,7 @@
 package events
 
 import (
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // The two event types the API accepts.
@@ -15,8 +15,8 @@ const (
 // Event is a core/v1 Event, the fields the recorder writes (kubectl get events and kubectl
 // describe read them).
 type Event struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
 	// InvolvedObject is the object the event is about.
 	InvolvedObject ObjectReference `json:"involvedObject"`
 	// Reason is a short CamelCase word for programs ("ScalingReplicaSet").
@@ -26,8 +26,8 @@ type Event struct {
 	// Source names the component that reported the event.
 	Source Source `json:"source,omitzero"`
 	// FirstTimestamp and LastTimestamp bound the Count occurrences of the event.
-	FirstTimestamp apiclient.Time `json:"firstTimestamp,omitzero"`
-	LastTimestamp  apiclient.Time `json:"lastTimestamp,omitzero"`
+	FirstTimestamp meta.Time `json:"firstTimestamp,omitzero"`
+	LastTimestamp  meta.Time `json:"lastTimestamp,omitzero"`
 	// Count is the number of occurrences the event stands for.
 	Count int32 `json:"count,omitempty"`
 	// Type is Normal or Warning.

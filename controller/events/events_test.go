@@ -12,15 +12,16 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // widget is a cached object as informers hold them: no apiVersion or kind.
 type widget struct {
-	apiclient.ObjectMeta `json:"metadata"`
+	meta.ObjectMeta `json:"metadata"`
 }
 
 type node struct {
-	apiclient.ObjectMeta `json:"metadata"`
+	meta.ObjectMeta `json:"metadata"`
 }
 
 var widgetInfo = kinds.Info{Group: "example.com", Version: "v1", Kind: "Widget", Resource: "widgets", Namespaced: true}
@@ -112,7 +113,7 @@ func (e *env) waitEvents(t *testing.T, ns string, what string, cond func([]Event
 // broadcaster writes in order, so every event recorded before it has been processed.
 func (e *env) sentinel(t *testing.T) {
 	t.Helper()
-	e.rec.Event(&widget{apiclient.ObjectMeta{Namespace: "sentinel", Name: "s"}}, Normal, "Sentinel", "done")
+	e.rec.Event(&widget{meta.ObjectMeta{Namespace: "sentinel", Name: "s"}}, Normal, "Sentinel", "done")
 	e.waitEvents(t, "sentinel", "the sentinel event", func(ev []Event) bool { return len(ev) == 1 })
 }
 
@@ -136,14 +137,14 @@ func (e *env) waitStats(t *testing.T, what string, cond func(Stats) bool) Stats 
 }
 
 func w(name string) *widget {
-	return &widget{apiclient.ObjectMeta{Namespace: "shop", Name: name, UID: "uid-" + name, ResourceVersion: "42"}}
+	return &widget{meta.ObjectMeta{Namespace: "shop", Name: name, UID: "uid-" + name, ResourceVersion: "42"}}
 }
 
 func TestEventFields(t *testing.T) {
 	e := newEnv(t, Options{})
 	e.run(t)
 	e.rec.AnnotatedEventf(w("a"), map[string]string{"k": "v"}, Warning, "FailedCreate", "could not create %d pods", 3)
-	e.rec.Event(&node{apiclient.ObjectMeta{Name: "node-1", UID: "n1"}}, Normal, "Ready", "node is ready")
+	e.rec.Event(&node{meta.ObjectMeta{Name: "node-1", UID: "n1"}}, Normal, "Ready", "node is ready")
 	got := e.waitEvents(t, "shop", "the event", func(ev []Event) bool { return len(ev) == 1 })[0]
 	want := ObjectReference{Kind: "Widget", APIVersion: "example.com/v1", Namespace: "shop", Name: "a", UID: "uid-a", ResourceVersion: "42"}
 	if got.InvolvedObject != want {
@@ -165,15 +166,15 @@ func TestEventFields(t *testing.T) {
 func TestRejectedEvents(t *testing.T) {
 	e := newEnv(t, Options{})
 	e.run(t)
-	type unknown struct{ apiclient.ObjectMeta }
-	e.rec.Event(&unknown{apiclient.ObjectMeta{Name: "x"}}, Normal, "R", "unregistered type without TypeMeta")
+	type unknown struct{ meta.ObjectMeta }
+	e.rec.Event(&unknown{meta.ObjectMeta{Name: "x"}}, Normal, "R", "unregistered type without TypeMeta")
 	e.rec.Event(w("a"), "Info", "R", "not a valid type")
 	e.rec.Event(nil, Normal, "R", "nil object")
 	if s := e.b.Stats(); s.Rejected != 3 || s.Queued != 0 || s.Recorded != 3 {
 		t.Fatalf("stats = %+v", s)
 	}
 	// An Unstructured names its own kind.
-	u := &apiclient.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"namespace": "shop", "name": "d", "uid": "u"}}}
+	u := &meta.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"namespace": "shop", "name": "d", "uid": "u"}}}
 	e.rec.Event(u, Normal, "R", "unstructured")
 	ev := e.waitEvents(t, "shop", "the event", func(ev []Event) bool { return len(ev) == 1 })
 	if ev[0].InvolvedObject.Kind != "Deployment" || ev[0].InvolvedObject.APIVersion != "apps/v1" || ev[0].InvolvedObject.UID != "u" {

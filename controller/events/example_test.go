@@ -8,11 +8,12 @@ import (
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller/events"
 	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // ConfigMap is a cached object: it has no apiVersion or kind of its own.
 type ConfigMap struct {
-	apiclient.ObjectMeta `json:"metadata"`
+	meta.ObjectMeta `json:"metadata"`
 }
 
 func init() { kinds.MustRegister[*ConfigMap](kinds.ConfigMap) }
@@ -35,7 +36,7 @@ func Example() {
 	go func() { done <- b.Run(ctx) }()
 
 	rec := b.NewRecorder("settings-controller")
-	cm := &ConfigMap{apiclient.ObjectMeta{Namespace: "default", Name: "settings", UID: "7c1e"}}
+	cm := &ConfigMap{meta.ObjectMeta{Namespace: "default", Name: "settings", UID: "7c1e"}}
 	for range 3 {
 		rec.Eventf(cm, events.Normal, "Synced", "copied to %d namespaces", 2)
 	}

@@ -5,8 +5,8 @@ import (
 	"maps"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // EventRecorder records events about objects (client-go's record.EventRecorder). *Recorder
@@ -15,11 +15,11 @@ type EventRecorder interface {
 	// Event records an event of eventType (Normal or Warning) about obj. reason is a short
 	// CamelCase word for programs, message is for humans. It never blocks and never fails:
 	// the event is written in the background, or dropped and counted.
-	Event(obj apiclient.Object, eventType, reason, message string)
+	Event(obj meta.Object, eventType, reason, message string)
 	// Eventf is Event with a formatted message.
-	Eventf(obj apiclient.Object, eventType, reason, messageFmt string, args ...any)
+	Eventf(obj meta.Object, eventType, reason, messageFmt string, args ...any)
 	// AnnotatedEventf is Eventf with annotations on the Event object.
-	AnnotatedEventf(obj apiclient.Object, annotations map[string]string, eventType, reason, messageFmt string, args ...any)
+	AnnotatedEventf(obj meta.Object, annotations map[string]string, eventType, reason, messageFmt string, args ...any)
 }
 
 // Recorder records the events of one component (its source and reportingController) on a
@@ -38,21 +38,21 @@ func (b *Broadcaster) NewRecorder(component string) *Recorder {
 }
 
 // Event implements EventRecorder.
-func (r *Recorder) Event(obj apiclient.Object, eventType, reason, message string) {
+func (r *Recorder) Event(obj meta.Object, eventType, reason, message string) {
 	r.record(obj, nil, eventType, reason, message)
 }
 
 // Eventf implements EventRecorder.
-func (r *Recorder) Eventf(obj apiclient.Object, eventType, reason, messageFmt string, args ...any) {
+func (r *Recorder) Eventf(obj meta.Object, eventType, reason, messageFmt string, args ...any) {
 	r.record(obj, nil, eventType, reason, fmt.Sprintf(messageFmt, args...))
 }
 
 // AnnotatedEventf implements EventRecorder.
-func (r *Recorder) AnnotatedEventf(obj apiclient.Object, annotations map[string]string, eventType, reason, messageFmt string, args ...any) {
+func (r *Recorder) AnnotatedEventf(obj meta.Object, annotations map[string]string, eventType, reason, messageFmt string, args ...any) {
 	r.record(obj, annotations, eventType, reason, fmt.Sprintf(messageFmt, args...))
 }
 
-func (r *Recorder) record(obj apiclient.Object, annotations map[string]string, eventType, reason, message string) {
+func (r *Recorder) record(obj meta.Object, annotations map[string]string, eventType, reason, message string) {
 	e, err := r.makeEvent(obj, annotations, eventType, reason, message)
 	if err != nil {
 		r.b.recorded.Add(1)
@@ -66,7 +66,7 @@ func (r *Recorder) record(obj apiclient.Object, annotations map[string]string, e
 // makeEvent builds the Event: the object's kind and apiVersion from the registry, the
 // rest from its metadata. Events about cluster-scoped objects go to namespace "default",
 // as client-go's do.
-func (r *Recorder) makeEvent(obj apiclient.Object, annotations map[string]string, eventType, reason, message string) (*Event, error) {
+func (r *Recorder) makeEvent(obj meta.Object, annotations map[string]string, eventType, reason, message string) (*Event, error) {
 	if obj == nil {
 		return nil, fmt.Errorf("events: nil object")
 	}
@@ -92,10 +92,10 @@ func (r *Recorder) makeEvent(obj apiclient.Object, annotations map[string]string
 		ns = "default"
 	}
 	now := time.Now()
-	t := apiclient.NewTime(now)
+	t := meta.NewTime(now)
 	return &Event{
 		TypeMeta: kinds.Event.TypeMeta(),
-		ObjectMeta: apiclient.ObjectMeta{
+		ObjectMeta: meta.ObjectMeta{
 			Name:        fmt.Sprintf("%s.%x", ref.Name, now.UnixNano()),
 			Namespace:   ns,
 			Annotations: maps.Clone(annotations),

@@ -17,27 +17,28 @@ import (
 	"github.com/informerkit/informerkit/controller/controllerutil"
 	"github.com/informerkit/informerkit/controller/expectations"
 	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Tests of expectations in a controller: a ReplicaSet-like controller that keeps
 // spec.replicas ConfigMaps per Widget, against apitest.
 
 type Widget struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Spec                 struct {
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Spec            struct {
 		Replicas int `json:"replicas"`
 	} `json:"spec"`
 }
 
 type ConfigMap struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
 }
 
 var (
-	widgetGVR  = apiclient.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
-	cmGVR      = apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	widgetGVR  = meta.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	cmGVR      = meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	widgetKind = kinds.Info{Group: "example.com", Version: "v1", Kind: "Widget", Resource: "widgets", Namespaced: true}
 	quiet      = slog.New(slog.DiscardHandler)
 )
@@ -111,7 +112,7 @@ type replicas struct {
 
 func (r *replicas) Reconcile(ctx context.Context, req controller.Request) (controller.Result, error) {
 	w, err := r.widgets.Informer().Lister().Get(req.Namespace, req.Name)
-	if apiclient.IsNotFound(err) {
+	if meta.IsNotFound(err) {
 		if r.exp != nil {
 			r.exp.DeleteExpectations(req)
 		}
@@ -135,7 +136,7 @@ func (r *replicas) Reconcile(ctx context.Context, req controller.Request) (contr
 			r.exp.ExpectCreations(req, diff)
 		}
 		for range diff {
-			cm := &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Namespace: w.Namespace, GenerateName: w.Name + "-"}}
+			cm := &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: w.Namespace, GenerateName: w.Name + "-"}}
 			if err := controllerutil.SetControllerReferenceWithOptions(w, cm, controllerutil.OwnerReferenceOptions{Registry: r.reg}); err != nil {
 				return controller.Result{}, err
 			}
@@ -160,7 +161,7 @@ func (r *replicas) Reconcile(ctx context.Context, req controller.Request) (contr
 				if r.exp != nil {
 					r.exp.DeletionObserved(req, k.UID)
 				}
-				if !apiclient.IsNotFound(err) {
+				if !meta.IsNotFound(err) {
 					return controller.Result{}, err
 				}
 			}

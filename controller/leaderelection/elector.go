@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // ErrLeadershipLost is returned by Run, and is the cause of the cancellation of the
@@ -389,10 +390,10 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) bool {
 	}
 
 	lease, err := e.leases.Get(ctx, e.cfg.Name, apiclient.GetOptions{})
-	if apiclient.IsNotFound(err) {
+	if meta.IsNotFound(err) {
 		l := &Lease{
-			TypeMeta:   apiclient.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
-			ObjectMeta: apiclient.ObjectMeta{Name: e.cfg.Name, Namespace: e.cfg.Namespace, Labels: e.cfg.Labels},
+			TypeMeta:   meta.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
+			ObjectMeta: meta.ObjectMeta{Name: e.cfg.Name, Namespace: e.cfg.Namespace, Labels: e.cfg.Labels},
 		}
 		l = e.withHolder(l, now, false)
 		zero := int32(0)

@@ -4,18 +4,18 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // LeaseGVR is the resource of coordination.k8s.io/v1 Leases.
-var LeaseGVR = apiclient.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
+var LeaseGVR = meta.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
 
 // Lease is a coordination.k8s.io/v1 Lease: the object leader election writes. Only the
 // fields it reads and writes are declared.
 type Lease struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Spec                 LeaseSpec `json:"spec"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Spec            LeaseSpec `json:"spec"`
 }
 
 // LeaseSpec is the spec of a Lease. Optional fields are pointers so that a Lease written by

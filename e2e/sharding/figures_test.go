@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informerkit/informerkit/meta"
+
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/controller/leaderelection"
 	"github.com/informerkit/informerkit/e2e/cluster"
@@ -47,14 +49,14 @@ func TestShardingFigures(t *testing.T) {
 	wcfg.QPS, wcfg.Burst = 5000, 5000
 	writer := newSide(t, "writer", wcfg)
 	const ns = "shard-figures"
-	nsObj := &configMap{ObjectMeta: apiclient.ObjectMeta{Name: ns}}
+	nsObj := &configMap{ObjectMeta: meta.ObjectMeta{Name: ns}}
 	nsObj.APIVersion, nsObj.Kind = "v1", "Namespace"
 	if _, err := apiclient.NewResource[*configMap](real.c, namespacesGVR).Create(ctx, nsObj, apiclient.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	cms := writer.cms.Namespace(ns)
 	parallel(t, objects, func(i int) error {
-		cm := &configMap{ObjectMeta: apiclient.ObjectMeta{Name: fmt.Sprintf("cm-%05d", i), Labels: map[string]string{"round": "0"}}}
+		cm := &configMap{ObjectMeta: meta.ObjectMeta{Name: fmt.Sprintf("cm-%05d", i), Labels: map[string]string{"round": "0"}}}
 		cm.APIVersion, cm.Kind = "v1", "ConfigMap"
 		_, err := cms.Create(ctx, cm, apiclient.CreateOptions{})
 		return err

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/informerkit/informerkit/meta"
+
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/sharding"
 )
@@ -17,7 +19,7 @@ func TestShardSelectorPageMetadata(t *testing.T) {
 	seed(t, ctx, fake, "pages", 2, 20)
 	sel := sharding.NewSelector(sharding.FieldNamespace, sharding.FullRange).String()
 	for _, rv := range []string{"", "0"} {
-		var got [2]*apiclient.List[*configMap]
+		var got [2]*meta.List[*configMap]
 		for i, s := range []side{real, fake} {
 			l, err := s.cms.Namespace("pages-0").List(ctx, apiclient.ListOptions{ShardSelector: sel, Limit: 5, ResourceVersion: rv})
 			if err != nil {

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informerkit/informerkit/meta"
+
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/controller/leaderelection"
 	"github.com/informerkit/informerkit/e2e/cluster"
@@ -227,13 +229,13 @@ func TestShardedReplicaProcesses(t *testing.T) {
 	ctx := ctxFor(t)
 	bin := buildReplica(t)
 	real := realSide(t)
-	nsObj := &configMap{ObjectMeta: apiclient.ObjectMeta{Name: procNS}}
+	nsObj := &configMap{ObjectMeta: meta.ObjectMeta{Name: procNS}}
 	nsObj.APIVersion, nsObj.Kind = "v1", "Namespace"
 	if _, err := apiclient.NewResource[*configMap](real.c, namespacesGVR).Create(ctx, nsObj, apiclient.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range procObjects {
-		cm := &configMap{ObjectMeta: apiclient.ObjectMeta{Name: fmt.Sprintf("cm-%03d", i)}}
+		cm := &configMap{ObjectMeta: meta.ObjectMeta{Name: fmt.Sprintf("cm-%03d", i)}}
 		cm.APIVersion, cm.Kind = "v1", "ConfigMap"
 		if _, err := real.cms.Namespace(procNS).Create(ctx, cm, apiclient.CreateOptions{}); err != nil {
 			t.Fatal(err)

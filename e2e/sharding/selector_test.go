@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informerkit/informerkit/meta"
+
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/e2e/cluster"
@@ -15,13 +17,13 @@ import (
 )
 
 type configMap struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
 }
 
 var (
-	configMapsGVR = apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	namespacesGVR = apiclient.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	configMapsGVR = meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	namespacesGVR = meta.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 )
 
 // side is one of the two servers compared: the real kube-apiserver or apitest.
@@ -69,13 +71,13 @@ func seed(t *testing.T, ctx context.Context, s side, label string, nss, perNS in
 	t.Helper()
 	uids := map[string]string{}
 	for i := range nss {
-		ns := &configMap{ObjectMeta: apiclient.ObjectMeta{Name: fmt.Sprintf("%s-%d", label, i)}}
+		ns := &configMap{ObjectMeta: meta.ObjectMeta{Name: fmt.Sprintf("%s-%d", label, i)}}
 		ns.APIVersion, ns.Kind = "v1", "Namespace"
 		if _, err := apiclient.NewResource[*configMap](s.c, namespacesGVR).Create(ctx, ns, apiclient.CreateOptions{}); err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
 		for j := range perNS {
-			cm := &configMap{ObjectMeta: apiclient.ObjectMeta{Name: fmt.Sprintf("cm-%d", j), Labels: map[string]string{"set": label}}}
+			cm := &configMap{ObjectMeta: meta.ObjectMeta{Name: fmt.Sprintf("cm-%d", j), Labels: map[string]string{"set": label}}}
 			cm.APIVersion, cm.Kind = "v1", "ConfigMap"
 			out, err := s.cms.Namespace(ns.Name).Create(ctx, cm, apiclient.CreateOptions{})
 			if err != nil {
@@ -177,7 +179,7 @@ func TestShardSelectorWatchSameObjects(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			sel := sharding.NewSelector(sharding.FieldUID, sharding.Range{Start: 1 << 62, End: 3 << 62})
 			ns := "watch-" + map[string]string{"kube-apiserver": "real", "apitest": "fake"}[s.name]
-			nsObj := &configMap{ObjectMeta: apiclient.ObjectMeta{Name: ns}}
+			nsObj := &configMap{ObjectMeta: meta.ObjectMeta{Name: ns}}
 			nsObj.APIVersion, nsObj.Kind = "v1", "Namespace"
 			if _, err := apiclient.NewResource[*configMap](s.c, namespacesGVR).Create(ctx, nsObj, apiclient.CreateOptions{}); err != nil {
 				t.Fatal(err)
@@ -194,7 +196,7 @@ func TestShardSelectorWatchSameObjects(t *testing.T) {
 			defer w.Stop()
 			var want []string
 			for i := 0; len(want) < 5; i++ {
-				cm := &configMap{ObjectMeta: apiclient.ObjectMeta{Name: fmt.Sprintf("w-%03d", i)}}
+				cm := &configMap{ObjectMeta: meta.ObjectMeta{Name: fmt.Sprintf("w-%03d", i)}}
 				cm.APIVersion, cm.Kind = "v1", "ConfigMap"
 				out, err := cms.Create(ctx, cm, apiclient.CreateOptions{})
 				if err != nil {
@@ -252,11 +254,11 @@ func TestShardSelectorErrorsSame(t *testing.T) {
 		{"shardRange(object.metadata.uid, " + z + ", " + h + ") && true", true},
 		{"shardRange(object.metadata.uid, " + z + ", " + h, false},
 	} {
-		var st [2]*apiclient.Status
+		var st [2]*meta.Status
 		for i, s := range []side{real, fake} {
 			_, err := s.cms.List(ctx, apiclient.ListOptions{ShardSelector: tc.sel})
 			var ok bool
-			if st[i], ok = apiclient.AsStatus(err); !ok {
+			if st[i], ok = meta.AsStatus(err); !ok {
 				t.Fatalf("%s: %q: got %v, want a Status", s.name, tc.sel, err)
 			}
 		}

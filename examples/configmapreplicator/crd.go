@@ -8,6 +8,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // APITestResource is the ConfigMapReplication resource for apitest.Server.AddResource (the
@@ -18,7 +19,7 @@ var APITestResource = apitest.ResourceType{
 }
 
 // crdGVR is the resource of CustomResourceDefinitions.
-var crdGVR = apiclient.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+var crdGVR = meta.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
 // CRDName is the name of the example's CustomResourceDefinition.
 const CRDName = Plural + "." + Group
@@ -86,31 +87,31 @@ func CRD() map[string]any {
 // waits until it is established (served). It reports whether it created it, so that the
 // caller removes only what it created.
 func InstallCRD(ctx context.Context, c *apiclient.Client) (created bool, err error) {
-	crds := apiclient.NewResource[*apiclient.Unstructured](c, crdGVR)
+	crds := apiclient.NewResource[*meta.Unstructured](c, crdGVR)
 	if _, err := crds.Get(ctx, CRDName, apiclient.GetOptions{}); err == nil {
 		return false, waitEstablished(ctx, crds)
-	} else if !apiclient.IsNotFound(err) {
+	} else if !meta.IsNotFound(err) {
 		return false, fmt.Errorf("reading CRD %s: %w", CRDName, err)
 	}
 	raw, _ := json.Marshal(CRD())
-	u := &apiclient.Unstructured{}
+	u := &meta.Unstructured{}
 	if err := u.UnmarshalJSON(raw); err != nil {
 		return false, err
 	}
-	if _, err := crds.Create(ctx, u, apiclient.CreateOptions{}); err != nil && !apiclient.IsAlreadyExists(err) {
+	if _, err := crds.Create(ctx, u, apiclient.CreateOptions{}); err != nil && !meta.IsAlreadyExists(err) {
 		return false, fmt.Errorf("creating CRD %s: %w", CRDName, err)
 	}
 	return true, waitEstablished(ctx, crds)
 }
 
 // waitEstablished polls the CRD's Established condition every 100 ms.
-func waitEstablished(ctx context.Context, crds *apiclient.Resource[*apiclient.Unstructured]) error {
+func waitEstablished(ctx context.Context, crds *apiclient.Resource[*meta.Unstructured]) error {
 	for {
 		u, err := crds.Get(ctx, CRDName, apiclient.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("reading CRD %s: %w", CRDName, err)
 		}
-		conds, _, _ := apiclient.NestedSlice(u.Object, "status", "conditions")
+		conds, _, _ := meta.NestedSlice(u.Object, "status", "conditions")
 		for _, c := range conds {
 			if m, ok := c.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
 				return nil
@@ -128,8 +129,8 @@ func waitEstablished(ctx context.Context, crds *apiclient.Resource[*apiclient.Un
 
 // DeleteCRD deletes the CustomResourceDefinition (and with it every ConfigMapReplication).
 func DeleteCRD(ctx context.Context, c *apiclient.Client) error {
-	err := apiclient.NewResource[*apiclient.Unstructured](c, crdGVR).Delete(ctx, CRDName, apiclient.DeleteOptions{})
-	if apiclient.IsNotFound(err) {
+	err := apiclient.NewResource[*meta.Unstructured](c, crdGVR).Delete(ctx, CRDName, apiclient.DeleteOptions{})
+	if meta.IsNotFound(err) {
 		return nil
 	}
 	return err

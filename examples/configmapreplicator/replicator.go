@@ -19,6 +19,7 @@ import (
 	"github.com/informerkit/informerkit/indexer"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/labels"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Index names of the informers' caches.
@@ -126,7 +127,7 @@ func Setup(mgr *controller.Manager, opts Options) (*controller.Controller, error
 		Watches(controller.Watched(NamespaceGVR,
 			traceHandler(tr, "Namespace", "→ every replication", controller.EnqueueRequestsFromMapFunc(r.allReplications)),
 			tracePredicate(tr, "Namespace", "LabelsChanged", controller.LabelsChanged[*Namespace]()))).
-		WithEventFilter(controller.ResourceVersionChanged[apiclient.Object]()).
+		WithEventFilter(controller.ResourceVersionChanged[meta.Object]()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, Logger: opts.Logger}).
 		Build(traced(tr, r))
 	if err != nil {
@@ -167,7 +168,7 @@ func (r *Replicator) Reconcile(ctx context.Context, req controller.Request) (con
 	defer func() { report(ctx, actions) }()
 
 	repl, err := r.replications.Get(ctx, "", req.Name, client.GetOptions{})
-	if apiclient.IsNotFound(err) {
+	if meta.IsNotFound(err) {
 		// Gone: delete its copies. (On a real cluster the garbage collector would too, since
 		// the copies name it as their owner; apitest has no garbage collector.)
 		copies, err := r.copies(ctx, req.Name)
@@ -185,7 +186,7 @@ func (r *Replicator) Reconcile(ctx context.Context, req controller.Request) (con
 
 	// Desired: a copy in every selected namespace, if the source exists.
 	src, err := r.configMaps.Get(ctx, repl.Spec.Source.Namespace, repl.Spec.Source.Name, client.GetOptions{})
-	sourceMissing := apiclient.IsNotFound(err)
+	sourceMissing := meta.IsNotFound(err)
 	if err != nil && !sourceMissing {
 		return controller.Result{}, err
 	}
@@ -262,7 +263,7 @@ func (r *Replicator) Reconcile(ctx context.Context, req controller.Request) (con
 	}
 	repl.Status = next
 	if _, err := r.replications.Status().Update(ctx, repl, apiclient.UpdateOptions{FieldManager: "configmap-replicator"}); err != nil {
-		if apiclient.IsNotFound(err) {
+		if meta.IsNotFound(err) {
 			return controller.Result{}, nil
 		}
 		return controller.Result{}, fmt.Errorf("writing the status of %s: %w", repl.Name, err)
@@ -275,7 +276,7 @@ func (r *Replicator) Reconcile(ctx context.Context, req controller.Request) (con
 // annotation, and its controller reference to repl. It refuses a ConfigMap repl does not
 // control (errForeign).
 func (r *Replicator) writeCopy(ctx context.Context, repl *ConfigMapReplication, src *ConfigMap, ns string) (controllerutil.OperationResult, error) {
-	cm := &ConfigMap{ObjectMeta: apiclient.ObjectMeta{Namespace: ns, Name: src.Name}}
+	cm := &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: ns, Name: src.Name}}
 	_, result, err := controllerutil.CreateOrUpdate(ctx, r.configMaps, cm, func(cm *ConfigMap) error {
 		if cm.ResourceVersion != "" && !controllerutil.IsControlledBy(cm, repl) {
 			return errForeign
@@ -306,7 +307,7 @@ func (r *Replicator) copies(ctx context.Context, name string) ([]*ConfigMap, err
 func (r *Replicator) deleteCopy(ctx context.Context, cm *ConfigMap) error {
 	uid := cm.UID
 	err := r.configMaps.Delete(ctx, cm, apiclient.DeleteOptions{Preconditions: &apiclient.Preconditions{UID: &uid}})
-	if err != nil && !apiclient.IsNotFound(err) && !apiclient.IsConflict(err) {
+	if err != nil && !meta.IsNotFound(err) && !meta.IsConflict(err) {
 		return fmt.Errorf("deleting %s: %w", key(cm.Namespace, cm.Name), err)
 	}
 	return nil

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/meta"
 	"go.uber.org/goleak"
 )
 
@@ -219,5 +219,5 @@ func TestTypesRoundTrip(t *testing.T) {
 	if r.Spec.Source.String() != "src/cfg" || r.Spec.NamespaceSelector.MatchLabels["a"] != "b" {
 		t.Fatalf("decoded %+v", r.Spec)
 	}
-	var _ apiclient.Object = &r
+	var _ meta.Object = &r
 }

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Tracing shows one event's way through the machinery, one line per stage:
@@ -37,13 +37,13 @@ func newTracer(out func(stage, msg string), relevant func(namespace, name string
 	return &tracer{out: out, relevant: relevant}
 }
 
-func (t *tracer) about(obj apiclient.Object) bool {
+func (t *tracer) about(obj meta.Object) bool {
 	return t != nil && obj != nil && t.relevant(obj.GetNamespace(), obj.GetName())
 }
 
 // traceFIFO traces every object the reflector queues into the informer's DeltaFIFO, through
 // the informer's transform (which runs as a delta is queued), keeping the default transform.
-func traceFIFO[T apiclient.Object](t *tracer, inf *informer.Informer[T], kind string) {
+func traceFIFO[T meta.Object](t *tracer, inf *informer.Informer[T], kind string) {
 	_ = inf.SetTransform(func(obj T) (T, error) {
 		if t.about(obj) {
 			t.out("deltafifo", fmt.Sprintf("queued %s %s rv=%s", kind, name(obj), obj.GetResourceVersion()))
@@ -52,7 +52,7 @@ func traceFIFO[T apiclient.Object](t *tracer, inf *informer.Informer[T], kind st
 	})
 }
 
-func name(obj apiclient.Object) string {
+func name(obj meta.Object) string {
 	if obj.GetNamespace() == "" {
 		return obj.GetName()
 	}
@@ -61,7 +61,7 @@ func name(obj apiclient.Object) string {
 
 // traceHandler wraps a controller handler so that the Requests it adds are traced with the
 // event that caused them.
-func traceHandler[T apiclient.Object](t *tracer, kind, role string, h controller.EventHandler[T]) controller.EventHandler[T] {
+func traceHandler[T meta.Object](t *tracer, kind, role string, h controller.EventHandler[T]) controller.EventHandler[T] {
 	if t == nil {
 		return h
 	}
@@ -96,7 +96,7 @@ func traceHandler[T apiclient.Object](t *tracer, kind, role string, h controller
 }
 
 // traceWrap is traceHandler as a builder's WrapHandler.
-func traceWrap[T apiclient.Object](t *tracer, kind, role string) func(controller.EventHandler[T]) controller.EventHandler[T] {
+func traceWrap[T meta.Object](t *tracer, kind, role string) func(controller.EventHandler[T]) controller.EventHandler[T] {
 	return func(h controller.EventHandler[T]) controller.EventHandler[T] { return traceHandler(t, kind, role, h) }
 }
 
@@ -124,7 +124,7 @@ func (q *tracingQueue) AddAfter(r controller.Request, d time.Duration) {
 
 // tracePredicate traces the updates p drops (creates and deletes always pass the built-in
 // change predicates).
-func tracePredicate[T apiclient.Object](t *tracer, kind, pname string, p controller.Predicate[T]) controller.Predicate[T] {
+func tracePredicate[T meta.Object](t *tracer, kind, pname string, p controller.Predicate[T]) controller.Predicate[T] {
 	if t == nil {
 		return p
 	}

@@ -1,9 +1,9 @@
 package configmapreplicator
 
 import (
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/conditions"
 	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // The API of the example: a cluster-scoped custom resource, and the labels and annotations
@@ -28,19 +28,19 @@ var ReplicationKind = kinds.Info{Group: Group, Version: Version, Kind: Kind, Res
 
 // The resources the controller reads and writes.
 var (
-	ReplicationGVR = apiclient.GroupVersionResource{Group: Group, Version: Version, Resource: Plural}
-	ConfigMapGVR   = apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	NamespaceGVR   = apiclient.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	ReplicationGVR = meta.GroupVersionResource{Group: Group, Version: Version, Resource: Plural}
+	ConfigMapGVR   = meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	NamespaceGVR   = meta.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 )
 
 // ConfigMapReplication asks for one ConfigMap to be copied into every namespace whose labels
 // match a selector. It is cluster-scoped, so that the copies, which live in other namespaces,
 // can name it as their owner (a namespaced owner must be in its dependents' namespace).
 type ConfigMapReplication struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Spec                 ReplicationSpec   `json:"spec"`
-	Status               ReplicationStatus `json:"status,omitzero"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Spec            ReplicationSpec   `json:"spec"`
+	Status          ReplicationStatus `json:"status,omitzero"`
 }
 
 // ReplicationSpec is the desired state.
@@ -82,17 +82,17 @@ type ReplicationStatus struct {
 
 // ConfigMap declares the fields of a ConfigMap the controller reads and copies.
 type ConfigMap struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Data                 map[string]string `json:"data,omitempty"`
-	BinaryData           map[string][]byte `json:"binaryData,omitempty"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Data            map[string]string `json:"data,omitempty"`
+	BinaryData      map[string][]byte `json:"binaryData,omitempty"`
 }
 
 // Namespace declares the fields of a Namespace the controller reads.
 type Namespace struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Status               struct {
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Status          struct {
 		Phase string `json:"phase,omitempty"`
 	} `json:"status,omitzero"`
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/informerkit/informerkit/controller/controllerutil"
 	"github.com/informerkit/informerkit/controller/events"
 	"github.com/informerkit/informerkit/controller/expectations"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Name is the controller's name: in the runner's --controllers list, logs, metrics and as
@@ -42,7 +43,7 @@ type Reconciler struct {
 // Descriptor is the controller for controllermanager's Runner: it needs the MiniDeployment
 // resource (the CRD installed) and is on by default.
 func Descriptor() controllermanager.Descriptor {
-	return controllermanager.Descriptor{Name: Name, Resources: []apiclient.GroupVersionResource{DeploymentGVR},
+	return controllermanager.Descriptor{Name: Name, Resources: []meta.GroupVersionResource{DeploymentGVR},
 		Init: func(_ context.Context, cc controllermanager.ControllerContext) (bool, error) {
 			_, err := Setup(cc.Manager)
 			return err == nil, err
@@ -88,7 +89,7 @@ func setup(mgr *controller.Manager, wrap func(controller.Reconciler) controller.
 // syncDeployment), then writes its status.
 func (r *Reconciler) Reconcile(ctx context.Context, req controller.Request) (controller.Result, error) {
 	d, err := r.deployments.Get(ctx, req.Namespace, req.Name, client.GetOptions{})
-	if apiclient.IsNotFound(err) {
+	if meta.IsNotFound(err) {
 		r.expectations.DeleteExpectations(req)
 		return controller.Result{}, nil
 	} else if err != nil {
@@ -125,7 +126,7 @@ func (r *Reconciler) scale(ctx context.Context, req controller.Request, d *MiniD
 	case diff > 0:
 		r.expectations.ExpectCreations(req, diff)
 		for range diff {
-			pod := &Pod{ObjectMeta: apiclient.ObjectMeta{Namespace: d.Namespace, GenerateName: d.Name + "-",
+			pod := &Pod{ObjectMeta: meta.ObjectMeta{Namespace: d.Namespace, GenerateName: d.Name + "-",
 				Labels: map[string]string{LabelOwner: d.Name}}, Spec: d.Spec.Template.Spec}
 			for k, v := range d.Spec.Template.Metadata.Labels {
 				pod.Labels[k] = v
@@ -163,7 +164,7 @@ func (r *Reconciler) scale(ctx context.Context, req controller.Request, d *MiniD
 
 func (r *Reconciler) deletePod(ctx context.Context, req controller.Request, d *MiniDeployment, p *Pod) error {
 	err := r.pods.Delete(ctx, p, apiclient.DeleteOptions{})
-	if apiclient.IsNotFound(err) {
+	if meta.IsNotFound(err) {
 		err = nil // gone already: its delete event lowers the expectation
 	} else if err != nil {
 		r.expectations.DeletionObserved(req, p.UID) // no event will come for it
@@ -193,7 +194,7 @@ func (r *Reconciler) finalize(ctx context.Context, req controller.Request, d *Mi
 	}
 	controllerutil.RemoveFinalizer(d, Finalizer)
 	_, err := r.deployments.Update(ctx, d, apiclient.UpdateOptions{})
-	if apiclient.IsNotFound(err) {
+	if meta.IsNotFound(err) {
 		return nil
 	}
 	return err

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/conditions"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/meta"
 )
 
 const timeout = 30 * time.Second
@@ -108,7 +108,7 @@ func (e *env) pods(t *testing.T, name string) []Pod {
 func (e *env) deployment(t *testing.T, name string) (*MiniDeployment, bool) {
 	t.Helper()
 	o, err := e.srv.Get(Plural, "default", name)
-	if apiclient.IsNotFound(err) {
+	if meta.IsNotFound(err) {
 		return nil, false
 	} else if err != nil {
 		t.Fatal(err)
@@ -270,7 +270,7 @@ func TestLeaderFailover(t *testing.T) {
 func (e *env) holder(t *testing.T) string {
 	o, err := e.srv.Get("leases", "default", Name)
 	if err != nil {
-		if !apiclient.IsNotFound(err) {
+		if !meta.IsNotFound(err) {
 			t.Error(err)
 		}
 		return ""

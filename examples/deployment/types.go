@@ -3,10 +3,10 @@ package deployment
 import (
 	_ "embed"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/conditions"
 	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // The example's API: a namespaced custom resource, MiniDeployment, that owns Pods.
@@ -28,8 +28,8 @@ const (
 
 // The resources the controller watches.
 var (
-	DeploymentGVR = apiclient.GroupVersionResource{Group: Group, Version: Version, Resource: Plural}
-	PodGVR        = apiclient.GroupVersionResource{Version: "v1", Resource: "pods"}
+	DeploymentGVR = meta.GroupVersionResource{Group: Group, Version: Version, Resource: Plural}
+	PodGVR        = meta.GroupVersionResource{Version: "v1", Resource: "pods"}
 )
 
 // DeploymentKind describes MiniDeployment for the type registry (owner references, events,
@@ -47,10 +47,10 @@ var CRDYAML []byte
 
 // MiniDeployment asks for Replicas Pods made from Template.
 type MiniDeployment struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Spec                 Spec   `json:"spec"`
-	Status               Status `json:"status,omitzero"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Spec            Spec   `json:"spec"`
+	Status          Status `json:"status,omitzero"`
 }
 
 // Spec is the desired state.
@@ -78,9 +78,9 @@ type Status struct {
 
 // Pod holds the fields of a Pod the controller reads and writes.
 type Pod struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Spec                 PodSpec `json:"spec"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Spec            PodSpec `json:"spec"`
 }
 
 // PodSpec is the part of a Pod's spec the example sets.

@@ -12,17 +12,17 @@ import (
 	"unsafe"
 	"weak"
 
-	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // sPod is a pod as a controller would declare it, shaped like client-go's corev1.Pod where it
 // matters for sharing: nested structs by value, pointers, slices of structs, string maps, a
 // map with a named key type and a quantity value with unexported fields, times.
 type sPod struct {
-	apiclient.TypeMeta   `json:",inline"`
-	apiclient.ObjectMeta `json:"metadata"`
-	Spec                 sPodSpec   `json:"spec"`
-	Status               sPodStatus `json:"status"`
+	meta.TypeMeta   `json:",inline"`
+	meta.ObjectMeta `json:"metadata"`
+	Spec            sPodSpec   `json:"spec"`
+	Status          sPodStatus `json:"status"`
 }
 
 type sPodSpec struct {
@@ -129,13 +129,13 @@ type sPodStatus struct {
 	Conditions        []sCondition       `json:"conditions,omitempty"`
 	PodIP             string             `json:"podIP,omitempty"`
 	ContainerStatuses []sContainerStatus `json:"containerStatuses,omitempty"`
-	StartTime         *apiclient.Time    `json:"startTime,omitempty"`
+	StartTime         *meta.Time         `json:"startTime,omitempty"`
 }
 
 type sCondition struct {
-	Type               string         `json:"type"`
-	Status             string         `json:"status"`
-	LastTransitionTime apiclient.Time `json:"lastTransitionTime"`
+	Type               string    `json:"type"`
+	Status             string    `json:"status"`
+	LastTransitionTime meta.Time `json:"lastTransitionTime"`
 }
 
 type sContainerStatus struct {
@@ -258,7 +258,7 @@ func TestSharingUnexportedFieldsAreComparedNotChanged(t *testing.T) {
 		ptr  *int
 	}
 	type obj struct {
-		apiclient.ObjectMeta
+		meta.ObjectMeta
 		A, B *inner
 	}
 	one, two := 1, 1
@@ -366,7 +366,7 @@ func TestSharingConstantAndStaticValues(t *testing.T) {
 	// Strings and interface boxes in read-only memory (constants) can be shared: the
 	// sharer keeps its own copy as the canonical one.
 	type obj struct {
-		apiclient.ObjectMeta
+		meta.ObjectMeta
 		S string
 		A any
 		F any
@@ -383,9 +383,9 @@ func TestSharingConstantAndStaticValues(t *testing.T) {
 }
 
 func TestSharingUnstructured(t *testing.T) {
-	s := newSharer(reflect.TypeFor[*apiclient.Unstructured]())
-	decode := func(d, r int) *apiclient.Unstructured {
-		u := new(apiclient.Unstructured)
+	s := newSharer(reflect.TypeFor[*meta.Unstructured]())
+	decode := func(d, r int) *meta.Unstructured {
+		u := new(meta.Unstructured)
 		if err := json.Unmarshal(deploymentPodJSON(d, r), u); err != nil {
 			t.Fatal(err)
 		}
@@ -412,7 +412,7 @@ func TestSharingUnstructured(t *testing.T) {
 
 // A recursive type, and a cyclic value: sharing stops at maxShareDepth.
 type sNode struct {
-	apiclient.ObjectMeta
+	meta.ObjectMeta
 	Name string
 	Next *sNode
 	Kids []sNode

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/sharding"
 )
 
@@ -40,14 +41,14 @@ type shardObject interface {
 // object; the objects are the cache's). If that list fails (a compacted resourceVersion),
 // the watch ends with ErrRangesChanged and the reflector relists, after its backoff.
 // A member holding nothing lists the one-hash range [0, 1) and filters it out.
-func ShardedListerWatcher[T apiclient.Object](base apiclient.ListerWatcher[T], r *Ring) apiclient.ListerWatcher[T] {
+func ShardedListerWatcher[T meta.Object](base apiclient.ListerWatcher[T], r *Ring) apiclient.ListerWatcher[T] {
 	if base == nil || r == nil {
 		panic("ring.ShardedListerWatcher: nil ListerWatcher or Ring")
 	}
 	return &shardedLW[T]{base: base, ring: r, known: map[string]T{}, support: new(atomic.Int32)}
 }
 
-type shardedLW[T apiclient.Object] struct {
+type shardedLW[T meta.Object] struct {
 	base    apiclient.ListerWatcher[T]
 	ring    *Ring
 	support *atomic.Int32 // supportUnknown, supportYes, supportNo; shared with tuned copies
@@ -65,7 +66,7 @@ const (
 // nothing selects a single hash: what a member that holds nothing asks for.
 var nothing = sharding.Range{Start: 0, End: 1}
 
-func key(o apiclient.Object) string {
+func key(o meta.Object) string {
 	if ns := o.GetNamespace(); ns != "" {
 		return ns + "/" + o.GetName()
 	}
@@ -74,7 +75,7 @@ func key(o apiclient.Object) string {
 
 // share is the member's ranges at one moment: the selector to send, the matcher to filter
 // with, and the channel closed when they change.
-type share[T apiclient.Object] struct {
+type share[T meta.Object] struct {
 	sel     sharding.Selector
 	match   func(T) bool
 	changed <-chan struct{}
@@ -123,12 +124,12 @@ func (s *shardedLW[T]) probe(ctx context.Context, sel sharding.Selector) (bool, 
 
 // Supported reports whether lw, made by ShardedListerWatcher, found that the server honours
 // shard selectors (false also before its first list or watch).
-func Supported[T apiclient.Object](lw apiclient.ListerWatcher[T]) bool {
+func Supported[T meta.Object](lw apiclient.ListerWatcher[T]) bool {
 	s, ok := lw.(*shardedLW[T])
 	return ok && s.support.Load() == supportYes
 }
 
-func (s *shardedLW[T]) List(ctx context.Context, opts apiclient.ListOptions) (*apiclient.List[T], error) {
+func (s *shardedLW[T]) List(ctx context.Context, opts apiclient.ListOptions) (*meta.List[T], error) {
 	sh := s.share()
 	l, err := s.list(ctx, opts, sh)
 	if err != nil {
@@ -146,7 +147,7 @@ func (s *shardedLW[T]) List(ctx context.Context, opts apiclient.ListOptions) (*a
 }
 
 // list lists with the share's selector (if the server honours it) and filters the items.
-func (s *shardedLW[T]) list(ctx context.Context, opts apiclient.ListOptions, sh share[T]) (*apiclient.List[T], error) {
+func (s *shardedLW[T]) list(ctx context.Context, opts apiclient.ListOptions, sh share[T]) (*meta.List[T], error) {
 	supported, err := s.probe(ctx, sh.sel)
 	if err != nil {
 		return nil, err
@@ -199,7 +200,7 @@ func (s *shardedLW[T]) Watch(ctx context.Context, opts apiclient.ListOptions) (a
 
 // filteredWatcher forwards the events of inner that match the member's share, and moves to
 // a new share when it changes.
-type filteredWatcher[T apiclient.Object] struct {
+type filteredWatcher[T meta.Object] struct {
 	lw     *shardedLW[T]
 	inner  apiclient.Watcher[T]
 	out    chan apiclient.Event[T]
@@ -337,8 +338,8 @@ func (f *filteredWatcher[T]) move(ctx context.Context, old share[T]) (share[T], 
 }
 
 // bookmark returns a new T whose resourceVersion is rv, if T is a pointer to a struct with
-// an ObjectMeta (apiclient.MetaObject).
-func bookmark[T apiclient.Object](rv string) (T, bool) {
+// an ObjectMeta (meta.MetaObject).
+func bookmark[T meta.Object](rv string) (T, bool) {
 	var zero T
 	t := reflect.TypeFor[T]()
 	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
@@ -348,7 +349,7 @@ func bookmark[T apiclient.Object](rv string) (T, bool) {
 	if !ok {
 		return zero, false
 	}
-	m, ok := any(o).(apiclient.MetaObject)
+	m, ok := any(o).(meta.MetaObject)
 	if !ok {
 		return zero, false
 	}
@@ -366,4 +367,4 @@ func (s *shardedLW[T]) WithDecodeOptions(opts apiclient.DecodeOptions) apiclient
 	return &shardedLW[T]{base: t.WithDecodeOptions(opts), ring: s.ring, known: map[string]T{}, support: s.support}
 }
 
-var _ apiclient.DecodeTunable[*apiclient.ObjectMeta] = (*shardedLW[*apiclient.ObjectMeta])(nil)
+var _ apiclient.DecodeTunable[*meta.ObjectMeta] = (*shardedLW[*meta.ObjectMeta])(nil)

@@ -12,16 +12,17 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/sharding"
 	"github.com/informerkit/informerkit/sharding/ring"
 )
 
 type configMap struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
 }
 
-var configMapsGVR = apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+var configMapsGVR = meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 
 // shardedInformer runs an informer of configmaps through the replica's ShardedListerWatcher.
 func shardedInformer(t *testing.T, srv *apitest.Server, rep *replica) (*informer.Informer[*configMap], apiclient.ListerWatcher[*configMap]) {

@@ -7,14 +7,14 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/controller/leaderelection"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // lease is a member Lease as read from the server.
 func lease(holder string, renew time.Time, secs int32, claimed string) *leaderelection.Lease {
 	return &leaderelection.Lease{
-		ObjectMeta: apiclient.ObjectMeta{Name: "ring-" + holder, Annotations: map[string]string{AnnotationClaimed: claimed}},
+		ObjectMeta: meta.ObjectMeta{Name: "ring-" + holder, Annotations: map[string]string{AnnotationClaimed: claimed}},
 		Spec: leaderelection.LeaseSpec{
 			HolderIdentity: &holder, LeaseDurationSeconds: &secs, RenewTime: leaderelection.NewMicroTime(renew),
 		},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/controller/leaderelection"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/sharding"
 )
 
@@ -573,7 +574,7 @@ func (r *Ring) publish(ctx context.Context, claim []bool) error {
 		if err == nil {
 			return nil
 		}
-		if !apiclient.IsConflict(err) || attempt >= 5 {
+		if !meta.IsConflict(err) || attempt >= 5 {
 			return err
 		}
 	}

@@ -12,9 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
-	"github.com/informerkit/informerkit/informer"
-	"github.com/informerkit/informerkit/reflector"
+	"github.com/informerkit/informerkit/meta"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -25,14 +24,18 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/reflector"
 )
 
 // partialPod is what a controller that places pods declares: metadata and three fields.
 // client-go cannot decode partially; its obj=partial figures are its full pods.
 type partialPod struct {
-	apiclient.TypeMeta   `json:",inline"`
-	apiclient.ObjectMeta `json:"metadata"`
-	Spec                 struct {
+	meta.TypeMeta   `json:",inline"`
+	meta.ObjectMeta `json:"metadata"`
+	Spec            struct {
 		NodeName string `json:"nodeName"`
 	} `json:"spec"`
 	Status struct {
@@ -137,19 +140,19 @@ func child(ctx context.Context, a childArgs) error {
 	return json.NewEncoder(os.Stdout).Encode(res)
 }
 
-func gvrOf(kind string) apiclient.GroupVersionResource {
-	return apiclient.GroupVersionResource{Version: "v1", Resource: kind}
+func gvrOf(kind string) meta.GroupVersionResource {
+	return meta.GroupVersionResource{Version: "v1", Resource: kind}
 }
 
 // replayLW lists nothing at the resourceVersion before the burst and watches from there,
 // so that the informer receives the burst's events as fast as it can take them.
-type replayLW[T apiclient.Object] struct {
+type replayLW[T meta.Object] struct {
 	lw apiclient.ListerWatcher[T]
 	rv string
 }
 
-func (l replayLW[T]) List(ctx context.Context, opts apiclient.ListOptions) (*apiclient.List[T], error) {
-	return &apiclient.List[T]{ListMeta: apiclient.ListMeta{ResourceVersion: l.rv}}, nil
+func (l replayLW[T]) List(ctx context.Context, opts apiclient.ListOptions) (*meta.List[T], error) {
+	return &meta.List[T]{ListMeta: meta.ListMeta{ResourceVersion: l.rv}}, nil
 }
 
 func (l replayLW[T]) Watch(ctx context.Context, opts apiclient.ListOptions) (apiclient.Watcher[T], error) {
@@ -167,7 +170,7 @@ func (l replayLW[T]) WithDecodeOptions(o apiclient.DecodeOptions) apiclient.List
 	return l
 }
 
-func childInformerkit[T apiclient.Object](ctx context.Context, a childArgs, kind string) (childResult, error) {
+func childInformerkit[T meta.Object](ctx context.Context, a childArgs, kind string) (childResult, error) {
 	var res childResult
 	cfg, err := apiclient.LoadConfigWithOptions(apiclient.LoadOptions{Kubeconfig: a.Kubeconfig})
 	if err != nil {

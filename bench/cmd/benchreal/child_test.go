@@ -5,10 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informerkit/informerkit/meta"
+
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/reflector"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // tunableLW is a collection that reports, on each Watch, the decoding options it was tuned
@@ -18,8 +21,8 @@ type tunableLW struct {
 	watched chan apiclient.DecodeOptions
 }
 
-func (l *tunableLW) List(ctx context.Context, opts apiclient.ListOptions) (*apiclient.List[*corev1.Pod], error) {
-	return &apiclient.List[*corev1.Pod]{ListMeta: apiclient.ListMeta{ResourceVersion: "1"}}, nil
+func (l *tunableLW) List(ctx context.Context, opts apiclient.ListOptions) (*meta.List[*corev1.Pod], error) {
+	return &meta.List[*corev1.Pod]{ListMeta: meta.ListMeta{ResourceVersion: "1"}}, nil
 }
 
 func (l *tunableLW) Watch(ctx context.Context, opts apiclient.ListOptions) (apiclient.Watcher[*corev1.Pod], error) {

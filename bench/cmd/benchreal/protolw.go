@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"sync"
 
+	"github.com/informerkit/informerkit/meta"
+
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/internal/protodec"
 	"github.com/informerkit/informerkit/kubeproto"
@@ -22,7 +24,7 @@ import (
 // object decoded by internal/protodec into the informer's Go type (managedFields skipped,
 // strings interned through the informer's sharer). Not part of apiclient: it measures what
 // adopting protobuf for built-in kinds would give.
-type protoLW[T apiclient.Object] struct {
+type protoLW[T meta.Object] struct {
 	client  *http.Client
 	base    string
 	path    string
@@ -32,7 +34,7 @@ type protoLW[T apiclient.Object] struct {
 	workers sync.WaitGroup
 }
 
-func newProtoLW[T apiclient.Object](client *http.Client, base, resource, kind string) (*protoLW[T], error) {
+func newProtoLW[T meta.Object](client *http.Client, base, resource, kind string) (*protoLW[T], error) {
 	ki, ok := kubeschema.ForKind("", "v1", kind)
 	if !ok {
 		return nil, fmt.Errorf("no schema for v1 %s", kind)
@@ -67,16 +69,16 @@ func (l *protoLW[T]) get(ctx context.Context, q url.Values) (*http.Response, err
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		resp.Body.Close()
-		st := &apiclient.Status{Code: int32(resp.StatusCode), Message: string(b)}
+		st := &meta.Status{Code: int32(resp.StatusCode), Message: string(b)}
 		if resp.StatusCode == http.StatusGone {
-			st.Reason = apiclient.StatusReasonExpired
+			st.Reason = meta.StatusReasonExpired
 		}
 		return nil, st
 	}
 	return resp, nil
 }
 
-func (l *protoLW[T]) List(ctx context.Context, opts apiclient.ListOptions) (*apiclient.List[T], error) {
+func (l *protoLW[T]) List(ctx context.Context, opts apiclient.ListOptions) (*meta.List[T], error) {
 	resp, err := l.get(ctx, opts.Query(false))
 	if err != nil {
 		return nil, err
@@ -90,7 +92,7 @@ func (l *protoLW[T]) List(ctx context.Context, opts apiclient.ListOptions) (*api
 	if err != nil {
 		return nil, err
 	}
-	out := &apiclient.List[T]{}
+	out := &meta.List[T]{}
 	d := l.decoder()
 	// PodList: metadata = 1 (ListMeta: resourceVersion = 2, continue = 3), items = 2.
 	err = fields(env.Raw, func(num int, b []byte) error {
@@ -230,7 +232,7 @@ func (l *protoLW[T]) event(d *protodec.Decoder, frame []byte) (apiclient.Event[T
 		return ev, err
 	}
 	if ev.Type == apiclient.Error {
-		return ev, &apiclient.Status{Code: 500, Message: "ERROR watch event (protobuf Status not decoded by the prototype)"}
+		return ev, &meta.Status{Code: 500, Message: "ERROR watch event (protobuf Status not decoded by the prototype)"}
 	}
 	var obj T
 	if err := protodec.Decode(d, l.item, env.Raw, &obj); err != nil {

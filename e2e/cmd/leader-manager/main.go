@@ -22,14 +22,16 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/informerkit/informerkit/meta"
+
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/informer"
 )
 
 type configMap struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
 }
 
 var out sync.Mutex
@@ -92,7 +94,7 @@ func run(ctx context.Context, kubeconfig, id, ns, lease string, release bool, ld
 	})); err != nil {
 		return err
 	}
-	cms := controller.ForWithOptions[*configMap](mgr, apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}, informer.ForOptions{Namespace: ns})
+	cms := controller.ForWithOptions[*configMap](mgr, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}, informer.ForOptions{Namespace: ns})
 	c, err := controller.New("leader-manager", controller.ReconcilerFunc(func(_ context.Context, req controller.Request) (controller.Result, error) {
 		emit("RECONCILE %s %s %d", id, req.Name, time.Now().UnixNano())
 		return controller.Result{}, nil

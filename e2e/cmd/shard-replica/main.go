@@ -31,6 +31,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/informerkit/informerkit/meta"
+
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/informer"
@@ -38,8 +40,8 @@ import (
 )
 
 type configMap struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
 }
 
 var out sync.Mutex
@@ -102,7 +104,7 @@ func run(ctx context.Context, kubeconfig, id, ns, ringName string, work, leaseDu
 	if err != nil {
 		return err
 	}
-	lw := ring.ShardedListerWatcher[*configMap](apiclient.NewResource[*configMap](client, apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns), r)
+	lw := ring.ShardedListerWatcher[*configMap](apiclient.NewResource[*configMap](client, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns), r)
 	inf := informer.New(lw, informer.Options[*configMap]{Logger: log})
 
 	var wg sync.WaitGroup

@@ -35,6 +35,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/informerkit/informerkit/meta"
+
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/e2e/cluster"
 	"github.com/informerkit/informerkit/informer"
@@ -42,12 +44,12 @@ import (
 
 // ConfigMap is the part of a ConfigMap the informers decode.
 type ConfigMap struct {
-	apiclient.TypeMeta
-	apiclient.ObjectMeta `json:"metadata"`
-	Data                 map[string]string `json:"data,omitempty"`
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Data            map[string]string `json:"data,omitempty"`
 }
 
-var configMaps = apiclient.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+var configMaps = meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 
 type mode struct {
 	name  string
@@ -201,15 +203,15 @@ func nsName(i int) string { return fmt.Sprintf("watchtransport-%d", i) }
 
 // setup creates namespace i and its ConfigMap (both may exist from an earlier run).
 func setup(ctx context.Context, c *apiclient.Client, i int) error {
-	nsRes := apiclient.NewResource[*apiclient.Unstructured](c, apiclient.GroupVersionResource{Version: "v1", Resource: "namespaces"})
-	nsObj := &apiclient.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": nsName(i)}}}
-	if _, err := nsRes.Create(ctx, nsObj, apiclient.CreateOptions{}); err != nil && !apiclient.IsAlreadyExists(err) {
+	nsRes := apiclient.NewResource[*meta.Unstructured](c, meta.GroupVersionResource{Version: "v1", Resource: "namespaces"})
+	nsObj := &meta.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": nsName(i)}}}
+	if _, err := nsRes.Create(ctx, nsObj, apiclient.CreateOptions{}); err != nil && !meta.IsAlreadyExists(err) {
 		return err
 	}
-	cm := &ConfigMap{TypeMeta: apiclient.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: apiclient.ObjectMeta{Name: "cm", Namespace: nsName(i)}, Data: map[string]string{"v": "0"}}
+	cm := &ConfigMap{TypeMeta: meta.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: meta.ObjectMeta{Name: "cm", Namespace: nsName(i)}, Data: map[string]string{"v": "0"}}
 	_, err := apiclient.NewResource[*ConfigMap](c, configMaps).Namespace(nsName(i)).Create(ctx, cm, apiclient.CreateOptions{})
-	if err != nil && !apiclient.IsAlreadyExists(err) {
+	if err != nil && !meta.IsAlreadyExists(err) {
 		return err
 	}
 	return nil

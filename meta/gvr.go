@@ -1,4 +1,4 @@
-package apiclient
+package meta
 
 import (
 	"fmt"
@@ -29,7 +29,7 @@ func ParseGroupVersion(apiVersion string) (GroupVersion, error) {
 		return GroupVersion{Version: apiVersion}, nil
 	}
 	if group == "" || version == "" || strings.Contains(version, "/") {
-		return GroupVersion{}, fmt.Errorf("apiclient: apiVersion %q is not of the form group/version", apiVersion)
+		return GroupVersion{}, fmt.Errorf("meta: apiVersion %q is not of the form group/version", apiVersion)
 	}
 	return GroupVersion{Group: group, Version: version}, nil
 }

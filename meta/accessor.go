@@ -1,4 +1,4 @@
-package apiclient
+package meta
 
 // Accessor is the whole set of metadata getters and setters (apimachinery's metav1.Object):
 // what the controller helpers (finalizers, owner references, conditions, the event

@@ -1,4 +1,4 @@
-package apiclient
+package meta
 
 import (
 	"encoding/json"
@@ -53,6 +53,13 @@ type OwnerReference struct {
 
 // IsController reports whether the reference is marked as the managing controller.
 func (r OwnerReference) IsController() bool { return r.Controller != nil && *r.Controller }
+
+// List is a page of a LIST response.
+type List[T any] struct {
+	TypeMeta
+	ListMeta `json:"metadata"`
+	Items    []T `json:"items"`
+}
 
 // ListMeta is the metadata of a list: the resourceVersion the list was served at and the
 // continue token of the next page.
@@ -147,11 +154,11 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
-		return fmt.Errorf("apiclient: time %s is not a JSON string", b)
+		return fmt.Errorf("meta: time %s is not a JSON string", b)
 	}
 	parsed, err := time.Parse(time.RFC3339, string(b[1:len(b)-1]))
 	if err != nil {
-		return fmt.Errorf("apiclient: time: %w", err)
+		return fmt.Errorf("meta: time: %w", err)
 	}
 	t.Time = parsed.Local()
 	return nil

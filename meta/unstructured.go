@@ -1,4 +1,4 @@
-package apiclient
+package meta
 
 import (
 	"bytes"
@@ -33,10 +33,10 @@ func (u *Unstructured) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	if dec.More() {
-		return errors.New("apiclient: unstructured: trailing data after the object")
+		return errors.New("meta: unstructured: trailing data after the object")
 	}
 	if m == nil {
-		return errors.New("apiclient: unstructured: null object")
+		return errors.New("meta: unstructured: null object")
 	}
 	convertNumbers(m)
 	u.Object = m
@@ -283,7 +283,7 @@ func (u *Unstructured) Metadata() (ObjectMeta, error) {
 		return m, err
 	}
 	if err := remarshal(v, &m); err != nil {
-		return m, fmt.Errorf("apiclient: unstructured metadata: %w", err)
+		return m, fmt.Errorf("meta: unstructured metadata: %w", err)
 	}
 	return m, nil
 }
@@ -336,7 +336,7 @@ func NestedFieldNoCopy(obj map[string]any, fields ...string) (value any, found b
 			if cur == nil {
 				return nil, false, nil
 			}
-			return nil, false, fmt.Errorf("apiclient: %s is %T, not a map", jsonPath(fields[:i]), cur)
+			return nil, false, fmt.Errorf("meta: %s is %T, not a map", jsonPath(fields[:i]), cur)
 		}
 		if cur, ok = m[f]; !ok {
 			return nil, false, nil
@@ -369,7 +369,7 @@ func nestedTyped[V any](obj map[string]any, what string, fields ...string) (V, b
 	}
 	t, isT := v.(V)
 	if !isT {
-		return zero, false, fmt.Errorf("apiclient: %s is %T, not %s", jsonPath(fields), v, what)
+		return zero, false, fmt.Errorf("meta: %s is %T, not %s", jsonPath(fields), v, what)
 	}
 	return t, true, nil
 }
@@ -398,7 +398,7 @@ func NestedInt64(obj map[string]any, fields ...string) (int64, bool, error) {
 	case int32:
 		return int64(n), true, nil
 	}
-	return 0, false, fmt.Errorf("apiclient: %s is %T, not an integer", jsonPath(fields), v)
+	return 0, false, fmt.Errorf("meta: %s is %T, not an integer", jsonPath(fields), v)
 }
 
 // NestedFloat64 returns the number at the path (integers are converted).
@@ -415,7 +415,7 @@ func NestedFloat64(obj map[string]any, fields ...string) (float64, bool, error) 
 	case int:
 		return float64(n), true, nil
 	}
-	return 0, false, fmt.Errorf("apiclient: %s is %T, not a number", jsonPath(fields), v)
+	return 0, false, fmt.Errorf("meta: %s is %T, not a number", jsonPath(fields), v)
 }
 
 // NestedSlice returns a deep copy of the array at the path.
@@ -437,7 +437,7 @@ func NestedStringSlice(obj map[string]any, fields ...string) ([]string, bool, er
 	for i, e := range s {
 		str, isStr := e.(string)
 		if !isStr {
-			return nil, false, fmt.Errorf("apiclient: %s[%d] is %T, not a string", jsonPath(fields), i, e)
+			return nil, false, fmt.Errorf("meta: %s[%d] is %T, not a string", jsonPath(fields), i, e)
 		}
 		out[i] = str
 	}
@@ -463,7 +463,7 @@ func NestedStringMap(obj map[string]any, fields ...string) (map[string]string, b
 	for k, e := range m {
 		s, isStr := e.(string)
 		if !isStr {
-			return nil, false, fmt.Errorf("apiclient: %s.%s is %T, not a string", jsonPath(fields), k, e)
+			return nil, false, fmt.Errorf("meta: %s.%s is %T, not a string", jsonPath(fields), k, e)
 		}
 		out[k] = s
 	}
@@ -475,10 +475,10 @@ func NestedStringMap(obj map[string]any, fields ...string) (map[string]string, b
 // string, int64, float64, bool, nil); typed maps and slices of strings are accepted too.
 func SetNestedField(obj map[string]any, value any, fields ...string) error {
 	if len(fields) == 0 {
-		return errors.New("apiclient: SetNestedField: empty path")
+		return errors.New("meta: SetNestedField: empty path")
 	}
 	if obj == nil {
-		return errors.New("apiclient: SetNestedField: nil object")
+		return errors.New("meta: SetNestedField: nil object")
 	}
 	m := obj
 	for i, f := range fields[:len(fields)-1] {
@@ -491,7 +491,7 @@ func SetNestedField(obj map[string]any, value any, fields ...string) error {
 		}
 		nm, isMap := next.(map[string]any)
 		if !isMap {
-			return fmt.Errorf("apiclient: %s is %T, not a map", jsonPath(fields[:i+1]), next)
+			return fmt.Errorf("meta: %s is %T, not a map", jsonPath(fields[:i+1]), next)
 		}
 		m = nm
 	}

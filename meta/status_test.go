@@ -1,4 +1,4 @@
-package apiclient
+package meta
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package apiclient
+package meta
 
 import (
 	"encoding/json"
@@ -53,9 +53,9 @@ func TestUnstructuredRoundTripAndAccessors(t *testing.T) {
 	if _, _, err := NestedInt64(u.Object, "spec", "ratio"); err == nil {
 		t.Fatal("float read as an integer")
 	}
-	meta, err := u.Metadata()
-	if err != nil || meta.Name != "ct" || meta.Generation != 3 {
-		t.Fatalf("metadata %+v %v", meta, err)
+	lm, err := u.Metadata()
+	if err != nil || lm.Name != "ct" || lm.Generation != 3 {
+		t.Fatalf("metadata %+v %v", lm, err)
 	}
 
 	// Copies are independent.
@@ -106,13 +106,21 @@ func TestUnstructuredRoundTripAndAccessors(t *testing.T) {
 	}
 
 	// Typed <-> unstructured.
-	typed := &testPod{ObjectMeta: ObjectMeta{Name: "p", Labels: map[string]string{"a": "b"}}}
+	type podSpec struct {
+		NodeName string `json:"nodeName,omitempty"`
+	}
+	type pod struct {
+		TypeMeta
+		ObjectMeta `json:"metadata"`
+		Spec       podSpec `json:"spec"`
+	}
+	typed := &pod{ObjectMeta: ObjectMeta{Name: "p", Labels: map[string]string{"a": "b"}}}
 	typed.Spec.NodeName = "n1"
 	tu, err := ToUnstructured(typed)
 	if err != nil || tu.GetName() != "p" {
 		t.Fatalf("ToUnstructured %v %v", tu, err)
 	}
-	var again testPod
+	var again pod
 	if err := tu.Into(&again); err != nil || again.Spec.NodeName != "n1" || again.Labels["a"] != "b" {
 		t.Fatalf("Into %+v %v", again, err)
 	}
@@ -122,20 +130,5 @@ func TestUnstructuredRoundTripAndAccessors(t *testing.T) {
 	}
 	if len(list.Items) != 2 || list.Items[1].GetName() != "b" || list.Continue != "c" {
 		t.Fatalf("list %+v", list)
-	}
-}
-
-func TestResourcePath(t *testing.T) {
-	deploy := GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-	for _, c := range []struct{ got, want string }{
-		{resourcePath(deploy, "", ""), "/apis/apps/v1/deployments"},
-		{resourcePath(deploy, "ns", ""), "/apis/apps/v1/namespaces/ns/deployments"},
-		{resourcePath(deploy, "ns", "web", "status"), "/apis/apps/v1/namespaces/ns/deployments/web/status"},
-		{resourcePath(podsGVR, "", "n1"), "/api/v1/pods/n1"},
-		{resourcePath(podsGVR, "a b", "x/y"), "/api/v1/namespaces/a%20b/pods/x%2Fy"},
-	} {
-		if c.got != c.want {
-			t.Errorf("got %s, want %s", c.got, c.want)
-		}
 	}
 }
