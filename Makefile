@@ -90,11 +90,11 @@ compat:
 
 ## schema: regenerate kubeschema/schema.json from the release pinned in e2e/tools/go.mod.
 schema:
-	cd e2e/tools && $(GO) run ./schemagen -o ../../kubeschema/schema.json
+	cd e2e/tools && $(GO) run ./schemagen -o ../../internal/kubeschema/schema.json
 
 ## schema-check: fail if kubeschema/schema.json is not what its sources generate.
 schema-check:
-	cd e2e/tools && $(GO) run ./schemagen -check -o ../../kubeschema/schema.json
+	cd e2e/tools && $(GO) run ./schemagen -check -o ../../internal/kubeschema/schema.json
 
 clean:
 	rm -rf bin e2e/bin

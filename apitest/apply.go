@@ -6,7 +6,7 @@ import (
 	"net/http"
 
 	"github.com/informerkit/informerkit/apiclient"
-	"github.com/informerkit/informerkit/internal/ssa"
+	"github.com/informerkit/informerkit/apitest/internal/ssa"
 	"github.com/informerkit/informerkit/meta"
 )
 

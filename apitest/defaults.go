@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/informerkit/informerkit/kubeproto"
-	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/internal/kubeproto"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 	"github.com/informerkit/informerkit/meta"
 )
 

@@ -5,10 +5,10 @@ import (
 	"net/http"
 	"unicode"
 
-	"github.com/informerkit/informerkit/internal/fieldpath"
-	"github.com/informerkit/informerkit/internal/mergeschema"
-	"github.com/informerkit/informerkit/internal/ssa"
-	"github.com/informerkit/informerkit/kubeproto"
+	"github.com/informerkit/informerkit/apitest/internal/fieldpath"
+	"github.com/informerkit/informerkit/apitest/internal/mergeschema"
+	"github.com/informerkit/informerkit/apitest/internal/ssa"
+	"github.com/informerkit/informerkit/internal/kubeproto"
 	"github.com/informerkit/informerkit/meta"
 )
 

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/informerkit/informerkit/kubeproto"
-	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/internal/kubeproto"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 	"github.com/informerkit/informerkit/meta"
 	"go.yaml.in/yaml/v3"
 )

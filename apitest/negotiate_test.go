@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apitest"
-	"github.com/informerkit/informerkit/kubeproto"
+	"github.com/informerkit/informerkit/internal/kubeproto"
 )
 
 const (

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 )
 
 // OpenAPI v3 (/openapi/v3 and one document per group version), built from kubeschema's

@@ -8,9 +8,9 @@ import (
 	"net/http"
 
 	"github.com/informerkit/informerkit/apiclient"
-	"github.com/informerkit/informerkit/internal/smp"
-	"github.com/informerkit/informerkit/kubeproto"
-	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/apitest/internal/smp"
+	"github.com/informerkit/informerkit/internal/kubeproto"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 	"github.com/informerkit/informerkit/meta"
 )
 

@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/informerkit/informerkit/apiclient"
-	"github.com/informerkit/informerkit/internal/mergeschema"
-	"github.com/informerkit/informerkit/internal/ssa"
+	"github.com/informerkit/informerkit/apitest/internal/mergeschema"
+	"github.com/informerkit/informerkit/apitest/internal/ssa"
 )
 
 // storedObj is one object version. It is immutable once stored: lists and watch events

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
-	"github.com/informerkit/informerkit/internal/ssa"
+	"github.com/informerkit/informerkit/apitest/internal/ssa"
 	"github.com/informerkit/informerkit/meta"
 )
 

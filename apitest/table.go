@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 	"github.com/informerkit/informerkit/meta"
 )
 

@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"sort"
 
-	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 )
 
 // Validation of the built-in kinds' specs: the fields the OpenAPI schema marks required

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/informerkit/informerkit/apiclient"
-	"github.com/informerkit/informerkit/kubeproto"
+	"github.com/informerkit/informerkit/internal/kubeproto"
 	"github.com/informerkit/informerkit/meta"
 )
 

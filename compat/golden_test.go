@@ -13,16 +13,16 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
-var writeGoldens = flag.Bool("write-goldens", false, "write kubeproto's golden files (../kubeproto/testdata/golden) from apimachinery's encoder")
+var writeGoldens = flag.Bool("write-goldens", false, "write kubeproto's golden files (../internal/kubeproto/testdata/golden) from apimachinery's encoder")
 
 // TestKubeprotoGoldens writes, with -write-goldens, pairs of protobuf bytes from
 // apimachinery's serializer and the JSON encoding/json writes for the same objects, so that
 // the root module's kubeproto tests check both directions without importing k8s.io.
 func TestKubeprotoGoldens(t *testing.T) {
 	if !*writeGoldens {
-		t.Skip("run with -write-goldens to rewrite ../kubeproto/testdata/golden")
+		t.Skip("run with -write-goldens to rewrite ../internal/kubeproto/testdata/golden")
 	}
-	dir := filepath.Join("..", "kubeproto", "testdata", "golden")
+	dir := filepath.Join("..", "internal", "kubeproto", "testdata", "golden")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

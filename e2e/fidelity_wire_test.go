@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/informerkit/informerkit/kubeproto"
+	"github.com/informerkit/informerkit/internal/kubeproto"
 )
 
 const (

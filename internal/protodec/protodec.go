@@ -34,8 +34,8 @@ import (
 	"unsafe"
 
 	"github.com/informerkit/informerkit/internal/jsondec"
-	"github.com/informerkit/informerkit/kubeproto"
-	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/internal/kubeproto"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 )
 
 // ErrMalformed is wrapped by the errors of input that is not well-formed protobuf.

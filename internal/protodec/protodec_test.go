@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/internal/jsondec"
-	"github.com/informerkit/informerkit/kubeproto"
-	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/internal/kubeproto"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 )
 
 // The types a user would declare for pods and Deployments (a subset of their fields, with

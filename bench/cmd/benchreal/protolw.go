@@ -15,8 +15,8 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/internal/protodec"
-	"github.com/informerkit/informerkit/kubeproto"
-	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/internal/kubeproto"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 )
 
 // protoLW is the protobuf prototype's ListerWatcher (impl=informerkit-proto): LIST and

@@ -1,5 +1,5 @@
 // Command schemagen writes the schema table of the Kubernetes kinds that apitest serves
-// (kubeschema/schema.json in the root module) from the published sources of the release
+// (internal/kubeschema/schema.json in the root module) from the published sources of the release
 // pinned in this module's go.mod:
 //
 //   - the Go types of k8s.io/api and k8s.io/apimachinery (by reflection): JSON names,
@@ -15,7 +15,7 @@
 //   - the kube-apiserver's own defaulting functions (legacyscheme), run on skeleton objects:
 //     the defaults a field gets whatever else the object holds.
 //
-// Usage (from e2e/tools): go run ./schemagen [-o ../../kubeschema/schema.json] [-check]
+// Usage (from e2e/tools): go run ./schemagen [-o ../../internal/kubeschema/schema.json] [-check]
 //
 // -check compares the generated table with the file instead of writing it and exits 1 if
 // they differ (CI runs it so that the checked-in table cannot drift from its sources).
@@ -144,7 +144,7 @@ var conditional = map[string]struct{ value, when string }{
 }
 
 func main() {
-	out := flag.String("o", "../../kubeschema/schema.json", "output file")
+	out := flag.String("o", "../../internal/kubeschema/schema.json", "output file")
 	check := flag.Bool("check", false, "compare with the output file instead of writing it")
 	flag.Parse()
 	g := &gen{types: map[string]*Type{}, protos: map[string]*protoMessage{}, openapi: map[string]*oaSchema{}}

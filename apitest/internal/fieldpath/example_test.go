@@ -3,7 +3,7 @@ package fieldpath_test
 import (
 	"fmt"
 
-	"github.com/informerkit/informerkit/internal/fieldpath"
+	"github.com/informerkit/informerkit/apitest/internal/fieldpath"
 )
 
 func Example() {

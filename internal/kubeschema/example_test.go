@@ -3,7 +3,7 @@ package kubeschema_test
 import (
 	"fmt"
 
-	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 )
 
 func Example() {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/informerkit/informerkit/internal/fieldpath"
-	"github.com/informerkit/informerkit/internal/mergeschema"
+	"github.com/informerkit/informerkit/apitest/internal/fieldpath"
+	"github.com/informerkit/informerkit/apitest/internal/mergeschema"
 )
 
 // gen draws values from fuzz input.

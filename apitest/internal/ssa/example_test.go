@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/informerkit/informerkit/internal/mergeschema"
-	"github.com/informerkit/informerkit/internal/ssa"
-	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/apitest/internal/mergeschema"
+	"github.com/informerkit/informerkit/apitest/internal/ssa"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 )
 
 func Example() {

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 	"go.uber.org/goleak"
 )
 

@@ -3,8 +3,8 @@ package ssa
 import (
 	"sort"
 
-	"github.com/informerkit/informerkit/internal/fieldpath"
-	"github.com/informerkit/informerkit/internal/mergeschema"
+	"github.com/informerkit/informerkit/apitest/internal/fieldpath"
+	"github.com/informerkit/informerkit/apitest/internal/mergeschema"
 )
 
 // updater applies configurations and records updates at the level of field sets: it does

@@ -3,8 +3,8 @@ package smp
 import (
 	"sort"
 
-	"github.com/informerkit/informerkit/internal/fieldpath"
-	"github.com/informerkit/informerkit/internal/mergeschema"
+	"github.com/informerkit/informerkit/apitest/internal/fieldpath"
+	"github.com/informerkit/informerkit/apitest/internal/mergeschema"
 )
 
 // Diff returns a strategic merge patch that turns original into modified when applied:

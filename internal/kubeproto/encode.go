@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 )
 
 // Encode encodes obj (JSON form) as a message of type t (no envelope).

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/informerkit/informerkit/internal/fieldpath"
-	"github.com/informerkit/informerkit/internal/mergeschema"
+	"github.com/informerkit/informerkit/apitest/internal/fieldpath"
+	"github.com/informerkit/informerkit/apitest/internal/mergeschema"
 )
 
 // This file holds the walks over JSON values that apply is made of: the set of fields a

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/informerkit/informerkit/internal/fieldpath"
-	"github.com/informerkit/informerkit/internal/mergeschema"
+	"github.com/informerkit/informerkit/apitest/internal/fieldpath"
+	"github.com/informerkit/informerkit/apitest/internal/mergeschema"
 )
 
 // FieldManager keeps the managedFields of one resource's objects, written through one

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 )
 
 // path walks struct fields and list items of t.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/informerkit/informerkit/internal/fieldpath"
+	"github.com/informerkit/informerkit/apitest/internal/fieldpath"
 )
 
 // The operations of managedFields entries.

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 )
 
 // Decode decodes a message of type t (no envelope) into its JSON form.

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/informerkit/informerkit/internal/fieldpath"
-	"github.com/informerkit/informerkit/internal/mergeschema"
-	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/apitest/internal/fieldpath"
+	"github.com/informerkit/informerkit/apitest/internal/mergeschema"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 )
 
 func obj(t testing.TB, s string) map[string]any {

@@ -23,8 +23,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/informerkit/informerkit/internal/fieldpath"
-	"github.com/informerkit/informerkit/internal/mergeschema"
+	"github.com/informerkit/informerkit/apitest/internal/fieldpath"
+	"github.com/informerkit/informerkit/apitest/internal/mergeschema"
 )
 
 const (

@@ -3,7 +3,7 @@ package kubeproto_test
 import (
 	"fmt"
 
-	"github.com/informerkit/informerkit/kubeproto"
+	"github.com/informerkit/informerkit/internal/kubeproto"
 )
 
 func Example() {

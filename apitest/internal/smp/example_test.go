@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/informerkit/informerkit/internal/mergeschema"
-	"github.com/informerkit/informerkit/internal/smp"
-	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/apitest/internal/mergeschema"
+	"github.com/informerkit/informerkit/apitest/internal/smp"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 )
 
 func Example() {

@@ -31,7 +31,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 )
 
 // Magic is the prefix of a protobuf-encoded object (before its runtime.Unknown envelope).

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informerkit/informerkit/internal/fieldpath"
-	"github.com/informerkit/informerkit/internal/mergeschema"
-	"github.com/informerkit/informerkit/kubeproto"
-	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/apitest/internal/fieldpath"
+	"github.com/informerkit/informerkit/apitest/internal/mergeschema"
+	"github.com/informerkit/informerkit/internal/kubeproto"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 )
 
 func obj(t testing.TB, s string) map[string]any {

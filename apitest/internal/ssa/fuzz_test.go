@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/informerkit/informerkit/internal/fieldpath"
-	"github.com/informerkit/informerkit/internal/mergeschema"
+	"github.com/informerkit/informerkit/apitest/internal/fieldpath"
+	"github.com/informerkit/informerkit/apitest/internal/mergeschema"
 )
 
 type gen struct{ b []byte }

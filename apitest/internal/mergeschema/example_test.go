@@ -3,8 +3,8 @@ package mergeschema_test
 import (
 	"fmt"
 
-	"github.com/informerkit/informerkit/internal/mergeschema"
-	"github.com/informerkit/informerkit/kubeschema"
+	"github.com/informerkit/informerkit/apitest/internal/mergeschema"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 )
 
 func Example() {
