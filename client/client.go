@@ -90,9 +90,9 @@ type Options struct {
 
 // Client reads objects from the informer caches of a factory and writes them to the API
 // server: controller-runtime's client, with reads that see the client's own writes. It is
-// safe for concurrent use. Typed access goes through For (or ForKind):
+// safe for concurrent use. Typed access goes through TypedFor (or TypedForKind):
 //
-//	pods := client.For[*Pod](c)
+//	pods := client.TypedFor[*Pod](c)
 //	pod, err := pods.Get(ctx, "default", "web-1", client.GetOptions{})
 type Client struct {
 	api     *apiclient.Client
@@ -140,7 +140,7 @@ func New(api *apiclient.Client, factory *informer.Factory, opts Options) (*Clien
 
 // Start lets reads start the informers they need: until ctx is done, a read of a type whose
 // informer is not running starts it on the factory and waits for it to sync. The Manager
-// calls it when its caches start. Informers created before Start (For, Informer) are started
+// calls it when its caches start. Informers created before Start (TypedFor, Informer) are started
 // by whoever starts the factory.
 func (c *Client) Start(ctx context.Context) {
 	c.mu.Lock()

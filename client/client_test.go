@@ -93,7 +93,7 @@ func newEnv(t *testing.T, opts Options) *env {
 	ctx, cancel := context.WithCancel(context.Background())
 	c.Start(ctx)
 	t.Cleanup(func() { cancel(); factory.Shutdown() })
-	return &env{srv: srv, api: api, factory: factory, c: c, cms: For[*ConfigMap](c)}
+	return &env{srv: srv, api: api, factory: factory, c: c, cms: TypedFor[*ConfigMap](c)}
 }
 
 func ctxT(t *testing.T) context.Context {
@@ -205,7 +205,7 @@ func TestReadStartRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := For[*ConfigMap](c).Get(ctxT(t), "a", "x", GetOptions{}); !errors.Is(err, ErrNotStarted) {
+	if _, err := TypedFor[*ConfigMap](c).Get(ctxT(t), "a", "x", GetOptions{}); !errors.Is(err, ErrNotStarted) {
 		t.Fatalf("before Start: %v", err)
 	}
 }
@@ -213,7 +213,7 @@ func TestReadStartRules(t *testing.T) {
 func TestUnregisteredType(t *testing.T) {
 	e := newEnv(t, Options{})
 	type other struct{ meta.ObjectMeta }
-	o := For[*other](e.c)
+	o := TypedFor[*other](e.c)
 	var nre *kinds.NotRegisteredError
 	if _, err := o.Get(ctxT(t), "a", "x", GetOptions{}); !errors.As(err, &nre) {
 		t.Fatalf("Get: %v", err)
@@ -225,7 +225,7 @@ func TestUnregisteredType(t *testing.T) {
 		t.Fatalf("Delete: %v", err)
 	}
 	// ForKind works for any type, Unstructured included.
-	u := ForKind[*meta.Unstructured](e.c, kinds.ConfigMap)
+	u := TypedForKind[*meta.Unstructured](e.c, kinds.ConfigMap)
 	created, err := u.Create(ctxT(t), &meta.Unstructured{Object: map[string]any{"metadata": map[string]any{"namespace": "a", "name": "u"}}}, apiclient.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -241,7 +241,7 @@ func TestUnregisteredType(t *testing.T) {
 
 func TestClusterScopedIgnoresNamespace(t *testing.T) {
 	e := newEnv(t, Options{})
-	ns, err := For[*Namespace](e.c).Get(ctxT(t), "whatever", "a", GetOptions{})
+	ns, err := TypedFor[*Namespace](e.c).Get(ctxT(t), "whatever", "a", GetOptions{})
 	if err != nil || ns.Name != "a" {
 		t.Fatalf("Get of a cluster-scoped object with a namespace: %v %v", ns, err)
 	}
@@ -392,7 +392,7 @@ func TestDeleteIsReadBack(t *testing.T) {
 
 func TestStatus(t *testing.T) {
 	e := newEnv(t, Options{})
-	widgets := For[*Widget](e.c)
+	widgets := TypedFor[*Widget](e.c)
 	w := &Widget{ObjectMeta: meta.ObjectMeta{Namespace: "a", Name: "w"}}
 	w.Spec.Size = 3
 	created, err := widgets.Create(ctxT(t), w, apiclient.CreateOptions{})
@@ -459,7 +459,7 @@ func TestForResolvesOnFirstUse(t *testing.T) {
 		meta.TypeMeta
 		meta.ObjectMeta `json:"metadata"`
 	}
-	typed := For[*late](e.c) // before the registration
+	typed := TypedFor[*late](e.c) // before the registration
 	if _, err := typed.Get(ctxT(t), "a", "x", GetOptions{}); !errors.Is(err, kinds.ErrNotRegistered) {
 		t.Fatalf("before registration: %v", err)
 	}
@@ -472,7 +472,7 @@ func TestForResolvesOnFirstUse(t *testing.T) {
 	if typed.Info() != kinds.ConfigMap {
 		t.Fatalf("Info = %v", typed.Info())
 	}
-	if _, err := ForKind[*late](e.c, kinds.Info{Kind: "X"}).Get(ctxT(t), "a", "x", GetOptions{}); err == nil {
+	if _, err := TypedForKind[*late](e.c, kinds.Info{Kind: "X"}).Get(ctxT(t), "a", "x", GetOptions{}); err == nil {
 		t.Fatal("invalid ForKind info accepted")
 	}
 }
@@ -487,7 +487,7 @@ func TestWritesOutsideTheFactoryNamespaceAreNotWaitedFor(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c.Start(ctx)
 	defer func() { cancel(); factory.Shutdown() }()
-	cms := For[*ConfigMap](c)
+	cms := TypedFor[*ConfigMap](c)
 	if _, err := cms.Create(ctxT(t), cm("b", "x", nil), apiclient.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

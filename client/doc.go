@@ -1,5 +1,5 @@
 // Package client is the client of controllers: it reads objects from informer caches and
-// writes them to the API server (controller-runtime's client). For[T] gives the client of a
+// writes them to the API server (controller-runtime's client). TypedFor[T] gives the client of a
 // Go type registered with package kinds; reads start the type's informer on first use
 // (Options.DisableStartOnRead to fail instead), return deep copies the caller may change,
 // and select by namespace, label selector or cache index.

@@ -39,7 +39,7 @@ func Example() {
 	defer cancel()
 	c.Start(ctx)
 
-	configMaps := client.For[*ConfigMap](c)
+	configMaps := client.TypedFor[*ConfigMap](c)
 	cm := &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "settings"}, Data: map[string]string{"color": "blue"}}
 	if _, err := configMaps.Create(ctx, cm, apiclient.CreateOptions{}); err != nil {
 		panic(err)

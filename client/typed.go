@@ -42,11 +42,11 @@ type ListOptions struct {
 }
 
 // Typed is the client of one Go type T: reads from T's informer, writes to T's resource.
-// Get one with For or ForKind; it is cheap, and every Typed[T] of a Client shares the
+// Get one with TypedFor or TypedForKind; it is cheap, and every Typed[T] of a Client shares the
 // informer and the read-your-writes bookkeeping.
 type Typed[T meta.Object] struct {
 	c     *Client
-	fixed *kinds.Info // ForKind's
+	fixed *kinds.Info // TypedForKind's
 	state atomic.Pointer[typedState[T]]
 }
 
@@ -56,17 +56,17 @@ type typedState[T meta.Object] struct {
 	res  *apiclient.Resource[T]
 }
 
-// For returns the client of T, whose kind and resource come from the client's registry. T
-// must be registered (kinds.Register, or controller.For for a built-in resource) by the time
+// TypedFor returns the client of T, whose kind and resource come from the client's registry. T
+// must be registered (kinds.Register, or controller.InformerFor for a built-in resource) by the time
 // of the first call; until it is, calls return the *kinds.NotRegisteredError.
-func For[T meta.Object](c *Client) *Typed[T] {
+func TypedFor[T meta.Object](c *Client) *Typed[T] {
 	return &Typed[T]{c: c}
 }
 
-// ForKind returns the client of T for the kind info, whatever the registry says: for
+// TypedForKind returns the client of T for the kind info, whatever the registry says: for
 // *meta.Unstructured, or a type used for several kinds. An invalid info is returned as
 // the error of every call.
-func ForKind[T meta.Object](c *Client, info kinds.Info) *Typed[T] {
+func TypedForKind[T meta.Object](c *Client, info kinds.Info) *Typed[T] {
 	return &Typed[T]{c: c, fixed: &info}
 }
 
@@ -80,7 +80,7 @@ func (t *Typed[T]) resolve() (*typedState[T], error) {
 		info = *t.fixed
 	} else {
 		var err error
-		if info, err = kinds.ForIn[T](t.c.opts.Registry); err != nil {
+		if info, err = kinds.InfoForIn[T](t.c.opts.Registry); err != nil {
 			return nil, err
 		}
 	}
@@ -119,7 +119,7 @@ func (t *Typed[T]) Informer() (*informer.Informer[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	return informer.For[T](t.c.factory, st.info.GroupVersionResource()), nil
+	return informer.InformerFor[T](t.c.factory, st.info.GroupVersionResource()), nil
 }
 
 // AddIndexers adds indexes to T's cache (creating the informer if needed), for
@@ -145,7 +145,7 @@ func (t *Typed[T]) informer(ctx context.Context) (*informer.Informer[T], error) 
 		if t.c.opts.DisableStartOnRead {
 			return nil, fmt.Errorf("client: reading %s as %v: %w", gvr, reflect.TypeFor[T](), ErrNoInformer)
 		}
-		inf = informer.For[T](t.c.factory, gvr)
+		inf = informer.InformerFor[T](t.c.factory, gvr)
 	}
 	if inf.HasSynced() {
 		return inf, nil

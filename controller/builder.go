@@ -79,7 +79,7 @@ func gvString(group, version string) string {
 //
 // Go methods cannot have type parameters, so the types come in typed inputs made by the
 // generic functions Primary, Owned and Watched, which the Builder's methods take. Every
-// input uses the Manager's shared informer of its type and resource (controller.For), so
+// input uses the Manager's shared informer of its type and resource (controller.InformerFor), so
 // two controllers watching Pods share one cache.
 //
 // Errors are collected and returned by Build (or Complete): a type the Manager's registry
@@ -279,7 +279,7 @@ func (s *discoveryChecked) trackedInformer() (string, trackedInformer) {
 func (s *discoveryChecked) String() string { return fmt.Sprint(s.Source) }
 
 // resolveKind returns T's kind in the Manager's registry, registering a built-in resource on
-// the way (controller.For does), and checks that it is the resource gvr.
+// the way (controller.InformerFor does), and checks that it is the resource gvr.
 func resolveKind[T meta.Object](m *Manager, gvr meta.GroupVersionResource) (kinds.Info, error) {
 	t := reflect.TypeFor[T]()
 	info, ok := m.Kinds().Lookup(t)

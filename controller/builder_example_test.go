@@ -39,8 +39,8 @@ func ExampleBuilder() {
 	if err != nil {
 		panic(err)
 	}
-	widgets := client.For[*Widget](mgr.Client())
-	configMaps := client.For[*ConfigMap](mgr.Client())
+	widgets := client.TypedFor[*Widget](mgr.Client())
+	configMaps := client.TypedFor[*ConfigMap](mgr.Client())
 	children := controller.Owned[*ConfigMap](meta.GroupVersionResource{Version: "v1", Resource: "configmaps"})
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -86,7 +86,7 @@ func (p *PrimaryType[T]) bindPrimary(b *Builder) (Source, kinds.Info, error) {
 	if p.inf != nil {
 		return nil, kinds.Info{}, ErrAlreadyBuilt
 	}
-	p.inf = For[T](b.mgr, p.gvr)
+	p.inf = InformerFor[T](b.mgr, p.gvr)
 	var h EventHandler[T] = EnqueueRequestForObject[T]()
 	if p.opts.WrapHandler != nil {
 		h = p.opts.WrapHandler(h)
@@ -189,7 +189,7 @@ func (o *OwnedType[T]) bindOwned(b *Builder, owner *kinds.Info) (Source, error) 
 	if o.inf != nil {
 		return nil, ErrAlreadyBuilt
 	}
-	inf := For[T](b.mgr, o.gvr)
+	inf := InformerFor[T](b.mgr, o.gvr)
 	// Shared by every controller owning T: the first adds it, the others find it.
 	err := inf.AddIndexers(indexer.Indexers[T]{IndexByControllerUID: controllerUID[T]})
 	if err != nil && !errors.Is(err, indexer.ErrDuplicateIndex) {
@@ -320,7 +320,7 @@ func (w *WatchedType[T]) bindWatched(b *Builder) (Source, error) {
 	if w.inf != nil {
 		return nil, ErrAlreadyBuilt
 	}
-	w.inf = For[T](b.mgr, w.gvr)
+	w.inf = InformerFor[T](b.mgr, w.gvr)
 	return Kind(w.inf, w.handler, withFilters(w.predicates, b.filters)...), nil
 }
 

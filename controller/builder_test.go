@@ -102,7 +102,7 @@ func TestBuilderForOwnsChildrenOf(t *testing.T) {
 		t.Fatalf("a plain owner reference was indexed: %v", names(kids))
 	}
 	// The same index through the Manager's client.
-	viaClient, err := client.For[*ConfigMap](m.Client()).List(context.Background(),
+	viaClient, err := client.TypedFor[*ConfigMap](m.Client()).List(context.Background(),
 		client.ListOptions{Index: IndexByControllerUID, IndexValue: a.UID()})
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,7 @@
 // and metrics packages, on top of informerkit's informers and work queue.
 //
 //	mgr, _ := controller.NewManager(cfg, controller.ManagerOptions{LeaderElection: true, LeaderElectionID: "my-controller"})
-//	pods := controller.For[*Pod](mgr, podsGVR)                       // a shared informer
+//	pods := controller.InformerFor[*Pod](mgr, podsGVR)                       // a shared informer
 //	c, _ := controller.New("pod-labeler", reconciler, controller.Options{MaxConcurrentReconciles: 4})
 //	c.Watch(controller.Kind(pods, controller.EnqueueRequestForObject[*Pod](), controller.GenerationChanged[*Pod]()))
 //	mgr.Add(c)

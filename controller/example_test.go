@@ -34,7 +34,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	configMaps := controller.For[*ConfigMap](mgr, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+	configMaps := controller.InformerFor[*ConfigMap](mgr, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	c, err := controller.New("greeter", controller.ReconcilerFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
@@ -117,8 +117,8 @@ func ExampleManager_Client() {
 		panic(err)
 	}
 	// For registers *ConfigMap as the built-in kind ConfigMap in the manager's type registry.
-	cmInformer := controller.For[*ConfigMap](mgr, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"})
-	configMaps := client.For[*ConfigMap](mgr.Client())
+	cmInformer := controller.InformerFor[*ConfigMap](mgr, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+	configMaps := client.TypedFor[*ConfigMap](mgr.Client())
 	recorder := mgr.EventRecorderFor("stamper")
 
 	done := make(chan struct{})

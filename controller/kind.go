@@ -20,7 +20,7 @@ type kindSource[T meta.Object] struct {
 }
 
 // Kind returns a Source of the events of an informer (usually one of the Manager's shared
-// informers, see For): the controller registers one handler on it, which passes every add,
+// informers, see InformerFor): the controller registers one handler on it, which passes every add,
 // update and delete through predicates and then handler (controller-runtime's source.Kind).
 // The source has synced once that handler has processed the informer's whole initial list,
 // so the controller's first reconciles see a complete cache.

@@ -66,7 +66,7 @@ func TestManagerEventRecorder(t *testing.T) {
 	inReconcile := make(chan struct{})
 	finish := make(chan struct{})
 	configMapController(t, m, "cm-controller", ReconcilerFunc(func(ctx context.Context, req Request) (Result, error) {
-		cm, err := For[*ConfigMap](m, cmGVR).Lister().Get(req.Namespace, req.Name)
+		cm, err := InformerFor[*ConfigMap](m, cmGVR).Lister().Get(req.Namespace, req.Name)
 		if err != nil {
 			return Result{}, nil
 		}
@@ -79,7 +79,7 @@ func TestManagerEventRecorder(t *testing.T) {
 		return Result{}, nil
 	}))
 	// The ConfigMap type was registered by For: ConfigMap is a built-in resource.
-	if info, err := kinds.ForIn[*ConfigMap](m.Kinds()); err != nil || info != kinds.ConfigMap {
+	if info, err := kinds.InfoForIn[*ConfigMap](m.Kinds()); err != nil || info != kinds.ConfigMap {
 		t.Fatalf("For did not register the type: %v %v", info, err)
 	}
 	stop, _ := startManager(t, m)
@@ -122,7 +122,7 @@ func TestManagerEventRecorder(t *testing.T) {
 func TestManagerClientReadsItsWrites(t *testing.T) {
 	srv := newTestServer(t)
 	m := newManager(t, srv, ManagerOptions{Kinds: kinds.NewRegistry()})
-	cms := client.For[*ConfigMap](m.Client())
+	cms := client.TypedFor[*ConfigMap](m.Client())
 	done := make(chan struct{})
 	configMapController(t, m, "counter", ReconcilerFunc(func(ctx context.Context, req Request) (Result, error) {
 		cm, err := cms.Get(ctx, req.Namespace, req.Name, client.GetOptions{})
@@ -169,7 +169,7 @@ func TestMaxRetries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Watch(Kind[*ConfigMap](For[*ConfigMap](m, cmGVR), EnqueueRequestForObject[*ConfigMap]())); err != nil {
+	if err := c.Watch(Kind[*ConfigMap](InformerFor[*ConfigMap](m, cmGVR), EnqueueRequestForObject[*ConfigMap]())); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Add(c); err != nil {
@@ -227,7 +227,7 @@ func TestReconcilerMutatingAListerResultIsCaught(t *testing.T) {
 	}})
 	mutated := make(chan struct{})
 	configMapController(t, m, "mutator", ReconcilerFunc(func(ctx context.Context, req Request) (Result, error) {
-		cm, err := For[*ConfigMap](m, cmGVR).Lister().Get(req.Namespace, req.Name)
+		cm, err := InformerFor[*ConfigMap](m, cmGVR).Lister().Get(req.Namespace, req.Name)
 		if err != nil {
 			return Result{}, nil
 		}

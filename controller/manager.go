@@ -396,7 +396,7 @@ func (m *Manager) EventBroadcaster() *events.Broadcaster { return m.events }
 
 // Factory returns the manager's shared informer factory. Informers created from it before
 // Start are started by Start and covered by /readyz and the informer metrics, whether they
-// were created with For or with informer.For on this factory.
+// were created with For or with informer.InformerFor on this factory.
 func (m *Manager) Factory() *informer.Factory { return m.factory }
 
 // Registry returns the registry served on /metrics; register your own metrics in it.
@@ -413,18 +413,18 @@ func (m *Manager) Identity() string {
 	return m.elector.Identity()
 }
 
-// For returns the manager's shared informer of T for gvr (see informer.For) and registers it
+// InformerFor returns the manager's shared informer of T for gvr (see informer.InformerFor) and registers it
 // for the readiness check and the informer metrics. Call it before Start. If gvr is a
 // built-in resource and T is not in the manager's type registry yet, T is registered as that
 // kind, so that events and owner references about T's objects know their kind.
-func For[T meta.Object](m *Manager, gvr meta.GroupVersionResource) *informer.Informer[T] {
-	return ForWithOptions[T](m, gvr, informer.ForOptions{})
+func InformerFor[T meta.Object](m *Manager, gvr meta.GroupVersionResource) *informer.Informer[T] {
+	return InformerForWithOptions[T](m, gvr, informer.InformerForOptions{})
 }
 
-// ForWithOptions is For with another namespace or other selectors than the manager's
-// factory's for this informer (see informer.ForWithOptions).
-func ForWithOptions[T meta.Object](m *Manager, gvr meta.GroupVersionResource, opts informer.ForOptions) *informer.Informer[T] {
-	inf := informer.ForWithOptions[T](m.factory, gvr, opts)
+// InformerForWithOptions is For with another namespace or other selectors than the manager's
+// factory's for this informer (see informer.InformerForWithOptions).
+func InformerForWithOptions[T meta.Object](m *Manager, gvr meta.GroupVersionResource, opts informer.InformerForOptions) *informer.Informer[T] {
+	inf := informer.InformerForWithOptions[T](m.factory, gvr, opts)
 	m.track(inf.Name(), inf)
 	if info, ok := kinds.BuiltinForResource(gvr); ok {
 		if _, known := m.opts.Kinds.Lookup(reflect.TypeFor[T]()); !known {

@@ -83,7 +83,7 @@ func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
 // configMapController adds to m a controller of ConfigMaps that sends every Request to got.
 func configMapController(t *testing.T, m *Manager, name string, rec Reconciler) {
 	t.Helper()
-	cms := For[*ConfigMap](m, cmGVR)
+	cms := InformerFor[*ConfigMap](m, cmGVR)
 	c, err := New(name, rec, Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
@@ -246,9 +246,9 @@ func TestReadyzCoversInformersMadeOnTheFactory(t *testing.T) {
 		MaxStaleness:    500 * time.Millisecond,
 		InformerOptions: informer.FactoryOptions{StallTimeout: -1},
 	})
-	// Made with informer.For on the manager's factory, not with For: no controller and no
+	// Made with informer.InformerFor on the manager's factory, not with For: no controller and no
 	// Add registers it.
-	cms := informer.For[*ConfigMap](m.Factory(), cmGVR)
+	cms := informer.InformerFor[*ConfigMap](m.Factory(), cmGVR)
 	h := m.Handler()
 	get := func(path string) (int, string) {
 		rec := httptest.NewRecorder()
@@ -315,11 +315,11 @@ func TestCacheSyncTimeoutNamesTheInformer(t *testing.T) {
 	srv := newTestServer(t)
 	m := newManager(t, srv, ManagerOptions{CacheSyncTimeout: 300 * time.Millisecond})
 	// Widgets are not served: the informer retries quietly and never syncs.
-	widgets := For[*Widget](m, widgetGVR)
+	widgets := InformerFor[*Widget](m, widgetGVR)
 	c, _ := New("widgets", ReconcilerFunc(func(context.Context, Request) (Result, error) { return Result{}, nil }), Options{Logger: quiet})
 	_ = c.Watch(Kind[*Widget](widgets, EnqueueRequestForObject[*Widget]()))
 	_ = m.Add(c)
-	_ = For[*ConfigMap](m, cmGVR)
+	_ = InformerFor[*ConfigMap](m, cmGVR)
 	err := m.Start(context.Background())
 	var nse *informer.NotSyncedError
 	if !errors.As(err, &nse) || len(nse.Informers) != 1 || nse.Informers[0] != "widgets.v1.example.com" {

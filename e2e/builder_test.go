@@ -46,7 +46,7 @@ func TestBuilderOwnsOnKubeAPIServer(t *testing.T) {
 		For(controller.Primary[*kitConfigMap](meta.GroupVersionResource{Version: "v1", Resource: "configmaps"})).
 		Owns(secrets).
 		Build(controller.ReconcilerFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
-			cm, err := client.For[*kitConfigMap](m.Client()).Get(ctx, req.Namespace, req.Name, client.GetOptions{})
+			cm, err := client.TypedFor[*kitConfigMap](m.Client()).Get(ctx, req.Namespace, req.Name, client.GetOptions{})
 			if meta.IsNotFound(err) {
 				return controller.Result{}, nil
 			} else if err != nil {
@@ -64,7 +64,7 @@ func TestBuilderOwnsOnKubeAPIServer(t *testing.T) {
 			if err := controllerutil.SetControllerReferenceWithOptions(cm, s, controllerutil.OwnerReferenceOptions{Registry: reg}); err != nil {
 				return controller.Result{}, err
 			}
-			_, err = client.For[*builderSecret](m.Client()).Create(ctx, s, apiclient.CreateOptions{})
+			_, err = client.TypedFor[*builderSecret](m.Client()).Create(ctx, s, apiclient.CreateOptions{})
 			return controller.Result{}, err
 		}))
 	if err != nil {

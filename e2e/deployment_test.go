@@ -238,7 +238,7 @@ func TestRunnerMissingCRDOnKubeAPIServer(t *testing.T) {
 	missing := meta.GroupVersionResource{Group: "e2e.informerkit.io", Version: "v1", Resource: "nothere"}
 	r, err := controllermanager.New(mgr, []controllermanager.Descriptor{{Name: "nothere",
 		Init: func(_ context.Context, cc controllermanager.ControllerContext) (bool, error) {
-			controller.For[*meta.ObjectMeta](cc.Manager, missing)
+			controller.InformerFor[*meta.ObjectMeta](cc.Manager, missing)
 			return true, nil
 		}}}, controllermanager.Options{})
 	if err != nil {

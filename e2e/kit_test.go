@@ -70,7 +70,7 @@ func TestEventsOnKubeAPIServer(t *testing.T) {
 	m, stop := kitManager(t, c, reg)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cms := client.For[*kitConfigMap](m.Client())
+	cms := client.TypedFor[*kitConfigMap](m.Client())
 	created, err := cms.Create(ctx, &kitConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: ns, Name: "settings"}}, apiclient.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +199,7 @@ func TestCreateOrUpdateStatusOnKubeAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, _ := kitManager(t, c, reg)
-	gadgets := client.For[*gadget](m.Client())
+	gadgets := client.TypedFor[*gadget](m.Client())
 	mutate := func(g *gadget) error {
 		g.Spec.Size = 3
 		g.Status.Ready = true

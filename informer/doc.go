@@ -2,7 +2,7 @@
 // collection into a DeltaFIFO (deltafifo.AtomicFIFO); the informer pops the deltas, updates
 // an indexed cache and hands every change to each registered handler through the handler's
 // own listener. The package also holds the Factory (client-go's SharedInformerFactory, with
-// For[T] in place of generated code) and the Lister.
+// InformerFor[T] in place of generated code) and the Lister.
 //
 // As in client-go:
 //

@@ -38,7 +38,7 @@ func Example() {
 	defer client.Close()
 
 	factory := informer.NewFactory(client)
-	configMaps := informer.For[*ConfigMap](factory, configMapsGVR)
+	configMaps := informer.InformerFor[*ConfigMap](factory, configMapsGVR)
 	reg, err := configMaps.AddEventHandler(informer.ResourceEventHandlerFuncs[*ConfigMap]{
 		AddFunc: func(cm *ConfigMap, isInInitialList bool) {
 			fmt.Printf("add %s/%s (initial list: %v)\n", cm.Namespace, cm.Name, isInInitialList)

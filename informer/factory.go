@@ -18,10 +18,10 @@ import (
 
 // Factory hands out shared informers: one per resource, Go type, namespace and selectors,
 // however many times it is asked. It is client-go's SharedInformerFactory without generated
-// code: For[T] plays the role of factory.Core().V1().Pods().Informer().
+// code: InformerFor[T] plays the role of factory.Core().V1().Pods().Informer().
 //
 //	f := informer.NewFactoryWithOptions(client, informer.FactoryOptions{Namespace: "default"})
-//	pods := informer.For[*Pod](f, podsGVR)
+//	pods := informer.InformerFor[*Pod](f, podsGVR)
 //	pods.AddEventHandler(handler)
 //	f.Start(ctx)
 //	if err := f.WaitForCacheSync(ctx); err != nil { ... }
@@ -118,9 +118,9 @@ type FactoryOptions struct {
 	Logger *slog.Logger
 }
 
-// ForOptions select the objects of one informer of a factory (ForWithOptions). A zero field
+// InformerForOptions select the objects of one informer of a factory (InformerForWithOptions). A zero field
 // takes the factory's value; informers that differ in namespace or selectors are distinct.
-type ForOptions struct {
+type InformerForOptions struct {
 	// Namespace restricts the informer to one namespace. Default: FactoryOptions.Namespace.
 	Namespace string
 	// LabelSelector filters by labels. Default: FactoryOptions.LabelSelector.
@@ -142,18 +142,18 @@ func NewFactoryWithOptions(client *apiclient.Client, opts FactoryOptions) *Facto
 	return &Factory{client: client, opts: opts, informers: map[factoryKey]runnable{}, running: map[factoryKey]bool{}}
 }
 
-// For returns the factory's informer of T for gvr, creating it on first use. An informer
+// InformerFor returns the factory's informer of T for gvr, creating it on first use. An informer
 // created after Start runs at the next Start.
 //
 // T is the Go type objects are decoded into: the same gvr with two types gives two informers
 // (and two watches), so pick one type per resource in a program.
-func For[T meta.Object](f *Factory, gvr meta.GroupVersionResource) *Informer[T] {
-	return ForWithOptions[T](f, gvr, ForOptions{})
+func InformerFor[T meta.Object](f *Factory, gvr meta.GroupVersionResource) *Informer[T] {
+	return InformerForWithOptions[T](f, gvr, InformerForOptions{})
 }
 
-// ForWithOptions is For with another namespace or other selectors than the factory's for
+// InformerForWithOptions is InformerFor with another namespace or other selectors than the factory's for
 // this informer.
-func ForWithOptions[T meta.Object](f *Factory, gvr meta.GroupVersionResource, opts ForOptions) *Informer[T] {
+func InformerForWithOptions[T meta.Object](f *Factory, gvr meta.GroupVersionResource, opts InformerForOptions) *Informer[T] {
 	o := f.opts
 	if opts.Namespace != "" {
 		o.Namespace = opts.Namespace
@@ -200,7 +200,7 @@ func ForWithOptions[T meta.Object](f *Factory, gvr meta.GroupVersionResource, op
 }
 
 // Lookup returns the factory's informer of T for gvr, with the factory's namespace and
-// selectors, if For (or ForWithOptions without overrides) has created it. Unlike For it
+// selectors, if InformerFor (or InformerForWithOptions without overrides) has created it. Unlike InformerFor it
 // creates nothing.
 func Lookup[T meta.Object](f *Factory, gvr meta.GroupVersionResource) (*Informer[T], bool) {
 	key := factoryKey{gvr: gvr, typ: reflect.TypeFor[T](), namespace: f.opts.Namespace, labels: f.opts.LabelSelector.String(), fields: f.opts.FieldSelector}
@@ -231,7 +231,7 @@ func (k factoryKey) name() string {
 
 // Informers returns every informer the factory made (whatever its type, started or not), in
 // the order they were first asked for: for readiness checks and metrics that must cover the
-// informers other code created with For.
+// informers other code created with InformerFor.
 func (f *Factory) Informers() []AnyInformer {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -257,7 +257,7 @@ func (f *Factory) ResourceOf(inf AnyInformer) (meta.GroupVersionResource, bool) 
 }
 
 // Start runs every informer of the factory that is not running yet, until ctx is done or
-// Shutdown is called. It returns at once; call it again after For to start new informers.
+// Shutdown is called. It returns at once; call it again after InformerFor to start new informers.
 // After Shutdown it does nothing.
 func (f *Factory) Start(ctx context.Context) {
 	f.mu.Lock()

@@ -33,20 +33,20 @@ func TestFactorySharesOneInformerPerKey(t *testing.T) {
 	s := newServer(t)
 	c := newClient(t, s)
 	f := testFactory(t, c, FactoryOptions{})
-	a := For[*ConfigMap](f, cmGVR)
-	if For[*ConfigMap](f, cmGVR) != a {
+	a := InformerFor[*ConfigMap](f, cmGVR)
+	if InformerFor[*ConfigMap](f, cmGVR) != a {
 		t.Fatal("same resource and type: different informers")
 	}
-	if ForWithOptions[*ConfigMap](f, cmGVR, ForOptions{Namespace: "default"}) == a {
+	if InformerForWithOptions[*ConfigMap](f, cmGVR, InformerForOptions{Namespace: "default"}) == a {
 		t.Fatal("a namespaced informer is the cluster-wide one")
 	}
-	if ForWithOptions[*ConfigMap](f, cmGVR, ForOptions{LabelSelector: labels.MustParse("app=x")}) == a {
+	if InformerForWithOptions[*ConfigMap](f, cmGVR, InformerForOptions{LabelSelector: labels.MustParse("app=x")}) == a {
 		t.Fatal("a selected informer is the unselected one")
 	}
-	if any(For[*Widget](f, cmGVR)) == any(a) {
+	if any(InformerFor[*Widget](f, cmGVR)) == any(a) {
 		t.Fatal("another Go type shares the informer")
 	}
-	if got := ForWithOptions[*ConfigMap](f, cmGVR, ForOptions{Namespace: "default", LabelSelector: labels.MustParse("app=x")}).Name(); got != "configmaps.v1 in default labels app=x" {
+	if got := InformerForWithOptions[*ConfigMap](f, cmGVR, InformerForOptions{Namespace: "default", LabelSelector: labels.MustParse("app=x")}).Name(); got != "configmaps.v1 in default labels app=x" {
 		t.Fatalf("Name() = %q", got)
 	}
 }
@@ -56,7 +56,7 @@ func TestFactoryStartIsIncrementalAndShutdownWaits(t *testing.T) {
 	c := newClient(t, s)
 	mkCM(t, s, "default", "a", nil)
 	f := testFactory(t, c, FactoryOptions{WatchList: reflector.WatchListOff})
-	all := For[*ConfigMap](f, cmGVR)
+	all := InformerFor[*ConfigMap](f, cmGVR)
 	reg, _ := all.AddEventHandler(newCalls())
 	ctx := ctxT(t)
 	f.Start(ctx)
@@ -65,7 +65,7 @@ func TestFactoryStartIsIncrementalAndShutdownWaits(t *testing.T) {
 	}
 	lists := s.CountRequests(apitest.VerbList, "configmaps")
 
-	ns := ForWithOptions[*ConfigMap](f, cmGVR, ForOptions{Namespace: "default"})
+	ns := InformerForWithOptions[*ConfigMap](f, cmGVR, InformerForOptions{Namespace: "default"})
 	f.Start(ctx)
 	if err := f.WaitForCacheSync(ctx); err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestFactoryStartIsIncrementalAndShutdownWaits(t *testing.T) {
 	default:
 		t.Fatal("Shutdown returned before the handlers stopped")
 	}
-	late := For[*Widget](f, cmGVR)
+	late := InformerFor[*Widget](f, cmGVR)
 	f.Start(ctx)
 	if late.HasStarted() {
 		t.Fatal("Start after Shutdown started an informer")
@@ -100,8 +100,8 @@ func TestFactoryWaitForCacheSyncNamesTheLaggards(t *testing.T) {
 	s := newServer(t)
 	c := newClient(t, s)
 	f := testFactory(t, c, FactoryOptions{NotFoundLogInterval: time.Hour})
-	configMaps := For[*ConfigMap](f, cmGVR)
-	widgets := For[*Widget](f, meta.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"})
+	configMaps := InformerFor[*ConfigMap](f, cmGVR)
+	widgets := InformerFor[*Widget](f, meta.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"})
 	refused := make(chan struct{}, 100)
 	if err := widgets.SetWatchErrorHandler(func(_ context.Context, err error) {
 		if meta.IsNotFound(err) {
@@ -143,7 +143,7 @@ func TestFactorySelectorsFilterOnTheServer(t *testing.T) {
 	}
 	mkCM(t, s, "default", "other", nil)
 	f := testFactory(t, c, FactoryOptions{})
-	inf := ForWithOptions[*ConfigMap](f, cmGVR, ForOptions{LabelSelector: labels.MustParse("app=web")})
+	inf := InformerForWithOptions[*ConfigMap](f, cmGVR, InformerForOptions{LabelSelector: labels.MustParse("app=web")})
 	h := newCalls()
 	reg, _ := inf.AddEventHandler(h)
 	f.Start(ctxT(t))
@@ -181,9 +181,9 @@ func TestFactoryInformersListsEveryInformerItMade(t *testing.T) {
 	if got := f.Informers(); len(got) != 0 {
 		t.Fatalf("a new factory lists %d informers", len(got))
 	}
-	all := For[*ConfigMap](f, cmGVR)
-	For[*ConfigMap](f, cmGVR) // the same one again
-	widgets := ForWithOptions[*Widget](f, cmGVR, ForOptions{Namespace: "default"})
+	all := InformerFor[*ConfigMap](f, cmGVR)
+	InformerFor[*ConfigMap](f, cmGVR) // the same one again
+	widgets := InformerForWithOptions[*Widget](f, cmGVR, InformerForOptions{Namespace: "default"})
 	infs := f.Informers()
 	if len(infs) != 2 || infs[0] != AnyInformer(all) || infs[1] != AnyInformer(widgets) {
 		t.Fatalf("Informers() = %v, want the two informers in creation order", infs)

@@ -11,7 +11,7 @@ func TestFactoryLookup(t *testing.T) {
 	if _, ok := Lookup[*ConfigMap](f, cmGVR); ok {
 		t.Fatal("Lookup found an informer For never created")
 	}
-	inf := For[*ConfigMap](f, cmGVR)
+	inf := InformerFor[*ConfigMap](f, cmGVR)
 	if got, ok := Lookup[*ConfigMap](f, cmGVR); !ok || got != inf {
 		t.Fatal("Lookup did not find For's informer")
 	}

@@ -49,7 +49,7 @@ func ExampleRegister() {
 	if err := kinds.Register[*Deployment](kinds.Deployment); err != nil {
 		panic(err)
 	}
-	info, _ := kinds.For[*Deployment]()
+	info, _ := kinds.InfoFor[*Deployment]()
 	fmt.Println(info.GroupVersionKind(), info.StatusSubresource)
 	// Output: apps/v1, Kind=Deployment true
 }

@@ -119,7 +119,7 @@ func NewRegistry() *Registry {
 	return &Registry{byType: map[reflect.Type]Info{}}
 }
 
-// Default is the registry Register, MustRegister, For and Of use, and the one a
+// Default is the registry Register, MustRegister, InfoFor and Of use, and the one a
 // controller.Manager uses unless told otherwise.
 var Default = NewRegistry()
 
@@ -216,13 +216,13 @@ func MustRegister[T any](info Info) Info {
 	return info
 }
 
-// For returns the Info registered for T in Default, or a *NotRegisteredError.
-func For[T any]() (Info, error) {
-	return ForIn[T](Default)
+// InfoFor returns the Info registered for T in Default, or a *NotRegisteredError.
+func InfoFor[T any]() (Info, error) {
+	return InfoForIn[T](Default)
 }
 
-// ForIn returns the Info registered for T in r, or a *NotRegisteredError.
-func ForIn[T any](r *Registry) (Info, error) {
+// InfoForIn returns the Info registered for T in r, or a *NotRegisteredError.
+func InfoForIn[T any](r *Registry) (Info, error) {
 	t := reflect.TypeFor[T]()
 	if info, ok := r.Lookup(t); ok {
 		return info, nil

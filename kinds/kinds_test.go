@@ -45,7 +45,7 @@ func TestRegisterAndLookup(t *testing.T) {
 	if info, ok := r.Lookup(reflect.TypeFor[*partialPod]()); !ok || info != Pod {
 		t.Fatalf("Lookup = %v, %v", info, ok)
 	}
-	if _, err := ForIn[*widget](r); !errors.Is(err, ErrNotRegistered) {
+	if _, err := InfoForIn[*widget](r); !errors.Is(err, ErrNotRegistered) {
 		t.Fatalf("unregistered type: %v", err)
 	}
 	if len(r.Types()) != 2 {

@@ -85,7 +85,7 @@ func newManager(t *testing.T, srv *apitest.Server, log *slog.Logger) *controller
 // setup does.
 func informerOf(gvr meta.GroupVersionResource) InitFunc {
 	return func(_ context.Context, cc ControllerContext) (bool, error) {
-		controller.For[*meta.ObjectMeta](cc.Manager, gvr)
+		controller.InformerFor[*meta.ObjectMeta](cc.Manager, gvr)
 		return true, nil
 	}
 }

@@ -29,7 +29,7 @@ func Example() {
 	descs := []controllermanager.Descriptor{
 		{Name: "configmap-logger", Resources: []meta.GroupVersionResource{configmaps},
 			Init: func(ctx context.Context, cc controllermanager.ControllerContext) (bool, error) {
-				cms := controller.For[*meta.ObjectMeta](cc.Manager, configmaps)
+				cms := controller.InformerFor[*meta.ObjectMeta](cc.Manager, configmaps)
 				c, err := controller.New(cc.Name, controller.ReconcilerFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
 					return controller.Result{}, nil
 				}), controller.Options{})

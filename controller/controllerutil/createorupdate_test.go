@@ -79,7 +79,7 @@ func newCUEnv(t *testing.T) *cuEnv {
 	ctx, cancel := context.WithCancel(context.Background())
 	c.Start(ctx)
 	t.Cleanup(func() { cancel(); factory.Shutdown() })
-	return &cuEnv{srv: srv, widgets: client.For[*widget](c), cms: client.For[*configMap](c)}
+	return &cuEnv{srv: srv, widgets: client.TypedFor[*widget](c), cms: client.TypedFor[*configMap](c)}
 }
 
 func ctxT(t *testing.T) context.Context {

@@ -80,7 +80,7 @@ func ExampleCreateOrUpdate() {
 	defer cancel()
 	c.Start(ctx)
 
-	configMaps := client.For[*ConfigMap](c)
+	configMaps := client.TypedFor[*ConfigMap](c)
 	want := map[string]string{"color": "blue"}
 	mutate := func(cm *ConfigMap) error {
 		cm.Data = want

@@ -219,7 +219,7 @@ func TestExpectationsPreventDuplicateCreates(t *testing.T) {
 			m := newManager(t, srv)
 			r := &replicas{
 				widgets: controller.Primary[*Widget](widgetGVR),
-				cms:     client.For[*ConfigMap](m.Client()),
+				cms:     client.TypedFor[*ConfigMap](m.Client()),
 				reg:     m.Kinds(),
 				done:    make(chan reconciled, 100),
 			}

@@ -86,13 +86,13 @@ func Setup(mgr *controller.Manager, opts Options) (*controller.Controller, error
 	}
 	c := mgr.Client()
 	r := &Replicator{
-		replications: client.For[*ConfigMapReplication](c),
-		configMaps:   client.For[*ConfigMap](c),
-		namespaces:   client.For[*Namespace](c),
+		replications: client.TypedFor[*ConfigMapReplication](c),
+		configMaps:   client.TypedFor[*ConfigMap](c),
+		namespaces:   client.TypedFor[*Namespace](c),
 		events:       mgr.EventRecorderFor(opts.Name),
-		replInf:      controller.For[*ConfigMapReplication](mgr, ReplicationGVR),
-		cmInf:        controller.For[*ConfigMap](mgr, ConfigMapGVR),
-		nsInf:        controller.For[*Namespace](mgr, NamespaceGVR),
+		replInf:      controller.InformerFor[*ConfigMapReplication](mgr, ReplicationGVR),
+		cmInf:        controller.InformerFor[*ConfigMap](mgr, ConfigMapGVR),
+		nsInf:        controller.InformerFor[*Namespace](mgr, NamespaceGVR),
 	}
 	if err := r.replInf.AddIndexers(indexer.Indexers[*ConfigMapReplication]{indexBySource: func(o *ConfigMapReplication) ([]string, error) {
 		return []string{o.Spec.Source.String()}, nil

@@ -80,8 +80,8 @@ func setup(mgr *controller.Manager, wrap func(controller.Reconciler) controller.
 	if err != nil {
 		return nil, err
 	}
-	r.deployments = client.For[*MiniDeployment](mgr.Client())
-	r.pods = client.For[*Pod](mgr.Client())
+	r.deployments = client.TypedFor[*MiniDeployment](mgr.Client())
+	r.pods = client.TypedFor[*Pod](mgr.Client())
 	return c, nil
 }
 

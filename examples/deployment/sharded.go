@@ -50,7 +50,7 @@ type gainedRanges struct {
 }
 
 func (g *gainedRanges) Run(ctx context.Context, q controller.Queue) error {
-	store := controller.For[*MiniDeployment](g.mgr, DeploymentGVR).GetStore()
+	store := controller.InformerFor[*MiniDeployment](g.mgr, DeploymentGVR).GetStore()
 	changed := g.ring.Changed()
 	for {
 		select {

@@ -94,7 +94,7 @@ func run(ctx context.Context, kubeconfig, id, ns, lease string, release bool, ld
 	})); err != nil {
 		return err
 	}
-	cms := controller.ForWithOptions[*configMap](mgr, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}, informer.ForOptions{Namespace: ns})
+	cms := controller.InformerForWithOptions[*configMap](mgr, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}, informer.InformerForOptions{Namespace: ns})
 	c, err := controller.New("leader-manager", controller.ReconcilerFunc(func(_ context.Context, req controller.Request) (controller.Result, error) {
 		emit("RECONCILE %s %s %d", id, req.Name, time.Now().UnixNano())
 		return controller.Result{}, nil
