@@ -22,7 +22,7 @@
 //     or Delete before any Replace marks the queue synced at once.
 //   - The transformer runs on enqueue, never on tombstones and Sync deltas. A failing key
 //     function or transformer fails the call with nothing queued.
-//   - BeginReplace hands a relist over object by object (Replacement); once drained after
+//   - BeginReplace hands a relist over object by object (Relist); once drained after
 //     Finish the consumer is where Replace would have left it, but the list is never held
 //     whole. While a replacement is open every other write fails with ErrReplaceInProgress.
 //

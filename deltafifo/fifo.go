@@ -13,7 +13,7 @@ type Options[T any] struct {
 	// nothing.
 	KnownObjects KnownObjects[T]
 	// Transform, if set, is applied to every object as it is enqueued — by Add, Update,
-	// Delete, Replace and Replacement.Add — but not to tombstones and Sync deltas, whose
+	// Delete, Replace and Relist.Add — but not to tombstones and Sync deltas, whose
 	// objects come from the consumer's store and were transformed already. It may modify the
 	// object in place and should be idempotent. An error fails the call and enqueues nothing.
 	// Default nil: objects are queued as given.

@@ -17,7 +17,7 @@ import (
 // operation: the result of the operation, HasSynced, Len, ListKeys, and everything Pop and
 // PopBatch hand out. A consumer applies popped deltas to a store on both sides, which is the
 // FIFO's KnownObjects in modes Coalescing and InOrder. The operations include incremental
-// replacements (BeginReplace, Replacement.Add, Finish, Abort), interleaved with pops.
+// replacements (BeginReplace, Relist.Add, Finish, Abort), interleaved with pops.
 
 var errFuzzTransform = errors.New("transformer refuses")
 
@@ -545,12 +545,12 @@ func fuzzFIFO(t *testing.T, mode fifoMode, data []byte) {
 	f := newQueue(opts)
 	ctx := context.Background()
 	// repl is the open replacement, stale the last one that ended (its methods must fail).
-	var repl, stale *Replacement[*testObj]
+	var repl, stale *Relist[*testObj]
 
 	for step := 0; r.more() && step < 100; step++ {
 		// Operation bytes below 216 keep the meaning they had before replacements existed;
 		// the others are the replacement's operations. While a replacement is open, Add and
-		// Update become Replacement.Add (the reflector writes nothing else during a list).
+		// Update become Relist.Add (the reflector writes nothing else during a list).
 		b := r.next()
 		op := int(b % 9)
 		if b >= 216 {
@@ -564,7 +564,7 @@ func fuzzFIFO(t *testing.T, mode fifoMode, data []byte) {
 		switch op {
 		case 9:
 			desc = "BeginReplace"
-			var nr *Replacement[*testObj]
+			var nr *Relist[*testObj]
 			nr, err = f.BeginReplace()
 			werr = m.beginReplace()
 			if err == nil {
@@ -581,11 +581,11 @@ func fuzzFIFO(t *testing.T, mode fifoMode, data []byte) {
 			switch op {
 			case 10:
 				o := r.object(step)
-				desc = fmt.Sprintf("Replacement.Add %v", o)
+				desc = fmt.Sprintf("Relist.Add %v", o)
 				err = target.Add(o)
 				if repl == nil {
 					// The object is checked before the replacement (outside the FIFO's lock).
-					werr = ErrReplacementEnded
+					werr = ErrRelistEnded
 					if _, kerr := fuzzKey(o); kerr != nil {
 						werr = kerr
 					} else if _, terr := fuzzTransform(o); terr != nil {
@@ -596,16 +596,16 @@ func fuzzFIFO(t *testing.T, mode fifoMode, data []byte) {
 				}
 			case 11:
 				rv := fmt.Sprint("rv", step)
-				desc = "Replacement.Finish " + rv
+				desc = "Relist.Finish " + rv
 				err = target.Finish(rv)
 				if repl == nil {
-					werr = ErrReplacementEnded
+					werr = ErrRelistEnded
 				} else {
 					m.finishReplace(rv)
 					stale, repl = repl, nil
 				}
 			case 12:
-				desc = "Replacement.Abort"
+				desc = "Relist.Abort"
 				target.Abort()
 				if repl != nil {
 					m.repl = nil
@@ -728,7 +728,7 @@ func fuzzFIFO(t *testing.T, mode fifoMode, data []byte) {
 		}
 		if (err == nil) != (werr == nil) || (werr != nil && (errors.Is(werr, errFuzzTransform) != errors.Is(err, errFuzzTransform) ||
 			errors.Is(werr, ErrReplaceInProgress) != errors.Is(err, ErrReplaceInProgress) ||
-			errors.Is(werr, ErrReplacementEnded) != errors.Is(err, ErrReplacementEnded))) {
+			errors.Is(werr, ErrRelistEnded) != errors.Is(err, ErrRelistEnded))) {
 			t.Fatalf("step %d %s: err = %v, model %v", step, desc, err, werr)
 		}
 		if got := f.HasSynced(); got != m.synced {
@@ -789,13 +789,13 @@ func replacementSeed(atomic bool) []byte {
 	return append(seed,
 		0, 2, // Add ns/2 (a watch event before the relist)
 		opBeginReplace,
-		0, 3, // (redirected to) Replacement.Add ns/3
+		0, 3, // (redirected to) Relist.Add ns/3
 		5, 0, // Pop
-		opReplAdd, 1, // Replacement.Add ns/1
+		opReplAdd, 1, // Relist.Add ns/1
 		2, 0, // Delete ns/0: refused
 		4,       // Resync: refused
 		3, 1, 4, // Replace [ns/4]: refused
-		opReplAdd, 5, // Replacement.Add of a poisoned key
+		opReplAdd, 5, // Relist.Add of a poisoned key
 		opReplFinish,
 		6, 3, 0, // PopBatch(4)
 		5, 0, 5, 0, 5, 0,
@@ -806,7 +806,7 @@ func replacementSeed(atomic bool) []byte {
 		opReplFinish, // likewise
 		5, 6,         // Pop and requeue
 		opBeginReplace,
-		1, 4, 1, 2, // Replacement.Add ns/4, ns/2
+		1, 4, 1, 2, // Relist.Add ns/4, ns/2
 		5, 0,
 		opReplFinish,
 		5, 0, 5, 0, 5, 0, 5, 0,

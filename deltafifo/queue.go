@@ -19,8 +19,8 @@ type Queue[T any] interface {
 	Delete(obj T) error
 	// Replace hands over a relist: list is the complete current state at resourceVersion.
 	Replace(list []T, resourceVersion string) error
-	// BeginReplace hands over a relist object by object; see Replacement.
-	BeginReplace() (*Replacement[T], error)
+	// BeginReplace hands over a relist object by object; see Relist.
+	BeginReplace() (*Relist[T], error)
 	// Resync asks for every known object to be handed out again.
 	Resync() error
 	// Pop waits for the oldest queue position and calls process with it; PopBatch does so for
@@ -70,7 +70,7 @@ type base[T any] struct {
 	mu sync.Mutex
 
 	// repl is the open incremental replacement, if any.
-	repl *Replacement[T]
+	repl *Relist[T]
 
 	// HasSynced bookkeeping, as in client-go: populated is set by the first Add, Update,
 	// Delete or Replace; the first Replace sets initialCount, which Pop counts down.

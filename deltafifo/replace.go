@@ -3,7 +3,7 @@ package deltafifo
 import "errors"
 
 // This file holds the relists: the whole-list Replace of each layout and the incremental
-// Replacement they share.
+// Relist they share.
 
 // Replace tells the FIFO that list is the complete current state (a relist), observed at
 // resourceVersion. It queues a Replaced delta for every object (first), then a tombstone
@@ -146,7 +146,7 @@ func (f *seq[T]) Replace(list []T, resourceVersion string) error {
 	return nil
 }
 
-// Replacement is an incremental replacement: a relist handed to the FIFO object by object
+// Relist is an incremental replacement: a relist handed to the FIFO object by object
 // (Add), as a reflector decodes it, instead of as one slice (Replace). Begin one with
 // BeginReplace and end it with exactly one of Finish or Abort.
 //
@@ -180,9 +180,9 @@ func (f *seq[T]) Replace(list []T, resourceVersion string) error {
 // While a replacement is open, Add, Update, Delete, Replace, Resync and BeginReplace of the
 // FIFO fail with ErrReplaceInProgress; Pop, PopBatch and Close work as usual.
 //
-// A Replacement's methods are safe for concurrent use with the FIFO's, but the replacement
+// A Relist's methods are safe for concurrent use with the FIFO's, but the replacement
 // itself is meant for one producer.
-type Replacement[T any] struct {
+type Relist[T any] struct {
 	b *base[T]
 	l layout[T]
 	// seen holds the keys added so far. Guarded by b.mu.
@@ -192,10 +192,10 @@ type Replacement[T any] struct {
 	chunk *ReplacedChunkInfo[T]
 }
 
-// layout is what a Replacement needs of the FIFO it fills.
+// layout is what a Relist needs of the FIFO it fills.
 type layout[T any] interface {
 	// replaceAddLocked queues a listed object and reports whether a Pop should be woken.
-	replaceAddLocked(r *Replacement[T], key string, obj T) bool
+	replaceAddLocked(r *Relist[T], key string, obj T) bool
 	// replaceFinishLocked queues what ends the replacement.
 	replaceFinishLocked(seen map[string]struct{}, resourceVersion string)
 	// lenLocked is the number of queue positions.
@@ -205,33 +205,33 @@ type layout[T any] interface {
 func (f *FIFO[T]) lenLocked() int { return f.slots.len() }
 func (f *seq[T]) lenLocked() int  { return f.items.len() }
 
-// ErrReplacementEnded is returned by Replacement.Add and Replacement.Finish after Finish or
+// ErrRelistEnded is returned by Relist.Add and Relist.Finish after Finish or
 // Abort.
-var ErrReplacementEnded = errors.New("deltafifo: the replacement has already ended")
+var ErrRelistEnded = errors.New("deltafifo: the relist has already ended")
 
-// BeginReplace starts an incremental replacement; see Replacement. It fails with
+// BeginReplace starts an incremental replacement; see Relist. It fails with
 // ErrReplaceInProgress if one is open already.
-func (f *FIFO[T]) BeginReplace() (*Replacement[T], error) { return f.beginReplace(f) }
+func (f *FIFO[T]) BeginReplace() (*Relist[T], error) { return f.beginReplace(f) }
 
-// BeginReplace starts an incremental replacement; see Replacement. It fails with
+// BeginReplace starts an incremental replacement; see Relist. It fails with
 // ErrReplaceInProgress if one is open already.
-func (f *seq[T]) BeginReplace() (*Replacement[T], error) { return f.beginReplace(f) }
+func (f *seq[T]) BeginReplace() (*Relist[T], error) { return f.beginReplace(f) }
 
-func (b *base[T]) beginReplace(l layout[T]) (*Replacement[T], error) {
+func (b *base[T]) beginReplace(l layout[T]) (*Relist[T], error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.repl != nil {
 		return nil, ErrReplaceInProgress
 	}
-	r := &Replacement[T]{b: b, l: l, seen: map[string]struct{}{}}
+	r := &Relist[T]{b: b, l: l, seen: map[string]struct{}{}}
 	b.repl = r
 	return r, nil
 }
 
-// Add hands over one listed object: it is transformed and queued at once (see Replacement
+// Add hands over one listed object: it is transformed and queued at once (see Relist
 // for the delta each layout queues). A failing key function or transformer fails the call
 // with nothing queued for obj; the replacement stays open (the reflector then aborts it).
-func (r *Replacement[T]) Add(obj T) error {
+func (r *Relist[T]) Add(obj T) error {
 	b := r.b
 	key, obj, err := b.prepare(obj)
 	if err != nil {
@@ -240,7 +240,7 @@ func (r *Replacement[T]) Add(obj T) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.repl != r {
-		return ErrReplacementEnded
+		return ErrRelistEnded
 	}
 	r.seen[key] = struct{}{}
 	if r.l.replaceAddLocked(r, key, obj) {
@@ -249,12 +249,12 @@ func (r *Replacement[T]) Add(obj T) error {
 	return nil
 }
 
-func (f *FIFO[T]) replaceAddLocked(_ *Replacement[T], key string, obj T) bool {
+func (f *FIFO[T]) replaceAddLocked(_ *Relist[T], key string, obj T) bool {
 	f.appendLocked(key, Delta[T]{Type: Replaced, Object: obj})
 	return true
 }
 
-func (f *seq[T]) replaceAddLocked(r *Replacement[T], key string, obj T) bool {
+func (f *seq[T]) replaceAddLocked(r *Relist[T], key string, obj T) bool {
 	if !f.atomic {
 		f.pushLocked(key, Delta[T]{Type: Replaced, Object: obj})
 		return true
@@ -265,7 +265,7 @@ func (f *seq[T]) replaceAddLocked(r *Replacement[T], key string, obj T) bool {
 
 // appendToChunkLocked adds obj to r's chunk at the end of the queue, or to a new one, and
 // reports whether the chunk is now full.
-func (f *seq[T]) appendToChunkLocked(r *Replacement[T], key string, obj T) bool {
+func (f *seq[T]) appendToChunkLocked(r *Relist[T], key string, obj T) bool {
 	c := r.chunk
 	if c == nil || len(c.Objects) >= f.chunkSize || f.items.len() == 0 || f.items.at(f.items.tail-1).d.Chunk != c {
 		c = &ReplacedChunkInfo[T]{Objects: make([]T, 0, f.chunkSize), Keys: make([]string, 0, f.chunkSize)}
@@ -280,12 +280,12 @@ func (f *seq[T]) appendToChunkLocked(r *Replacement[T], key string, obj T) bool 
 // Finish ends the replacement: it queues what Replace would have queued beyond the listed
 // objects (tombstones, or in an AtomicFIFO the ReplacedEnd delta) and, if this is the FIFO's
 // first replacement and nothing was written before it, sets the count HasSynced waits for.
-func (r *Replacement[T]) Finish(resourceVersion string) error {
+func (r *Relist[T]) Finish(resourceVersion string) error {
 	b := r.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.repl != r {
-		return ErrReplacementEnded
+		return ErrRelistEnded
 	}
 	b.repl = nil
 	seen := r.seen
@@ -306,7 +306,7 @@ func (f *seq[T]) replaceFinishLocked(seen map[string]struct{}, resourceVersion s
 // Abort ends the replacement without any deletion: what was added stays queued (those are
 // genuine states of the objects), nothing else is queued, and HasSynced is not affected. It
 // does nothing after Finish or a previous Abort.
-func (r *Replacement[T]) Abort() {
+func (r *Relist[T]) Abort() {
 	b := r.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -346,7 +346,7 @@ func (f *FIFO[T]) replaceFinishLocked(seen map[string]struct{}, _ string) {
 // queueTombstonesLocked queues the tombstones of a relist of a RealFIFO, listed being the
 // keys the list had: queued keys not listed whose newest delta is not a delete (with that
 // delta's object), in order of first appearance, then known keys neither queued nor listed.
-// Both the whole-list Replace and an incremental Replacement's Finish use it.
+// Both the whole-list Replace and an incremental Relist's Finish use it.
 func (f *seq[T]) queueTombstonesLocked(listed map[string]struct{}) {
 	// The newest queued delta of every unlisted queued key.
 	last := map[string]uint64{}

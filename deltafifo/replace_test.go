@@ -11,9 +11,9 @@ import (
 	"github.com/informerkit/informerkit/indexer"
 )
 
-// Rules of the incremental replacement (FIFO.BeginReplace, Replacement), one test per rule.
+// Rules of the incremental replacement (FIFO.BeginReplace, Relist), one test per rule.
 
-func mustBegin(t *testing.T, f Queue[*testObj]) *Replacement[*testObj] {
+func mustBegin(t *testing.T, f Queue[*testObj]) *Relist[*testObj] {
 	t.Helper()
 	r, err := f.BeginReplace()
 	if err != nil {
@@ -66,11 +66,11 @@ func TestAReplacementThatEndedRefusesAddAndFinish(t *testing.T) {
 		must(t, finished.Finish("1"))
 		aborted := mustBegin(t, f)
 		aborted.Abort()
-		for name, r := range map[string]*Replacement[*testObj]{"finished": finished, "aborted": aborted} {
-			if err := r.Add(obj("a", "1")); !errors.Is(err, ErrReplacementEnded) {
+		for name, r := range map[string]*Relist[*testObj]{"finished": finished, "aborted": aborted} {
+			if err := r.Add(obj("a", "1")); !errors.Is(err, ErrRelistEnded) {
 				t.Errorf("Add after the replacement %s = %v", name, err)
 			}
-			if err := r.Finish("2"); !errors.Is(err, ErrReplacementEnded) {
+			if err := r.Finish("2"); !errors.Is(err, ErrRelistEnded) {
 				t.Errorf("Finish after the replacement %s = %v", name, err)
 			}
 			r.Abort() // no effect

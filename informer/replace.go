@@ -32,12 +32,12 @@ func (f incrementalFIFO[T]) BeginReplace() (reflector.Replacement[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	return &countedReplacement[T]{Replacement: r, finished: f.finished, aborted: f.aborted}, nil
+	return &countedReplacement[T]{Relist: r, finished: f.finished, aborted: f.aborted}, nil
 }
 
-// countedReplacement is a deltafifo.Replacement that counts how it ended.
+// countedReplacement is a deltafifo.Relist that counts how it ended.
 type countedReplacement[T any] struct {
-	*deltafifo.Replacement[T]
+	*deltafifo.Relist[T]
 	finished, aborted *atomic.Uint64
 	ended             bool // touched by the reflector's goroutine only
 }
@@ -46,7 +46,7 @@ type countedReplacement[T any] struct {
 // effects of the replacement (the end of the list reaching handlers) sees it counted.
 func (r *countedReplacement[T]) Finish(resourceVersion string) error {
 	r.finished.Add(1)
-	if err := r.Replacement.Finish(resourceVersion); err != nil {
+	if err := r.Relist.Finish(resourceVersion); err != nil {
 		r.finished.Add(^uint64(0))
 		return err
 	}
@@ -60,7 +60,7 @@ func (r *countedReplacement[T]) Abort() {
 		r.ended = true
 		r.aborted.Add(1)
 	}
-	r.Replacement.Abort()
+	r.Relist.Abort()
 }
 
 // reflectorStore is what the informer hands its reflector: the FIFO, made an
