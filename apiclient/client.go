@@ -17,8 +17,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/informerkit/informerkit/meta"
 	"golang.org/x/time/rate"
+
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Client defaults. client-go's 5 QPS / burst 10 dates from before API Priority and Fairness;

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/informerkit/informerkit/meta"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/informerkit/informerkit/meta"
 )
 
 var podsGVR = meta.GroupVersionResource{Version: "v1", Resource: "pods"}

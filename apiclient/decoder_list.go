@@ -3,9 +3,10 @@ package apiclient
 import (
 	"errors"
 	"fmt"
-	"github.com/informerkit/informerkit/meta"
 	"io"
 	"strings"
+
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Sentinel errors of the streaming list decoder (Resource.ListEach), wrapped in a

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/informerkit/informerkit/meta"
 	"io"
 	"net/http"
 	"strings"
@@ -16,6 +15,8 @@ import (
 	"testing/iotest"
 	"testing/synctest"
 	"time"
+
+	"github.com/informerkit/informerkit/meta"
 )
 
 // collect decodes a list body with decodeListStream and returns the names of its items.

@@ -3,12 +3,13 @@ package apiclient
 import (
 	"bytes"
 	"errors"
-	"github.com/informerkit/informerkit/meta"
 	"io"
 	"reflect"
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/informerkit/informerkit/meta"
 )
 
 type testPod struct {

@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/informerkit/informerkit/meta"
 	"strings"
 	"sync"
+
+	"github.com/informerkit/informerkit/meta"
 )
 
 // ErrUnknownResource is wrapped by the error of a resolution that no served resource

@@ -3,10 +3,11 @@ package apiclient
 import (
 	"context"
 	"errors"
-	"github.com/informerkit/informerkit/meta"
 	"net/http"
 	"sync/atomic"
 	"testing"
+
+	"github.com/informerkit/informerkit/meta"
 )
 
 func discoveryHandler(withCRD *atomic.Bool, calls *atomic.Int32) http.HandlerFunc {

@@ -8,12 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/informerkit/informerkit/meta"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/informerkit/informerkit/meta"
 )
 
 // ExecCredential API versions understood by the exec plugin runner.

@@ -1,9 +1,10 @@
 package apiclient
 
 import (
-	"github.com/informerkit/informerkit/meta"
 	"net/url"
 	"strings"
+
+	"github.com/informerkit/informerkit/meta"
 )
 
 // groupVersionPath returns the API root of a group version: "/api/v1" for the core group,

@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/informerkit/informerkit/meta"
 	"iter"
 	"net/http"
 	"net/url"
 	"strconv"
+
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Resource is a typed client for one resource collection, optionally bound to a namespace:

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/informerkit/informerkit/meta"
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/informerkit/informerkit/meta"
 )
 
 // do runs a non-watch request and returns the whole body of a 2xx response.

@@ -7,7 +7,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"github.com/informerkit/informerkit/meta"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +17,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/informerkit/informerkit/meta"
 )
 
 // handlerTransport serves requests with an in-process handler: no network, so synctest's

@@ -2,9 +2,10 @@ package apiclient
 
 import (
 	"context"
-	"github.com/informerkit/informerkit/meta"
 	"net/url"
 	"strconv"
+
+	"github.com/informerkit/informerkit/meta"
 )
 
 // EventType is the type of a watch event as the API server writes it.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gorilla/websocket"
+
 	"github.com/informerkit/informerkit/meta"
 )
 

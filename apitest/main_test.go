@@ -5,10 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/meta"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {

@@ -13,10 +13,11 @@ import (
 	"strings"
 	"sync"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/informerkit/informerkit/internal/kubeproto"
 	"github.com/informerkit/informerkit/internal/kubeschema"
 	"github.com/informerkit/informerkit/meta"
-	"go.yaml.in/yaml/v3"
 )
 
 // This file is content negotiation, as the kube-apiserver's: request bodies in JSON, YAML

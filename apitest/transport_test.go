@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/meta"

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/meta"
 )

@@ -25,10 +25,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/informerkit/informerkit/deltafifo"
-	"github.com/informerkit/informerkit/indexer"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/informerkit/informerkit/deltafifo"
+	"github.com/informerkit/informerkit/indexer"
 )
 
 const (

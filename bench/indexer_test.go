@@ -10,10 +10,11 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/informerkit/informerkit/indexer"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/informerkit/informerkit/indexer"
 )
 
 const (

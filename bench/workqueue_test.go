@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informerkit/informerkit/workqueue"
 	cgworkqueue "k8s.io/client-go/util/workqueue"
+
+	"github.com/informerkit/informerkit/workqueue"
 )
 
 type benchQueue interface {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/informerkit/informerkit/apitest"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +21,8 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/utils/ptr"
+
+	"github.com/informerkit/informerkit/apitest"
 )
 
 // TestClientGoTypedClients runs client-go's typed clientset with the default rest.Config

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informerkit/informerkit/apitest"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"github.com/informerkit/informerkit/apitest"
 )
 
 // TestClientGoProtobufWatchFaults runs a typed pod informer (protobuf list and watch) through

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informerkit/informerkit/apitest"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientfeatures "k8s.io/client-go/features"
@@ -17,6 +16,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
+
+	"github.com/informerkit/informerkit/apitest"
 )
 
 // env is one apitest server and a rest.Config for it with client-go's defaults (protobuf for

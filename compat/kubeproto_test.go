@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/informerkit/informerkit/internal/kubeproto"
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -26,6 +25,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/randfill"
+
+	"github.com/informerkit/informerkit/internal/kubeproto"
 )
 
 // protoKinds are the kinds whose protobuf encoding kubeproto must match.

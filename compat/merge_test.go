@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informerkit/informerkit/apitest"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,6 +18,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/informerkit/informerkit/apitest"
 )
 
 // controllerRuntimeApplyAndPatch runs controller-runtime's client (its defaults: protobuf

@@ -7,8 +7,8 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
-	"github.com/informerkit/informerkit/client"
 	"github.com/informerkit/informerkit/controller"
+	"github.com/informerkit/informerkit/controller/client"
 	"github.com/informerkit/informerkit/controller/controllerutil"
 	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/meta"

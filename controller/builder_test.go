@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apitest"
-	"github.com/informerkit/informerkit/client"
+	"github.com/informerkit/informerkit/controller/client"
 	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/meta"
 )

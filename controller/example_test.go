@@ -7,8 +7,8 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
-	"github.com/informerkit/informerkit/client"
 	"github.com/informerkit/informerkit/controller"
+	"github.com/informerkit/informerkit/controller/client"
 	"github.com/informerkit/informerkit/controller/events"
 	"github.com/informerkit/informerkit/meta"
 )

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
-	"github.com/informerkit/informerkit/client"
+	"github.com/informerkit/informerkit/controller/client"
 	"github.com/informerkit/informerkit/controller/events"
 	"github.com/informerkit/informerkit/controller/leaderelection"
 	"github.com/informerkit/informerkit/controller/metrics"

@@ -6,8 +6,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/informerkit/informerkit/indexer"
 	"go.uber.org/goleak"
+
+	"github.com/informerkit/informerkit/indexer"
 )
 
 func TestMain(m *testing.M) {

@@ -11,8 +11,8 @@ import (
 	"github.com/informerkit/informerkit/meta"
 
 	"github.com/informerkit/informerkit/apiclient"
-	"github.com/informerkit/informerkit/client"
 	"github.com/informerkit/informerkit/controller"
+	"github.com/informerkit/informerkit/controller/client"
 	"github.com/informerkit/informerkit/controller/controllerutil"
 	"github.com/informerkit/informerkit/e2e/cluster"
 	"github.com/informerkit/informerkit/informer"

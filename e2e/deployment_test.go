@@ -16,12 +16,12 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/controller"
-	"github.com/informerkit/informerkit/controller/controllermanager"
+	"github.com/informerkit/informerkit/controller/runner"
 	"github.com/informerkit/informerkit/e2e/cluster"
 	"github.com/informerkit/informerkit/examples/deployment"
 )
 
-// examples/deployment on the real kube-apiserver, started by controllermanager's Runner with
+// examples/deployment on the real kube-apiserver, started by runner's Runner with
 // leader election: create, scale down and up, a Pod deleted behind its back, events,
 // deletion through the finalizer; and a controller whose CRD is missing is skipped with the
 // reason in /readyz.
@@ -68,10 +68,10 @@ func TestMiniDeploymentOnKubeAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	widgets := meta.GroupVersionResource{Group: "e2e.informerkit.io", Version: "v1", Resource: "nothere"}
-	r, err := controllermanager.New(mgr, []controllermanager.Descriptor{deployment.Descriptor(),
+	r, err := runner.New(mgr, []runner.Descriptor{deployment.Descriptor(),
 		{Name: "needs-missing-crd", Resources: []meta.GroupVersionResource{widgets},
-			Init: func(context.Context, controllermanager.ControllerContext) (bool, error) { return true, nil }}},
-		controllermanager.Options{})
+			Init: func(context.Context, runner.ControllerContext) (bool, error) { return true, nil }}},
+		runner.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,18 +236,18 @@ func TestRunnerMissingCRDOnKubeAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := meta.GroupVersionResource{Group: "e2e.informerkit.io", Version: "v1", Resource: "nothere"}
-	r, err := controllermanager.New(mgr, []controllermanager.Descriptor{{Name: "nothere",
-		Init: func(_ context.Context, cc controllermanager.ControllerContext) (bool, error) {
+	r, err := runner.New(mgr, []runner.Descriptor{{Name: "nothere",
+		Init: func(_ context.Context, cc runner.ControllerContext) (bool, error) {
 			controller.InformerFor[*meta.ObjectMeta](cc.Manager, missing)
 			return true, nil
-		}}}, controllermanager.Options{})
+		}}}, runner.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err = r.Run(ctx)
-	var nse *controllermanager.NotServedError
+	var nse *runner.NotServedError
 	if !errors.As(err, &nse) || nse.Resource != missing ||
 		!strings.Contains(err.Error(), "resource e2e.informerkit.io/v1/nothere is not served") {
 		t.Fatalf("Run: %v", err)

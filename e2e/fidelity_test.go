@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/e2e/cluster"
 )

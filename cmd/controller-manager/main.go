@@ -24,7 +24,7 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
-	"github.com/informerkit/informerkit/controller/controllermanager"
+	"github.com/informerkit/informerkit/controller/runner"
 	"github.com/informerkit/informerkit/examples/configmapreplicator"
 	"github.com/informerkit/informerkit/examples/deployment"
 	"github.com/informerkit/informerkit/meta"
@@ -38,11 +38,11 @@ func main() {
 }
 
 // Descriptors are the controllers of this controller manager.
-func Descriptors() []controllermanager.Descriptor {
-	return []controllermanager.Descriptor{
+func Descriptors() []runner.Descriptor {
+	return []runner.Descriptor{
 		deployment.Descriptor(),
 		{Name: "configmap-replicator", Resources: []meta.GroupVersionResource{configmapreplicator.ReplicationGVR},
-			Init: func(_ context.Context, cc controllermanager.ControllerContext) (bool, error) {
+			Init: func(_ context.Context, cc runner.ControllerContext) (bool, error) {
 				_, err := configmapreplicator.Setup(cc.Manager, configmapreplicator.Options{Logger: cc.Logger})
 				return err == nil, err
 			}},
@@ -58,7 +58,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	httpAddr := fs.String("http-address", "127.0.0.1:10257", "address of /healthz, /readyz and /metrics (empty: none)")
 	var enabled []string
 	descs := Descriptors()
-	controllermanager.ControllersVar(fs, &enabled, descs)
+	runner.ControllersVar(fs, &enabled, descs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -95,7 +95,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "controller-manager:", err)
 		return 1
 	}
-	r, err := controllermanager.New(mgr, descs, controllermanager.Options{Controllers: enabled})
+	r, err := runner.New(mgr, descs, runner.Options{Controllers: enabled})
 	if err != nil {
 		fmt.Fprintln(stderr, "controller-manager:", err)
 		return 2

@@ -14,7 +14,7 @@ import (
 
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
-	"github.com/informerkit/informerkit/controller/controllermanager"
+	"github.com/informerkit/informerkit/controller/runner"
 	"github.com/informerkit/informerkit/examples/deployment"
 	"github.com/informerkit/informerkit/informer"
 )
@@ -47,7 +47,7 @@ func TestRunnerStartsTheExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := controllermanager.New(mgr, Descriptors(), controllermanager.Options{})
+	r, err := runner.New(mgr, Descriptors(), runner.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/informer"
-	"go.uber.org/goleak"
 )
 
 // The demo's informers run with the cache mutation detector in the tests.

@@ -9,7 +9,7 @@ import (
 	"reflect"
 
 	"github.com/informerkit/informerkit/apiclient"
-	"github.com/informerkit/informerkit/client"
+	"github.com/informerkit/informerkit/controller/client"
 	"github.com/informerkit/informerkit/meta"
 )
 

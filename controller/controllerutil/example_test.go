@@ -6,7 +6,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
-	"github.com/informerkit/informerkit/client"
+	"github.com/informerkit/informerkit/controller/client"
 	"github.com/informerkit/informerkit/controller/controllerutil"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/kinds"

@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"github.com/informerkit/informerkit/apiclient"
-	"github.com/informerkit/informerkit/client"
 	"github.com/informerkit/informerkit/conditions"
 	"github.com/informerkit/informerkit/controller"
+	"github.com/informerkit/informerkit/controller/client"
 	"github.com/informerkit/informerkit/controller/controllerutil"
 	"github.com/informerkit/informerkit/controller/events"
 	"github.com/informerkit/informerkit/indexer"

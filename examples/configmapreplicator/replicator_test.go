@@ -9,11 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/meta"
-	"go.uber.org/goleak"
 )
 
 // The tests run every informer with the cache mutation detector.

@@ -8,13 +8,13 @@ import (
 	"slices"
 
 	"github.com/informerkit/informerkit/apiclient"
-	"github.com/informerkit/informerkit/client"
 	"github.com/informerkit/informerkit/conditions"
 	"github.com/informerkit/informerkit/controller"
-	"github.com/informerkit/informerkit/controller/controllermanager"
+	"github.com/informerkit/informerkit/controller/client"
 	"github.com/informerkit/informerkit/controller/controllerutil"
 	"github.com/informerkit/informerkit/controller/events"
 	"github.com/informerkit/informerkit/controller/expectations"
+	"github.com/informerkit/informerkit/controller/runner"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -40,11 +40,11 @@ type Reconciler struct {
 	mgr          *controller.Manager
 }
 
-// Descriptor is the controller for controllermanager's Runner: it needs the MiniDeployment
+// Descriptor is the controller for runner's Runner: it needs the MiniDeployment
 // resource (the CRD installed) and is on by default.
-func Descriptor() controllermanager.Descriptor {
-	return controllermanager.Descriptor{Name: Name, Resources: []meta.GroupVersionResource{DeploymentGVR},
-		Init: func(_ context.Context, cc controllermanager.ControllerContext) (bool, error) {
+func Descriptor() runner.Descriptor {
+	return runner.Descriptor{Name: Name, Resources: []meta.GroupVersionResource{DeploymentGVR},
+		Init: func(_ context.Context, cc runner.ControllerContext) (bool, error) {
 			_, err := Setup(cc.Manager)
 			return err == nil, err
 		}}

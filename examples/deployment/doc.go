@@ -16,7 +16,7 @@
 //     status subresource when it changed.
 //
 // Setup wires it with the controller Builder (For MiniDeployments, Owns Pods with the
-// expectations observing them), Descriptor registers it with controllermanager's Runner
+// expectations observing them), Descriptor registers it with runner's Runner
 // (cmd/controller-manager runs it next to the configmap replicator, with leader election).
 //
 // SetupSharded runs it on every replica at once, each on the namespaces its sharding/ring

@@ -10,8 +10,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/informerkit/informerkit/internal/kubeschema"
 	"go.uber.org/goleak"
+
+	"github.com/informerkit/informerkit/internal/kubeschema"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -20,8 +20,9 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/informerkit/informerkit/bench/internal/fleet"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/informerkit/informerkit/bench/internal/fleet"
 )
 
 func main() {

@@ -14,9 +14,9 @@ import (
 	"github.com/informerkit/informerkit/meta"
 
 	"github.com/informerkit/informerkit/apiclient"
-	"github.com/informerkit/informerkit/internal/protodec"
 	"github.com/informerkit/informerkit/internal/kubeproto"
 	"github.com/informerkit/informerkit/internal/kubeschema"
+	"github.com/informerkit/informerkit/internal/protodec"
 )
 
 // protoLW is the protobuf prototype's ListerWatcher (impl=informerkit-proto): LIST and

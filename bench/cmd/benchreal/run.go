@@ -13,12 +13,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/informerkit/informerkit/bench/internal/fleet"
-	"github.com/informerkit/informerkit/e2e/cluster"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/informerkit/informerkit/bench/internal/fleet"
+	"github.com/informerkit/informerkit/e2e/cluster"
 )
 
 // runArgs are the flags of benchreal run.

@@ -1,4 +1,4 @@
-package controllermanager_test
+package runner_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
-	"github.com/informerkit/informerkit/controller/controllermanager"
+	"github.com/informerkit/informerkit/controller/runner"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -26,9 +26,9 @@ func Example() {
 	}
 	configmaps := meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	widgets := meta.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
-	descs := []controllermanager.Descriptor{
+	descs := []runner.Descriptor{
 		{Name: "configmap-logger", Resources: []meta.GroupVersionResource{configmaps},
-			Init: func(ctx context.Context, cc controllermanager.ControllerContext) (bool, error) {
+			Init: func(ctx context.Context, cc runner.ControllerContext) (bool, error) {
 				cms := controller.InformerFor[*meta.ObjectMeta](cc.Manager, configmaps)
 				c, err := controller.New(cc.Name, controller.ReconcilerFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
 					return controller.Result{}, nil
@@ -42,20 +42,20 @@ func Example() {
 				return true, cc.Manager.Add(c)
 			}},
 		{Name: "widget", Resources: []meta.GroupVersionResource{widgets},
-			Init: func(ctx context.Context, cc controllermanager.ControllerContext) (bool, error) { return true, nil }},
+			Init: func(ctx context.Context, cc runner.ControllerContext) (bool, error) { return true, nil }},
 		{Name: "janitor", DisabledByDefault: true,
-			Init: func(ctx context.Context, cc controllermanager.ControllerContext) (bool, error) { return true, nil }},
+			Init: func(ctx context.Context, cc runner.ControllerContext) (bool, error) { return true, nil }},
 	}
 
 	// The enable list, as a command line would give it.
 	var enabled []string
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
-	controllermanager.ControllersVar(fs, &enabled, descs)
+	runner.ControllersVar(fs, &enabled, descs)
 	if err := fs.Parse([]string{"--controllers=*,-janitor"}); err != nil {
 		panic(err)
 	}
 
-	r, err := controllermanager.New(mgr, descs, controllermanager.Options{Controllers: enabled})
+	r, err := runner.New(mgr, descs, runner.Options{Controllers: enabled})
 	if err != nil {
 		panic(err)
 	}

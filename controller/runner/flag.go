@@ -1,4 +1,4 @@
-package controllermanager
+package runner
 
 import (
 	"flag"
@@ -19,7 +19,7 @@ type ControllersValue struct {
 // that accepts the names of descs.
 func NewControllersValue(list *[]string, descs []Descriptor) *ControllersValue {
 	if list == nil {
-		panic("controllermanager: NewControllersValue needs a list")
+		panic("runner: NewControllersValue needs a list")
 	}
 	return &ControllersValue{list: list, descs: descs}
 }

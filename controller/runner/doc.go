@@ -1,4 +1,4 @@
-// Package controllermanager runs named controllers on one controller.Manager the way
+// Package runner runs named controllers on one controller.Manager the way
 // kube-controller-manager runs its own: a list of Descriptors (name, InitFunc, the
 // resources the controller needs, whether "*" includes it), an enable list in the
 // --controllers syntax ("*", "name", "-name"; see ControllersVar), and a Runner that
@@ -16,10 +16,10 @@
 //
 // For example:
 //
-//	r, err := controllermanager.New(mgr, []controllermanager.Descriptor{
+//	r, err := runner.New(mgr, []runner.Descriptor{
 //		{Name: "deployment", Init: startDeployment, Resources: []meta.GroupVersionResource{deploymentsGVR}},
 //		{Name: "replicator", Init: startReplicator, DisabledByDefault: true},
-//	}, controllermanager.Options{Controllers: []string{"*", "replicator"}})
+//	}, runner.Options{Controllers: []string{"*", "replicator"}})
 //	err = r.Run(ctx)
 //
 // Every enabled controller gets a /readyz entry "controller-<name>": failing until the
@@ -37,4 +37,4 @@
 // the informer retrying its list until the cache sync times out; InitFuncs add their
 // controllers to the Manager instead of starting goroutines, so the Manager's leader
 // election, readiness and graceful shutdown cover them.
-package controllermanager
+package runner

@@ -1,4 +1,4 @@
-package controllermanager
+package runner
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
-	"github.com/informerkit/informerkit/client"
 	"github.com/informerkit/informerkit/controller"
+	"github.com/informerkit/informerkit/controller/client"
 	"github.com/informerkit/informerkit/controller/events"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/meta"
@@ -163,15 +163,15 @@ type ctrlState struct {
 // names. A descriptor without a name or an Init is a programming error: New panics.
 func New(mgr *controller.Manager, descs []Descriptor, opts Options) (*Runner, error) {
 	if mgr == nil {
-		panic("controllermanager: New needs a Manager")
+		panic("runner: New needs a Manager")
 	}
 	seen := map[string]bool{}
 	for _, d := range descs {
 		if d.Name == "" || d.Init == nil {
-			panic(fmt.Sprintf("controllermanager: descriptor %q needs a name and an Init", d.Name))
+			panic(fmt.Sprintf("runner: descriptor %q needs a name and an Init", d.Name))
 		}
 		if seen[d.Name] {
-			return nil, fmt.Errorf("controllermanager: controller %q is listed twice", d.Name)
+			return nil, fmt.Errorf("runner: controller %q is listed twice", d.Name)
 		}
 		seen[d.Name] = true
 	}
@@ -195,7 +195,7 @@ func New(mgr *controller.Manager, descs []Descriptor, opts Options) (*Runner, er
 		if IsEnabled(d, opts.Controllers) {
 			name := d.Name
 			if err := mgr.AddReadyzCheck("controller-"+name, func(*http.Request) error { return r.ready(name) }); err != nil {
-				return nil, fmt.Errorf("controllermanager: %w", err)
+				return nil, fmt.Errorf("runner: %w", err)
 			}
 		}
 	}
@@ -211,7 +211,7 @@ func ValidateControllers(list []string, descs []Descriptor) error {
 		}
 		name := strings.TrimPrefix(item, "-")
 		if !slices.ContainsFunc(descs, func(d Descriptor) bool { return d.Name == name }) {
-			return fmt.Errorf("controllermanager: %q is %w (known: %s)", name, ErrUnknownController, strings.Join(names(descs), ", "))
+			return fmt.Errorf("runner: %q is %w (known: %s)", name, ErrUnknownController, strings.Join(names(descs), ", "))
 		}
 	}
 	return nil
@@ -256,14 +256,14 @@ func (r *Runner) Run(ctx context.Context) error {
 	r.mu.Lock()
 	if r.ran {
 		r.mu.Unlock()
-		return errors.New("controllermanager: Runner already ran")
+		return errors.New("runner: Runner already ran")
 	}
 	r.ran = true
 	r.mu.Unlock()
 
 	res, err := r.mgr.APIClient().ServerResources(ctx)
 	if res == nil && err != nil {
-		return fmt.Errorf("controllermanager: discovery: %w", err)
+		return fmt.Errorf("runner: discovery: %w", err)
 	}
 	if err != nil {
 		// Unavailable aggregated APIs: their resources count as not served.
@@ -311,7 +311,7 @@ func (r *Runner) initAll(ctx context.Context, available map[meta.GroupVersionRes
 		if err != nil {
 			log.Error("Error starting controller", "err", err)
 			r.setState(d.Name, StatusFailed, err, made)
-			return fmt.Errorf("controllermanager: starting controller %q: %w", d.Name, err)
+			return fmt.Errorf("runner: starting controller %q: %w", d.Name, err)
 		}
 		for _, inf := range made {
 			if gvr, ok := r.mgr.Factory().ResourceOf(inf); ok {
@@ -319,7 +319,7 @@ func (r *Runner) initAll(ctx context.Context, available map[meta.GroupVersionRes
 					nerr := &NotServedError{Controller: d.Name, Resource: gvr}
 					log.Error("Error starting controller", "err", nerr)
 					r.setState(d.Name, StatusFailed, nerr, made)
-					return fmt.Errorf("controllermanager: controller %q: %w", d.Name, nerr)
+					return fmt.Errorf("runner: controller %q: %w", d.Name, nerr)
 				}
 			}
 		}

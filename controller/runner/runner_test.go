@@ -1,4 +1,4 @@
-package controllermanager
+package runner
 
 import (
 	"context"
