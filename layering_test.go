@@ -171,10 +171,10 @@ func goList(t *testing.T) ([]pkg, []string) {
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for dec.More() {
 		var p struct {
-			ImportPath                        string
+			ImportPath                         string
 			Imports, TestImports, XTestImports []string
-			Standard                          bool
-			Module                            *struct{ Path string }
+			Standard                           bool
+			Module                             *struct{ Path string }
 		}
 		if err := dec.Decode(&p); err != nil {
 			t.Fatal(err)
