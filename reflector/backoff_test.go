@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/meta"
 )
 
 func TestBackoffGrowsCapsAndResets(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := backoffState{cfg: Options[*testObj]{}.withDefaults().backoff}
+		b := backoffState{cfg: Options[*testobj.ConfigMap]{}.withDefaults().backoff}
 		// Base delays 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30, 30 s; jitter adds up to +100 %.
 		bases := []time.Duration{800 * time.Millisecond, 1600 * time.Millisecond, 3200 * time.Millisecond,
 			6400 * time.Millisecond, 12800 * time.Millisecond, 25600 * time.Millisecond, 30 * time.Second, 30 * time.Second}
@@ -33,7 +34,7 @@ func TestBackoffGrowsCapsAndResets(t *testing.T) {
 
 func TestBackoffHonoursMinimumAndNoJitter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := backoffState{cfg: Options[*testObj]{Backoff: Backoff{Initial: time.Millisecond, Jitter: -1}}.withDefaults().backoff}
+		b := backoffState{cfg: Options[*testobj.ConfigMap]{Backoff: Backoff{Initial: time.Millisecond, Jitter: -1}}.withDefaults().backoff}
 		if d := b.next(0); d != time.Millisecond {
 			t.Fatalf("delay without jitter = %v, want 1ms", d)
 		}
@@ -46,7 +47,7 @@ func TestBackoffHonoursMinimumAndNoJitter(t *testing.T) {
 // The zero Backoff is client-go's (jitter 1.0); once a field is set, Jitter reads as in
 // wait.Backoff: 0 is no jitter, and the other zero fields keep their defaults.
 func TestBackoffJitterZeroValue(t *testing.T) {
-	cfg := func(b Backoff) Backoff { return Options[*testObj]{Backoff: b}.withDefaults().backoff }
+	cfg := func(b Backoff) Backoff { return Options[*testobj.ConfigMap]{Backoff: b}.withDefaults().backoff }
 	for _, tc := range []struct {
 		name string
 		in   Backoff
@@ -77,7 +78,7 @@ func TestBackoffJitterZeroValue(t *testing.T) {
 // fails again right after answering keeps growing the delay.
 func TestBackoffResetsAfterBeingHealthyForTheLastDelay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := backoffState{cfg: Options[*testObj]{Backoff: Backoff{Initial: time.Second, Jitter: -1}}.withDefaults().backoff}
+		b := backoffState{cfg: Options[*testobj.ConfigMap]{Backoff: Backoff{Initial: time.Second, Jitter: -1}}.withDefaults().backoff}
 		fail := func(want time.Duration) {
 			t.Helper()
 			d := b.next(0)
@@ -124,7 +125,7 @@ func TestSleepCtx(t *testing.T) {
 }
 
 func TestWatchTimeoutRange(t *testing.T) {
-	r := New(unusedLW(t), newRecStore(), Options[*testObj]{})
+	r := New(unusedLW(t), newRecStore(), Options[*testobj.ConfigMap]{})
 	seen := map[int64]bool{}
 	for range 2000 {
 		s := *r.watchTimeout()
@@ -136,7 +137,7 @@ func TestWatchTimeoutRange(t *testing.T) {
 	if len(seen) < 100 {
 		t.Fatalf("only %d distinct timeouts in 2000 draws: not spread", len(seen))
 	}
-	small := New(unusedLW(t), newRecStore(), Options[*testObj]{MinWatchTimeout: time.Millisecond})
+	small := New(unusedLW(t), newRecStore(), Options[*testobj.ConfigMap]{MinWatchTimeout: time.Millisecond})
 	if s := *small.watchTimeout(); s != 1 {
 		t.Fatalf("tiny MinWatchTimeout gave timeoutSeconds %d, want the minimum of 1", s)
 	}
@@ -145,7 +146,7 @@ func TestWatchTimeoutRange(t *testing.T) {
 func TestStalenessBeforeFirstSync(t *testing.T) {
 	lw := unusedLW(t)
 	synctest.Test(t, func(t *testing.T) {
-		r := New(lw, newRecStore(), Options[*testObj]{})
+		r := New(lw, newRecStore(), Options[*testobj.ConfigMap]{})
 		time.Sleep(5 * time.Second)
 		if s := r.Staleness(); s != 5*time.Second {
 			t.Fatalf("Staleness before any sync = %v, want the 5s since New", s)
@@ -159,10 +160,10 @@ func TestStalenessBeforeFirstSync(t *testing.T) {
 }
 
 func TestDefaultName(t *testing.T) {
-	if n := New(unusedLW(t), newRecStore(), Options[*testObj]{}).Name(); n != "configmaps.v1" {
+	if n := New(unusedLW(t), newRecStore(), Options[*testobj.ConfigMap]{}).Name(); n != "configmaps.v1" {
 		t.Fatalf("default name %q, want the resource's configmaps.v1", n)
 	}
-	if n := New(unusedLW(t), newRecStore(), Options[*testObj]{Name: "mine"}).Name(); n != "mine" {
+	if n := New(unusedLW(t), newRecStore(), Options[*testobj.ConfigMap]{Name: "mine"}).Name(); n != "mine" {
 		t.Fatalf("name %q, want mine", n)
 	}
 }
@@ -173,15 +174,15 @@ func TestNewPanicsWithoutListerWatcherOrStore(t *testing.T) {
 			t.Fatal("New without a ListerWatcher did not panic")
 		}
 	}()
-	New(nil, newRecStore(), Options[*testObj]{})
+	New(nil, newRecStore(), Options[*testobj.ConfigMap]{})
 }
 
 // unusedLW is an apiclient.Resource that is never asked anything (no server runs).
-func unusedLW(t *testing.T) *apiclient.Resource[*testObj] {
+func unusedLW(t *testing.T) *apiclient.Resource[*testobj.ConfigMap] {
 	c, err := apiclient.New(&apiclient.Config{Host: "http://127.0.0.1:1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	return apiclient.NewResource[*testObj](c, meta.GroupVersionResource{Version: "v1", Resource: cms})
+	return apiclient.NewResource[*testobj.ConfigMap](c, meta.GroupVersionResource{Version: "v1", Resource: cms})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -21,7 +22,7 @@ import (
 // points where the heap is largest it measures the live heap (after a forced GC).
 type peakStore struct {
 	mu      sync.Mutex
-	objs    map[string]*testObj
+	objs    map[string]*testobj.ConfigMap
 	seen    map[string]struct{}
 	added   int
 	probing bool
@@ -38,27 +39,27 @@ func (s *peakStore) probeLocked() {
 	s.peak = max(s.peak, ms.HeapAlloc)
 }
 
-func (s *peakStore) Add(o *testObj) error    { return s.put(o) }
-func (s *peakStore) Update(o *testObj) error { return s.put(o) }
-func (s *peakStore) Resync() error           { return nil }
-func (s *peakStore) Delete(o *testObj) error {
+func (s *peakStore) Add(o *testobj.ConfigMap) error    { return s.put(o) }
+func (s *peakStore) Update(o *testobj.ConfigMap) error { return s.put(o) }
+func (s *peakStore) Resync() error                     { return nil }
+func (s *peakStore) Delete(o *testobj.ConfigMap) error {
 	s.mu.Lock()
 	delete(s.objs, key(o))
 	s.mu.Unlock()
 	return nil
 }
 
-func (s *peakStore) put(o *testObj) error {
+func (s *peakStore) put(o *testobj.ConfigMap) error {
 	s.mu.Lock()
 	s.objs[key(o)] = o
 	s.mu.Unlock()
 	return nil
 }
 
-func (s *peakStore) Replace(list []*testObj, _ string) error {
+func (s *peakStore) Replace(list []*testobj.ConfigMap, _ string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := make(map[string]*testObj, len(list))
+	m := make(map[string]*testobj.ConfigMap, len(list))
 	for _, o := range list {
 		m[key(o)] = o
 	}
@@ -67,7 +68,7 @@ func (s *peakStore) Replace(list []*testObj, _ string) error {
 	return nil
 }
 
-func (s *peakStore) BeginReplace() (Replacement[*testObj], error) {
+func (s *peakStore) BeginReplace() (Replacement[*testobj.ConfigMap], error) {
 	s.mu.Lock()
 	s.seen = make(map[string]struct{}, len(s.objs))
 	s.added = 0
@@ -77,7 +78,7 @@ func (s *peakStore) BeginReplace() (Replacement[*testObj], error) {
 
 type peakReplacement struct{ s *peakStore }
 
-func (r peakReplacement) Add(o *testObj) error {
+func (r peakReplacement) Add(o *testobj.ConfigMap) error {
 	s := r.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -113,11 +114,11 @@ func (r peakReplacement) Abort() {
 // replaceOnly hides peakStore's IncrementalReplacer, so the reflector uses Replace.
 type replaceOnly struct{ s *peakStore }
 
-func (r replaceOnly) Add(o *testObj) error                  { return r.s.Add(o) }
-func (r replaceOnly) Update(o *testObj) error               { return r.s.Update(o) }
-func (r replaceOnly) Delete(o *testObj) error               { return r.s.Delete(o) }
-func (r replaceOnly) Replace(l []*testObj, rv string) error { return r.s.Replace(l, rv) }
-func (r replaceOnly) Resync() error                         { return nil }
+func (r replaceOnly) Add(o *testobj.ConfigMap) error                  { return r.s.Add(o) }
+func (r replaceOnly) Update(o *testobj.ConfigMap) error               { return r.s.Update(o) }
+func (r replaceOnly) Delete(o *testobj.ConfigMap) error               { return r.s.Delete(o) }
+func (r replaceOnly) Replace(l []*testobj.ConfigMap, rv string) error { return r.s.Replace(l, rv) }
+func (r replaceOnly) Resync() error                                   { return nil }
 
 // BenchmarkRelistPeakHeap measures how much live heap a relist of N objects needs on top of
 // the steady state (the cache, the apitest server's own copy, the client): the figure
@@ -149,7 +150,7 @@ func BenchmarkRelistPeakHeap(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	res := apiclient.NewResource[*testObj](c, meta.GroupVersionResource{Version: "v1", Resource: cms})
+	res := apiclient.NewResource[*testobj.ConfigMap](c, meta.GroupVersionResource{Version: "v1", Resource: cms})
 
 	for _, v := range []struct {
 		name        string
@@ -165,8 +166,8 @@ func BenchmarkRelistPeakHeap(b *testing.B) {
 		{"watchlist/store=incremental", true, true, 0},
 	} {
 		b.Run(v.name, func(b *testing.B) {
-			ps := &peakStore{objs: map[string]*testObj{}}
-			var store Store[*testObj] = replaceOnly{ps}
+			ps := &peakStore{objs: map[string]*testobj.ConfigMap{}}
+			var store Store[*testobj.ConfigMap] = replaceOnly{ps}
 			if v.incremental {
 				store = ps
 			}
@@ -174,7 +175,7 @@ func BenchmarkRelistPeakHeap(b *testing.B) {
 			if v.watchList {
 				mode = WatchListOn
 			}
-			r := New(res, store, Options[*testObj]{WatchList: mode, PageSize: v.pageSize,
+			r := New(res, store, Options[*testobj.ConfigMap]{WatchList: mode, PageSize: v.pageSize,
 				Logger: slog.New(slog.DiscardHandler)})
 			ctx := context.Background()
 			sync := func() {

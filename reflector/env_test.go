@@ -13,6 +13,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -21,7 +22,7 @@ import (
 type env struct {
 	t      *testing.T
 	srv    *apitest.Server
-	res    *apiclient.Resource[*testObj]
+	res    *apiclient.Resource[*testobj.ConfigMap]
 	log    *logRecorder
 	errsMu sync.Mutex
 	errs   []error // what WatchErrorHandler received
@@ -55,24 +56,24 @@ func newEnvProto(t *testing.T, proto apiclient.WatchProtocol, opts apitest.Optio
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	res := apiclient.NewResource[*testObj](c, meta.GroupVersionResource{Version: "v1", Resource: cms})
+	res := apiclient.NewResource[*testobj.ConfigMap](c, meta.GroupVersionResource{Version: "v1", Resource: cms})
 	return &env{t: t, srv: srv, res: res, log: &logRecorder{}, errsCh: make(chan struct{})}
 }
 
 // testOptions are New's arguments: the ListerWatcher, the store and the options.
 type testOptions struct {
-	lw    apiclient.ListerWatcher[*testObj]
-	store Store[*testObj]
-	Options[*testObj]
+	lw    apiclient.ListerWatcher[*testobj.ConfigMap]
+	store Store[*testobj.ConfigMap]
+	Options[*testobj.ConfigMap]
 }
 
 // new calls New with o's arguments.
-func (o testOptions) new() *Reflector[*testObj] { return New(o.lw, o.store, o.Options) }
+func (o testOptions) new() *Reflector[*testobj.ConfigMap] { return New(o.lw, o.store, o.Options) }
 
 // options returns the options most tests start from: LIST+WATCH (tests of WatchList set
 // WatchList), fast backoff, the recorded logger and error handler.
-func (e *env) options(store Store[*testObj]) testOptions {
-	return testOptions{lw: e.res, store: store, Options: Options[*testObj]{
+func (e *env) options(store Store[*testobj.ConfigMap]) testOptions {
+	return testOptions{lw: e.res, store: store, Options: Options[*testobj.ConfigMap]{
 		WatchList:         WatchListOff,
 		Backoff:           Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond},
 		Logger:            slog.New(e.log.handler()),
@@ -112,7 +113,7 @@ func (e *env) waitError(what string, match func(error) bool) error {
 }
 
 // run starts r.Run in a goroutine; the test's cleanup stops it and waits for it.
-func (e *env) run(opts testOptions) *Reflector[*testObj] {
+func (e *env) run(opts testOptions) *Reflector[*testobj.ConfigMap] {
 	r := opts.new()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -363,7 +364,7 @@ func (e *env) waitContent(s *recStore) {
 }
 
 // storeKinds runs f for a plain Store (Replace) and an IncrementalReplacer.
-func storeKinds(t *testing.T, f func(t *testing.T, rec *recStore, store Store[*testObj])) {
+func storeKinds(t *testing.T, f func(t *testing.T, rec *recStore, store Store[*testobj.ConfigMap])) {
 	t.Run("store=replace", func(t *testing.T) {
 		rec := newRecStore()
 		f(t, rec, rec)

@@ -13,13 +13,14 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/meta"
 )
 
 // The first LIST is at resourceVersion 0 with limit 500; the WATCH starts at the list's
 // resourceVersion with bookmarks and a timeout in [300, 600] s.
 func TestFirstListAtZeroThenWatchFromListRV(t *testing.T) {
-	storeKinds(t, func(t *testing.T, rec *recStore, store Store[*testObj]) {
+	storeKinds(t, func(t *testing.T, rec *recStore, store Store[*testobj.ConfigMap]) {
 		e := newEnv(t)
 		for _, n := range []string{"a", "b", "c"} {
 			e.create(n)
@@ -136,7 +137,7 @@ func TestBookmarksAdvanceLastSyncRV(t *testing.T) {
 // first list, at "0", is served whole: the watch cache ignores limit there). Continue pages
 // carry no resourceVersion; one Replace (or one incremental replacement) takes all pages.
 func TestPagedList(t *testing.T) {
-	storeKinds(t, func(t *testing.T, rec *recStore, store Store[*testObj]) {
+	storeKinds(t, func(t *testing.T, rec *recStore, store Store[*testobj.ConfigMap]) {
 		e := newEnv(t)
 		for _, n := range []string{"a", "b", "c", "d", "e"} {
 			e.create(n)
@@ -184,7 +185,7 @@ func TestCompactionLeadsToRelistAtLastRV(t *testing.T) {
 			name = "list-410-then-empty-rv"
 		}
 		t.Run(name, func(t *testing.T) {
-			storeKinds(t, func(t *testing.T, rec *recStore, store Store[*testObj]) {
+			storeKinds(t, func(t *testing.T, rec *recStore, store Store[*testobj.ConfigMap]) {
 				e := newEnv(t)
 				e.create("a")
 				e.create("b")
@@ -831,7 +832,7 @@ func TestConnectionRefusedRewatchesThenTooLargeRelists(t *testing.T) {
 	}
 	defer c.Close()
 	e := &env{t: t, srv: a, log: &logRecorder{}, errsCh: make(chan struct{}),
-		res: apiclient.NewResource[*testObj](c, meta.GroupVersionResource{Version: "v1", Resource: cms})}
+		res: apiclient.NewResource[*testobj.ConfigMap](c, meta.GroupVersionResource{Version: "v1", Resource: cms})}
 	for _, n := range []string{"a1", "a2", "a3"} {
 		e.create(n)
 	}
@@ -951,7 +952,7 @@ func TestFailingListReachesTheReflectorAtOnce(t *testing.T) {
 func TestPagedFirstListKeepsLaterListsPaged(t *testing.T) {
 	for _, watchCache := range []bool{false, true} {
 		t.Run(fmt.Sprintf("watchCache=%v", watchCache), func(t *testing.T) {
-			storeKinds(t, func(t *testing.T, rec *recStore, store Store[*testObj]) {
+			storeKinds(t, func(t *testing.T, rec *recStore, store Store[*testobj.ConfigMap]) {
 				e := newEnvWithOptions(t, apitest.Options{NoWatchCache: !watchCache})
 				const n = DefaultPageSize + 1
 				for i := range n {

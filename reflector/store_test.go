@@ -7,17 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informerkit/informerkit/meta"
+	"github.com/informerkit/informerkit/internal/testobj"
 )
 
-// testObj is the object type of the tests: a ConfigMap-like struct.
-type testObj struct {
-	meta.TypeMeta
-	meta.ObjectMeta `json:"metadata"`
-	Data            map[string]string `json:"data,omitempty"`
-}
-
-func key(o *testObj) string {
+func key(o *testobj.ConfigMap) string {
 	if o.Namespace == "" {
 		return o.Name
 	}
@@ -38,7 +31,7 @@ func (o op) String() string { return fmt.Sprintf("%s(%s@%s,%d)", o.Kind, o.Key, 
 // API; the API is always apitest through apiclient. Waiters are woken on every call.
 type recStore struct {
 	mu      sync.Mutex
-	objs    map[string]*testObj
+	objs    map[string]*testobj.ConfigMap
 	ops     []op
 	changed chan struct{}
 	// failResync makes Resync fail.
@@ -100,7 +93,7 @@ func (s *recStore) lastRV() string {
 }
 
 func newRecStore() *recStore {
-	return &recStore{objs: map[string]*testObj{}, changed: make(chan struct{})}
+	return &recStore{objs: map[string]*testobj.ConfigMap{}, changed: make(chan struct{})}
 }
 
 func (s *recStore) record(o op) {
@@ -109,7 +102,7 @@ func (s *recStore) record(o op) {
 	s.changed = make(chan struct{})
 }
 
-func (s *recStore) Add(obj *testObj) error {
+func (s *recStore) Add(obj *testobj.ConfigMap) error {
 	s.pass(key(obj))
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -118,7 +111,7 @@ func (s *recStore) Add(obj *testObj) error {
 	return nil
 }
 
-func (s *recStore) Update(obj *testObj) error {
+func (s *recStore) Update(obj *testobj.ConfigMap) error {
 	s.pass(key(obj))
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -127,7 +120,7 @@ func (s *recStore) Update(obj *testObj) error {
 	return nil
 }
 
-func (s *recStore) Delete(obj *testObj) error {
+func (s *recStore) Delete(obj *testobj.ConfigMap) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.objs, key(obj))
@@ -135,10 +128,10 @@ func (s *recStore) Delete(obj *testObj) error {
 	return nil
 }
 
-func (s *recStore) Replace(list []*testObj, rv string) error {
+func (s *recStore) Replace(list []*testobj.ConfigMap, rv string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.objs = make(map[string]*testObj, len(list))
+	s.objs = make(map[string]*testobj.ConfigMap, len(list))
 	for _, o := range list {
 		s.objs[key(o)] = o
 	}
@@ -230,7 +223,7 @@ type incrStore struct {
 	*recStore
 }
 
-func (s incrStore) BeginReplace() (Replacement[*testObj], error) {
+func (s incrStore) BeginReplace() (Replacement[*testobj.ConfigMap], error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.seen != nil {
@@ -243,7 +236,7 @@ func (s incrStore) BeginReplace() (Replacement[*testObj], error) {
 
 type incrReplacement struct{ s *recStore }
 
-func (r incrReplacement) Add(obj *testObj) error {
+func (r incrReplacement) Add(obj *testobj.ConfigMap) error {
 	r.s.pass(key(obj))
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/internal/testobj"
 )
 
 // endedWatch is a finished watch that reports err from Err, as apiclient's watchers do once
@@ -18,8 +19,8 @@ import (
 type endedWatch struct{ err error }
 
 func (w endedWatch) Stop() {}
-func (w endedWatch) ResultChan() <-chan apiclient.Event[*testObj] {
-	ch := make(chan apiclient.Event[*testObj])
+func (w endedWatch) ResultChan() <-chan apiclient.Event[*testobj.ConfigMap] {
+	ch := make(chan apiclient.Event[*testobj.ConfigMap])
 	close(ch)
 	return ch
 }
@@ -61,7 +62,7 @@ func TestStreamErrorTellsALostConnectionFromACleanClose(t *testing.T) {
 		{"reset", &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer")}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := streamError[*testObj](endedWatch{tc.err})
+			err := streamError[*testobj.ConfigMap](endedWatch{tc.err})
 			if got := errors.Is(err, ErrConnectionLost); got != tc.lost {
 				t.Fatalf("streamError(%v) = %v, lost %v, want %v", tc.err, err, got, tc.lost)
 			}
@@ -71,7 +72,9 @@ func TestStreamErrorTellsALostConnectionFromACleanClose(t *testing.T) {
 		})
 	}
 	// A watcher that cannot tell why it ended is taken for a clean close.
-	var plain apiclient.Watcher[*testObj] = struct{ apiclient.Watcher[*testObj] }{endedWatch{io.ErrUnexpectedEOF}}
+	var plain apiclient.Watcher[*testobj.ConfigMap] = struct {
+		apiclient.Watcher[*testobj.ConfigMap]
+	}{endedWatch{io.ErrUnexpectedEOF}}
 	if err := streamError(plain); err != nil {
 		t.Fatalf("streamError of a watcher without Err = %v", err)
 	}

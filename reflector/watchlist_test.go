@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -17,7 +18,7 @@ func isWatchList(r apitest.Request) bool {
 // With a server that supports it, the initial state comes from a streaming list (no LIST at
 // all) and the same stream goes on as the watch.
 func TestWatchListUsedWhenSupported(t *testing.T) {
-	storeKinds(t, func(t *testing.T, rec *recStore, store Store[*testObj]) {
+	storeKinds(t, func(t *testing.T, rec *recStore, store Store[*testobj.ConfigMap]) {
 		e := newEnv(t)
 		for _, n := range []string{"a", "b", "c"} {
 			e.create(n)
@@ -142,7 +143,7 @@ func TestWatchListReprobe(t *testing.T) {
 // WatchListTimeout without progress. What the incremental store got from the ignored
 // stream is aborted, then replaced by the LIST.
 func TestWatchListIgnoredFallsBackAfterTimeout(t *testing.T) {
-	storeKinds(t, func(t *testing.T, rec *recStore, store Store[*testObj]) {
+	storeKinds(t, func(t *testing.T, rec *recStore, store Store[*testobj.ConfigMap]) {
 		e := newEnvWithOptions(t, apitest.Options{InitialEvents: apitest.InitialEventsIgnored})
 		e.create("a")
 		e.create("b")
