@@ -14,8 +14,9 @@
 //     subresource) with a spec (size, replicas) and a status (ready, message). The tests
 //     add it to apitest with AddResource; WidgetInfo describes it to the kinds registry.
 //
-// It imports meta and kinds only, so that every stage from kinds up can use it. The
-// tests of meta (which it imports) and of indexer and deltafifo (which import nothing
-// but each other) keep their own minimal types, as do tests that need a type of a shape
-// of their own (a type no registry knows, a heap-measured pod).
+// It imports meta and kinds only, so that every stage from kinds up can use it. The tests
+// of meta (which it imports), indexer and deltafifo (below kinds; their objects are plain
+// structs with test hooks: an index that fails on demand, a transform counter) keep their
+// own types, as do tests that need a type of their own (one no registry knows, a pod of
+// the heap gate's shape).
 package testobj
