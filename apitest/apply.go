@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest/internal/apierr"
+	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
 	"github.com/informerkit/informerkit/apitest/internal/ssa"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -17,16 +19,16 @@ import (
 
 // validatePatchOptions checks the PatchOptions of a patch of type pt.
 func validatePatchOptions(pt apiclient.PatchType, wo writeOptions) *meta.Status {
-	var errs []fieldError
+	var errs []apierr.FieldError
 	if pt == apiclient.ApplyPatchType {
 		if wo.fieldManagerParam == "" {
-			errs = append(errs, requiredValue("fieldManager", "is required for apply patch"))
+			errs = append(errs, apierr.RequiredValue("fieldManager", "is required for apply patch"))
 		}
 	} else if wo.forceSet {
-		errs = append(errs, forbiddenValue("force", "may not be specified for non-apply patch"))
+		errs = append(errs, apierr.ForbiddenValue("force", "may not be specified for non-apply patch"))
 	}
 	if len(errs) > 0 {
-		return errInvalid("PatchOptions", "meta.k8s.io", "", errs)
+		return apierr.Invalid("PatchOptions", "meta.k8s.io", "", errs)
 	}
 	return nil
 }
@@ -36,7 +38,7 @@ func validatePatchOptions(pt apiclient.PatchType, wo writeOptions) *meta.Status 
 func (s *Server) applyLocked(r *resource, ns, name string, body []byte, mode updateMode, wo writeOptions) (*storedObj, bool, *meta.Status) {
 	config, err := decodeYAML(body)
 	if err != nil {
-		return nil, false, errBadRequest(fmt.Sprintf("error decoding YAML: error converting YAML to JSON: %v", err))
+		return nil, false, apierr.BadRequest(fmt.Sprintf("error decoding YAML: error converting YAML to JSON: %v", err))
 	}
 	if config == nil {
 		config = map[string]any{}
@@ -53,8 +55,8 @@ func (s *Server) applyLocked(r *resource, ns, name string, body []byte, mode upd
 	if err != nil {
 		return nil, false, applyStatus(err)
 	}
-	if got := str(metaOf(out), "name"); got != name {
-		return nil, false, errBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", got, name))
+	if got := jsonobj.Str(jsonobj.Meta(out), "name"); got != name {
+		return nil, false, apierr.BadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", got, name))
 	}
 	wo.applied = true
 	if old == nil {
@@ -70,7 +72,7 @@ func (s *Server) applyLocked(r *resource, ns, name string, body []byte, mode upd
 func applyStatus(err error) *meta.Status {
 	var ce *ssa.ConflictError
 	if errors.As(err, &ce) {
-		st := newStatus(http.StatusConflict, meta.StatusReasonConflict, ce.Error())
+		st := apierr.New(http.StatusConflict, meta.StatusReasonConflict, ce.Error())
 		causes := make([]meta.StatusCause, 0, len(ce.Conflicts))
 		for _, c := range ce.Conflicts {
 			causes = append(causes, meta.StatusCause{Type: "FieldManagerConflict", Message: "conflict with " + c.Manager.String(), Field: c.Path.String()})
@@ -80,7 +82,7 @@ func applyStatus(err error) *meta.Status {
 	}
 	var ae *ssa.ApplyError
 	if errors.As(err, &ae) && ae.Code == http.StatusBadRequest {
-		return errBadRequest(ae.Message)
+		return apierr.BadRequest(ae.Message)
 	}
-	return errUnknown(err.Error())
+	return apierr.Unknown(err.Error())
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/informerkit/informerkit/apitest/internal/apierr"
+	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
 	"github.com/informerkit/informerkit/internal/kubeproto"
 	"github.com/informerkit/informerkit/internal/kubeschema"
 	"github.com/informerkit/informerkit/meta"
@@ -120,7 +122,7 @@ func joinField(path, name string) string {
 }
 
 func errCannotHandle(t *ResourceType, detail string) *meta.Status {
-	return errBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %s", t.Kind, t.Version, t.Kind, detail))
+	return apierr.BadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %s", t.Kind, t.Version, t.Kind, detail))
 }
 
 // goJSONError words a value of the wrong JSON type as encoding/json does:
@@ -182,7 +184,7 @@ func validFieldValidation(v, optionsKind string) *meta.Status {
 	case "", "Ignore", "Warn", "Strict":
 		return nil
 	}
-	return errInvalid(optionsKind, "meta.k8s.io", "", []fieldError{notSupported("fieldValidation", v, "", "Ignore", "Strict", "Warn")})
+	return apierr.Invalid(optionsKind, "meta.k8s.io", "", []apierr.FieldError{apierr.NotSupportedValue("fieldValidation", v, "", "Ignore", "Strict", "Warn")})
 }
 
 // applyDefaults sets the table's defaults on obj (of type t) and in everything it holds,
@@ -292,7 +294,7 @@ func (s *Server) defaultWriteLocked(r *resource, obj, old map[string]any, fv str
 		if group == "events.k8s.io" {
 			group = "" // validated as the internal core Event, and named so
 		}
-		return nil, nil, errInvalid(r.typ.Kind, group, str(metaOf(norm), "name"), errs)
+		return nil, nil, apierr.Invalid(r.typ.Kind, group, jsonobj.Str(jsonobj.Meta(norm), "name"), errs)
 	}
 	return norm, warnings, nil
 }
@@ -341,7 +343,7 @@ func requestWriteOptions(r *http.Request) (writeOptions, *meta.Status) {
 	if f, ok := r.URL.Query()["force"]; ok && r.Method == http.MethodPatch && len(f) > 0 {
 		b, err := strconv.ParseBool(f[0])
 		if err != nil {
-			return writeOptions{}, errBadRequest(fmt.Sprintf("strconv.ParseBool: parsing %q: invalid syntax", f[0]))
+			return writeOptions{}, apierr.BadRequest(fmt.Sprintf("strconv.ParseBool: parsing %q: invalid syntax", f[0]))
 		}
 		wo.force, wo.forceSet = b, true
 	}

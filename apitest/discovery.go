@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -23,7 +24,7 @@ var version = map[string]string{
 // serveNonResource answers discovery, /version and health paths.
 func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		writeStatus(w, errMethodNotAllowed())
+		writeStatus(w, apierr.MethodNotAllowed())
 		return
 	}
 	if s.serveOpenAPIV3(w, r) {
@@ -57,11 +58,11 @@ func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		writeStatus(w, errNoResource())
+		writeStatus(w, apierr.NoResource())
 	case len(parts) == 3 && parts[0] == "apis":
 		s.writeResourceList(w, parts[1], parts[2])
 	default:
-		st := errNoResource()
+		st := apierr.NoResource()
 		st.Details = nil
 		writeStatus(w, st)
 	}
@@ -130,7 +131,7 @@ func (s *Server) writeResourceList(w http.ResponseWriter, group, version string)
 	}
 	s.mu.Unlock()
 	if list == nil {
-		writeStatus(w, errNoResource())
+		writeStatus(w, apierr.NoResource())
 		return
 	}
 	gv := meta.GroupVersion{Group: group, Version: version}.String()

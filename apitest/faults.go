@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -118,7 +119,7 @@ func (s *Server) AbortWatches(resource string) (int, error) {
 func (s *Server) ExpireWatches(resource string) (int, error) {
 	return s.forWatchers(resource, func(w *watcher) {
 		rv := w.lastRV.Load()
-		w.push(watchCtl{kind: ctlError, status: errExpired(fmt.Sprintf("too old resource version: %d (%d)", rv, rv+1))})
+		w.push(watchCtl{kind: ctlError, status: apierr.Expired(fmt.Sprintf("too old resource version: %d (%d)", rv, rv+1))})
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/labels"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -33,7 +34,7 @@ const maxBody = 8 << 20
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.track.addHandler() {
-		writeStatus(w, newStatus(http.StatusServiceUnavailable, meta.StatusReasonServiceUnavailable, "apitest server is closing"))
+		writeStatus(w, apierr.New(http.StatusServiceUnavailable, meta.StatusReasonServiceUnavailable, "apitest server is closing"))
 		return
 	}
 	defer s.track.doneHandler()
@@ -50,7 +51,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.logRequest(rec)
 	s.opts.Logger.Debug("apitest request", "method", r.Method, "url", r.URL.String(), "verb", rec.Verb)
 	if !s.authorized(r) {
-		writeStatus(w, errUnauthorized())
+		writeStatus(w, apierr.Unauthorized())
 		return
 	}
 	if st != nil {
@@ -96,7 +97,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case VerbDeleteCollection:
 		s.handleDeleteCollection(w, r, ri)
 	default:
-		writeStatus(w, errMethodNotAllowed())
+		writeStatus(w, apierr.MethodNotAllowed())
 	}
 }
 
@@ -210,32 +211,32 @@ func (s *Server) route(r *http.Request, rec *Request) (*reqInfo, *meta.Status) {
 	}
 	s.mu.Unlock()
 	if res == nil {
-		return nil, errNoResource()
+		return nil, apierr.NoResource()
 	}
 	rec.Resource = res.typ.name()
 	ri.res = res
 	ri.verb = rec.Verb
 	if ri.namespace != "" && !res.typ.Namespaced {
-		return nil, errNoResource()
+		return nil, apierr.NoResource()
 	}
 	if ri.sub != "" {
 		sub, ok := res.typ.subresource(ri.sub)
 		if !ok {
-			return nil, errNoResource()
+			return nil, apierr.NoResource()
 		}
 		if r.Method == http.MethodPost {
 			ri.verb, rec.Verb = VerbCreate, VerbCreate
 		}
 		if !contains(sub.verbs, string(ri.verb)) {
-			return nil, errMethodNotAllowed()
+			return nil, apierr.MethodNotAllowed()
 		}
 		return ri, nil
 	}
 	if ri.name == "" && ri.namespace == "" && res.typ.Namespaced && ri.verb != VerbList && ri.verb != VerbWatch {
-		return nil, errMethodNotAllowed()
+		return nil, apierr.MethodNotAllowed()
 	}
 	if !res.typ.allows(ri.verb) {
-		return nil, errMethodNotAllowed()
+		return nil, apierr.MethodNotAllowed()
 	}
 	return ri, nil
 }
@@ -293,10 +294,10 @@ func dryRun(r *http.Request) bool {
 func readBody(r *http.Request) ([]byte, *meta.Status) {
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
-		return nil, errBadRequest("reading the request body: " + err.Error())
+		return nil, apierr.BadRequest("reading the request body: " + err.Error())
 	}
 	if len(b) > maxBody {
-		return nil, newStatus(http.StatusRequestEntityTooLarge, meta.StatusReasonRequestEntityTooLarge, "the request is too large")
+		return nil, apierr.New(http.StatusRequestEntityTooLarge, meta.StatusReasonRequestEntityTooLarge, "the request is too large")
 	}
 	return b, nil
 }
@@ -410,9 +411,9 @@ func (s *Server) patchLocked(r *resource, ns, name string, pt apiclient.PatchTyp
 		var err error
 		if doc, err = applyPatch(mustDecode(old.raw), pt, patch); err != nil {
 			if pt == apiclient.JSONPatchType && strings.Contains(err.Error(), "testing value") {
-				return nil, false, errInvalid(r.typ.Kind, r.typ.Group, name, []fieldError{{typ: "FieldValueInvalid", msg: err.Error()}})
+				return nil, false, apierr.Invalid(r.typ.Kind, r.typ.Group, name, []apierr.FieldError{{Type: "FieldValueInvalid", Message: err.Error()}})
 			}
-			return nil, false, errBadRequest(err.Error())
+			return nil, false, apierr.BadRequest(err.Error())
 		}
 	}
 	o, _, st := s.updateLocked(r, ns, name, doc, mode, wo)
@@ -508,16 +509,16 @@ func (s *Server) parseFilter(r *http.Request, ri *reqInfo) (*filter, *meta.Statu
 		return nil, shardSelectorError(err)
 	}
 	if f.labels, err = labels.Parse(q.Get("labelSelector")); err != nil {
-		return nil, errBadRequest(err.Error())
+		return nil, apierr.BadRequest(err.Error())
 	}
 	if f.fields, err = parseFieldSelector(q.Get("fieldSelector"), &ri.res.typ); err != nil {
-		return nil, errBadRequest(err.Error())
+		return nil, apierr.BadRequest(err.Error())
 	}
 	if ri.name != "" {
 		// A watch of one object (legacy path form) is a watch with metadata.name=<name>.
 		for _, fr := range f.fields {
 			if fr.field == "metadata.name" && !fr.neg && fr.value != ri.name {
-				return nil, errBadRequest("fieldSelector metadata.name doesn't match requested name")
+				return nil, apierr.BadRequest("fieldSelector metadata.name doesn't match requested name")
 			}
 		}
 		f.fields = append(f.fields, fieldReq{field: "metadata.name", value: ri.name})
@@ -554,7 +555,7 @@ func decodeContinue(s string) (continueToken, error) {
 
 const continueExpiredMsg = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list."
 
-func listOptionErrors(q map[string][]string, watch bool) []fieldError {
+func listOptionErrors(q map[string][]string, watch bool) []apierr.FieldError {
 	get := func(k string) string {
 		if v := q[k]; len(v) > 0 {
 			return v[0]
@@ -563,38 +564,38 @@ func listOptionErrors(q map[string][]string, watch bool) []fieldError {
 	}
 	rv, match, cont := get("resourceVersion"), get("resourceVersionMatch"), get("continue")
 	_, hasSIE := q["sendInitialEvents"]
-	var errs []fieldError
+	var errs []apierr.FieldError
 	if !watch {
 		if match != "" {
 			if rv == "" {
-				errs = append(errs, forbiddenValue("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+				errs = append(errs, apierr.ForbiddenValue("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided"))
 			}
 			if cont != "" {
-				errs = append(errs, forbiddenValue("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
+				errs = append(errs, apierr.ForbiddenValue("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
 			}
 			if match != apiclient.ResourceVersionMatchExact && match != apiclient.ResourceVersionMatchNotOlderThan {
-				errs = append(errs, fieldError{typ: "FieldValueNotSupported", field: "resourceVersionMatch",
-					msg: fmt.Sprintf("Unsupported value: %q: supported values: \"Exact\", \"NotOlderThan\", \"\"", match)})
+				errs = append(errs, apierr.FieldError{Type: "FieldValueNotSupported", Field: "resourceVersionMatch",
+					Message: fmt.Sprintf("Unsupported value: %q: supported values: \"Exact\", \"NotOlderThan\", \"\"", match)})
 			}
 			if match == apiclient.ResourceVersionMatchExact && rv == "0" {
-				errs = append(errs, forbiddenValue("resourceVersionMatch", "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""))
+				errs = append(errs, apierr.ForbiddenValue("resourceVersionMatch", "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""))
 			}
 		}
 		if hasSIE {
-			errs = append(errs, forbiddenValue("sendInitialEvents", "sendInitialEvents is forbidden for list"))
+			errs = append(errs, apierr.ForbiddenValue("sendInitialEvents", "sendInitialEvents is forbidden for list"))
 		}
 		return errs
 	}
 	if hasSIE && match != apiclient.ResourceVersionMatchNotOlderThan {
-		errs = append(errs, forbiddenValue("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
+		errs = append(errs, apierr.ForbiddenValue("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
 	}
 	if match != "" {
 		if !hasSIE {
-			errs = append(errs, forbiddenValue("resourceVersionMatch", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))
+			errs = append(errs, apierr.ForbiddenValue("resourceVersionMatch", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))
 		}
 		if match != apiclient.ResourceVersionMatchNotOlderThan {
-			errs = append(errs, fieldError{typ: "FieldValueNotSupported", field: "resourceVersionMatch",
-				msg: fmt.Sprintf("Unsupported value: %q: supported values: \"NotOlderThan\"", match)})
+			errs = append(errs, apierr.FieldError{Type: "FieldValueNotSupported", Field: "resourceVersionMatch",
+				Message: fmt.Sprintf("Unsupported value: %q: supported values: \"NotOlderThan\"", match)})
 		}
 	}
 	return errs
@@ -603,7 +604,7 @@ func listOptionErrors(q map[string][]string, watch bool) []fieldError {
 func parseRV(s string) (uint64, *meta.Status) {
 	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return 0, errBadRequest(fmt.Sprintf("invalid resource version: %s", s))
+		return 0, apierr.BadRequest(fmt.Sprintf("invalid resource version: %s", s))
 	}
 	return n, nil
 }
@@ -639,7 +640,7 @@ func (s *Server) waitForRVLocked(ctx context.Context, want uint64) bool {
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request, ri *reqInfo) {
 	q := r.URL.Query()
 	if errs := listOptionErrors(q, false); len(errs) > 0 {
-		writeStatus(w, errInvalid("ListOptions", "meta.k8s.io", "", errs))
+		writeStatus(w, apierr.Invalid("ListOptions", "meta.k8s.io", "", errs))
 		return
 	}
 	f, st := s.parseFilter(r, ri)
@@ -654,7 +655,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, ri *reqInfo)
 		// has no watch cache (Options.NoWatchCache).
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			writeStatus(w, errBadRequest(fmt.Sprintf("limit: %v", err)))
+			writeStatus(w, apierr.BadRequest(fmt.Sprintf("limit: %v", err)))
 			return
 		}
 		limit = max(n, 0)
@@ -664,11 +665,11 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, ri *reqInfo)
 	if cont != "" {
 		var err error
 		if tok, err = decodeContinue(cont); err != nil {
-			writeStatus(w, errBadRequest("invalid continue token: "+err.Error()))
+			writeStatus(w, apierr.BadRequest("invalid continue token: "+err.Error()))
 			return
 		}
 		if rvParam != "" && rvParam != "0" {
-			writeStatus(w, errBadRequest("specifying resource version is not allowed when using continue"))
+			writeStatus(w, apierr.BadRequest("specifying resource version is not allowed when using continue"))
 			return
 		}
 	}
@@ -684,7 +685,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, ri *reqInfo)
 	if want > s.rv && !s.waitForRVLocked(r.Context(), want) {
 		cur := s.rv
 		s.mu.Unlock()
-		writeStatus(w, errTooLargeRV(want, cur))
+		writeStatus(w, apierr.TooLargeResourceVersion(want, cur))
 		return
 	}
 	snapRV := s.rv
@@ -693,7 +694,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, ri *reqInfo)
 		if tok.RV < res.oldestRV() || tok.RV > s.rv {
 			cur := s.rv
 			s.mu.Unlock()
-			st := errExpired(continueExpiredMsg)
+			st := apierr.Expired(continueExpiredMsg)
 			st.ListMeta.Continue = encodeContinue(cur, tok.Start)
 			writeStatus(w, st)
 			return
@@ -702,7 +703,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, ri *reqInfo)
 	case want != 0 && match == apiclient.ResourceVersionMatchExact:
 		if want < res.oldestRV() {
 			s.mu.Unlock()
-			writeStatus(w, errExpired(fmt.Sprintf("too old resource version: %d", want)))
+			writeStatus(w, apierr.Expired(fmt.Sprintf("too old resource version: %d", want)))
 			return
 		}
 		snapRV = want
@@ -766,7 +767,7 @@ func decodeDeleteOptions(r *http.Request, b []byte, opts *deleteOptions) *meta.S
 	}
 	j, _ := json.Marshal(m)
 	if err := json.Unmarshal(j, opts); err != nil {
-		return errBadRequest("the DeleteOptions body does not decode: " + err.Error())
+		return apierr.BadRequest("the DeleteOptions body does not decode: " + err.Error())
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"unicode"
 
+	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/apitest/internal/fieldpath"
 	"github.com/informerkit/informerkit/apitest/internal/mergeschema"
 	"github.com/informerkit/informerkit/apitest/internal/ssa"
@@ -122,17 +123,17 @@ func goWrite() writeOptions {
 // product.
 func requestManager(r *http.Request, wo *writeOptions, optionsKind string) *meta.Status {
 	fm := r.URL.Query().Get("fieldManager")
-	var errs []fieldError
+	var errs []apierr.FieldError
 	if len(fm) > 128 {
-		errs = append(errs, fieldError{typ: "FieldValueTooLong", field: "fieldManager", msg: "Too long: may not be more than 128 bytes"})
+		errs = append(errs, apierr.FieldError{Type: "FieldValueTooLong", Field: "fieldManager", Message: "Too long: may not be more than 128 bytes"})
 	}
 	for i, c := range fm {
 		if !unicode.IsPrint(c) {
-			errs = append(errs, invalidValue("fieldManager", fm, fmt.Sprintf("invalid character %#U (at position %d)", c, i)))
+			errs = append(errs, apierr.InvalidValue("fieldManager", fm, fmt.Sprintf("invalid character %#U (at position %d)", c, i)))
 		}
 	}
 	if len(errs) > 0 {
-		return errInvalid(optionsKind, "meta.k8s.io", "", errs)
+		return apierr.Invalid(optionsKind, "meta.k8s.io", "", errs)
 	}
 	wo.track = true
 	wo.fieldManagerParam = fm

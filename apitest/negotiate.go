@@ -15,6 +15,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/informerkit/informerkit/apitest/internal/apierr"
+	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
 	"github.com/informerkit/informerkit/internal/kubeproto"
 	"github.com/informerkit/informerkit/internal/kubeschema"
 	"github.com/informerkit/informerkit/meta"
@@ -162,12 +164,12 @@ func negotiate(r *http.Request, res *resource, watch bool) (output, *meta.Status
 		if res.builtin() {
 			streams = append(streams, mediaProtobuf+";stream=watch")
 		}
-		st := newStatus(http.StatusNotAcceptable, meta.StatusReasonNotAcceptable,
+		st := apierr.New(http.StatusNotAcceptable, meta.StatusReasonNotAcceptable,
 			"406: Not Acceptable\n\nAvailable representations: "+strings.Join(append(types, streams...), ", "))
 		st.Details = &meta.StatusDetails{}
 		return output{}, st
 	}
-	return output{}, errNotAcceptable(res.mediaTypes())
+	return output{}, apierr.NotAcceptable(res.mediaTypes())
 }
 
 // acceptable applies a clause's parameters to one of the server's media types.
@@ -209,16 +211,6 @@ func acceptable(c acceptClause, format mediaFormat, res *resource, watch bool) (
 	return output{}, false
 }
 
-func errNotAcceptable(types []string) *meta.Status {
-	return newStatus(http.StatusNotAcceptable, meta.StatusReasonNotAcceptable,
-		"only the following media types are accepted: "+strings.Join(types, ", "))
-}
-
-func errUnsupportedMediaType(types []string) *meta.Status {
-	return newStatus(http.StatusUnsupportedMediaType, meta.StatusReasonUnsupportedMediaType,
-		"the body of the request was in an unknown format - accepted media types include: "+strings.Join(types, ", "))
-}
-
 // readObject reads a request body in the media type of its Content-Type (JSON by default)
 // into the JSON form: 415 for a media type the resource cannot read, 400 for a body that
 // does not decode.
@@ -234,7 +226,7 @@ func readObject(r *http.Request, res *resource) (map[string]any, *meta.Status) {
 		if _, err := kubeproto.Unwrap(b); err == nil || !strings.Contains(err.Error(), "exceeds") && !strings.Contains(err.Error(), "truncated") {
 			why = strings.TrimPrefix(st.Message, "the body of the request does not decode as "+mediaProtobuf+": ")
 		}
-		st = errBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %s (%s)", res.typ.Kind, why, summarizeBody(b)))
+		st = apierr.BadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %s (%s)", res.typ.Kind, why, summarizeBody(b)))
 	}
 	return m, st
 }
@@ -263,27 +255,27 @@ func decodeAs(ct string, b []byte, accepted []string) (map[string]any, *meta.Sta
 	if strings.TrimSpace(ct) != "" {
 		var err error
 		if mt, _, err = mime.ParseMediaType(ct); err != nil {
-			return nil, errUnsupportedMediaType(accepted)
+			return nil, apierr.UnsupportedMediaType(accepted)
 		}
 	}
 	if !contains(accepted, mt) {
-		return nil, errUnsupportedMediaType(accepted)
+		return nil, apierr.UnsupportedMediaType(accepted)
 	}
 	var m map[string]any
 	var err error
 	switch mt {
 	case mediaJSON:
-		m, err = decodeJSON(b)
+		m, err = jsonobj.Decode(b)
 	case mediaYAML:
 		m, err = decodeYAML(b)
 	case mediaProtobuf:
 		m, err = kubeproto.DecodeObject(b)
 	}
 	if err != nil {
-		return nil, errBadRequest(fmt.Sprintf("the body of the request does not decode as %s: %v", mt, err))
+		return nil, apierr.BadRequest(fmt.Sprintf("the body of the request does not decode as %s: %v", mt, err))
 	}
 	if m == nil {
-		return nil, errBadRequest("the request body is not an object")
+		return nil, apierr.BadRequest("the request body is not an object")
 	}
 	return m, nil
 }
@@ -298,7 +290,7 @@ func decodeYAML(b []byte) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeJSON(j)
+	return jsonobj.Decode(j)
 }
 
 func yamlToJSON(v any) any {
@@ -370,13 +362,13 @@ func outputOf(w http.ResponseWriter) output {
 func writeBody(w http.ResponseWriter, out output, code int, doc []byte) {
 	switch out.format {
 	case formatProtobuf:
-		m, err := decodeJSON(doc)
+		m, err := jsonobj.Decode(doc)
 		var b []byte
 		if err == nil {
 			b, err = kubeproto.EncodeObject(m)
 		}
 		if err != nil {
-			writeJSONBody(w, http.StatusInternalServerError, mustJSON(errInternal("protobuf: "+err.Error())))
+			writeJSONBody(w, http.StatusInternalServerError, mustJSON(apierr.Internal("protobuf: "+err.Error())))
 			return
 		}
 		w.Header().Set("Content-Type", mediaProtobuf)
@@ -403,7 +395,7 @@ func writeJSONBody(w http.ResponseWriter, code int, doc []byte) {
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
-		b, _ = json.Marshal(errInternal(err.Error()))
+		b, _ = json.Marshal(apierr.Internal(err.Error()))
 	}
 	return b
 }
@@ -444,7 +436,7 @@ func (s *Server) respondObject(w http.ResponseWriter, r *http.Request, ri *reqIn
 		writeBody(w, out, code, mustJSON(partialMeta(o, out.asAPIVersion())))
 		return
 	case "PartialObjectMetadataList":
-		writeStatus(w, newStatus(http.StatusNotAcceptable, meta.StatusReasonNotAcceptable,
+		writeStatus(w, apierr.New(http.StatusNotAcceptable, meta.StatusReasonNotAcceptable,
 			fmt.Sprintf("you requested PartialObjectMetadataList, but the requested object is not a list (%s)", goTypeName(ri.res, false))))
 		return
 	}
@@ -473,7 +465,7 @@ func (s *Server) respondList(w http.ResponseWriter, r *http.Request, ri *reqInfo
 		writeBody(w, out, http.StatusOK, mustJSON(s.table(res, items, lm, opts, true)))
 		return
 	case "PartialObjectMetadata":
-		writeStatus(w, newStatus(http.StatusNotAcceptable, meta.StatusReasonNotAcceptable,
+		writeStatus(w, apierr.New(http.StatusNotAcceptable, meta.StatusReasonNotAcceptable,
 			fmt.Sprintf("you requested PartialObjectMetadata, but the requested object is a list (%s)", goTypeName(res, true))))
 		return
 	case "PartialObjectMetadataList":

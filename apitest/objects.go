@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -19,16 +20,16 @@ func (o Object) meta() map[string]any {
 }
 
 // Name returns metadata.name.
-func (o Object) Name() string { return str(o.meta(), "name") }
+func (o Object) Name() string { return jsonobj.Str(o.meta(), "name") }
 
 // Namespace returns metadata.namespace.
-func (o Object) Namespace() string { return str(o.meta(), "namespace") }
+func (o Object) Namespace() string { return jsonobj.Str(o.meta(), "namespace") }
 
 // UID returns metadata.uid.
-func (o Object) UID() string { return str(o.meta(), "uid") }
+func (o Object) UID() string { return jsonobj.Str(o.meta(), "uid") }
 
 // ResourceVersion returns metadata.resourceVersion.
-func (o Object) ResourceVersion() string { return str(o.meta(), "resourceVersion") }
+func (o Object) ResourceVersion() string { return jsonobj.Str(o.meta(), "resourceVersion") }
 
 // Labels returns metadata.labels (nil if none).
 func (o Object) Labels() map[string]string {
@@ -78,7 +79,7 @@ func toMap(v any) (map[string]any, error) {
 			return nil, fmt.Errorf("apitest: object does not encode: %w", err)
 		}
 	}
-	m, err := decodeJSON(b)
+	m, err := jsonobj.Decode(b)
 	if err != nil {
 		return nil, fmt.Errorf("apitest: object is not JSON: %w", err)
 	}
@@ -120,7 +121,7 @@ func (s *Server) Create(resource string, obj any) (Object, error) {
 		return nil, err
 	}
 	ns := ""
-	if r.typ.Namespaced && str(metaOf(m), "namespace") == "" {
+	if r.typ.Namespaced && jsonobj.Str(jsonobj.Meta(m), "namespace") == "" {
 		ns = "default"
 	}
 	s.mu.Lock()
@@ -187,9 +188,9 @@ func (s *Server) update(resource string, obj any, mode updateMode) (Object, erro
 	if err != nil {
 		return nil, err
 	}
-	meta := metaOf(m)
+	meta := jsonobj.Meta(m)
 	s.mu.Lock()
-	o, _, st := s.updateLocked(r, str(meta, "namespace"), str(meta, "name"), m, mode, goWrite())
+	o, _, st := s.updateLocked(r, jsonobj.Str(meta, "namespace"), jsonobj.Str(meta, "name"), m, mode, goWrite())
 	s.mu.Unlock()
 	if st != nil {
 		return nil, st

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/internal/kubeschema"
 )
 
@@ -39,7 +40,7 @@ func (s *Server) serveOpenAPIV3(w http.ResponseWriter, r *http.Request) bool {
 	}
 	d, ok := docs[p]
 	if !ok {
-		writeStatus(w, errNoResource())
+		writeStatus(w, apierr.NoResource())
 		return true
 	}
 	w.Header().Set("Content-Type", "application/json")

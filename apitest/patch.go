@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
 )
 
 // applyPatch applies a JSON patch or a JSON merge patch (pt) to the JSON document doc.
@@ -112,7 +112,7 @@ func jsonPatchOp(doc any, op map[string]any) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !jsonEqual(v, op["value"]) {
+		if !jsonobj.Equal(v, op["value"]) {
 			return nil, fmt.Errorf("testing value %s failed", path)
 		}
 		return doc, nil
@@ -136,15 +136,6 @@ func jsonPatchOp(doc any, op map[string]any) (any, error) {
 		return setAt(doc, parts, v, true)
 	}
 	return nil, fmt.Errorf("unexpected operation %q", name)
-}
-
-func jsonEqual(a, b any) bool {
-	ab, _ := json.Marshal(a)
-	bb, _ := json.Marshal(b)
-	var x, y any
-	json.Unmarshal(ab, &x)
-	json.Unmarshal(bb, &y)
-	return reflect.DeepEqual(x, y)
 }
 
 func deepCopyJSON(v any) any {

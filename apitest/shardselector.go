@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/sharding"
 )
@@ -31,7 +32,7 @@ func (s *Server) parseShardSelector(q url.Values) (*sharding.Selector, error) {
 // registry returns a plain error, which the handler turns into a 500 with no reason.
 func shardSelectorError(err error) *meta.Status {
 	msg := strings.TrimPrefix(err.Error(), sharding.ErrInvalid.Error()+": ")
-	return newStatus(http.StatusInternalServerError, "", "invalid shard selector: "+msg)
+	return apierr.New(http.StatusInternalServerError, "", "invalid shard selector: "+msg)
 }
 
 // shardInfo is what a filtered list echoes: the selector in the server's normal form.

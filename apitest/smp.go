@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/apitest/internal/smp"
 	"github.com/informerkit/informerkit/internal/kubeproto"
 	"github.com/informerkit/informerkit/internal/kubeschema"
@@ -23,13 +24,13 @@ func strategicPatch(r *resource, doc map[string]any, patch []byte) (map[string]a
 	var p map[string]any
 	if err := json.Unmarshal(patch, &p); err != nil {
 		// encoding/json's message for the whole body, as the kube-apiserver's decoder.
-		return nil, errBadRequest(err.Error())
+		return nil, apierr.BadRequest(err.Error())
 	}
 	d := json.NewDecoder(bytes.NewReader(patch))
 	d.UseNumber()
 	p = nil
 	if err := d.Decode(&p); err != nil {
-		return nil, errBadRequest(err.Error())
+		return nil, apierr.BadRequest(err.Error())
 	}
 	out, err := smp.Apply(doc, p, r.mergeType())
 	if err == nil {
@@ -39,7 +40,7 @@ func strategicPatch(r *resource, doc map[string]any, patch []byte) (map[string]a
 				if errors.As(perr, &e) && e.Field != nil {
 					// The patched object does not convert to the kind's Go type: the
 					// kube-apiserver's converter's words, about the whole patch.
-					return nil, errInvalid("", "", "", []fieldError{invalidValue("patch", fmt.Sprintf("%+v", p), converterError(e))})
+					return nil, apierr.Invalid("", "", "", []apierr.FieldError{apierr.InvalidValue("patch", fmt.Sprintf("%+v", p), converterError(e))})
 				}
 			}
 		}
@@ -49,21 +50,15 @@ func strategicPatch(r *resource, doc map[string]any, patch []byte) (map[string]a
 		case errors.Is(err, smp.ErrBadJSONDoc), errors.Is(err, smp.ErrBadPatchFormatForPrimitiveList),
 			errors.Is(err, smp.ErrBadPatchFormatForRetainKeys), errors.Is(err, smp.ErrBadPatchFormatForSetElementOrderList),
 			errors.Is(err, smp.ErrUnsupported):
-			return nil, errBadRequest(err.Error())
+			return nil, apierr.BadRequest(err.Error())
 		case errors.Is(err, smp.ErrNoListOfLists), errors.Is(err, smp.ErrPatchContentNotMatchRetainKeys):
-			st := newStatus(http.StatusUnprocessableEntity, meta.StatusReasonInvalid, "the server rejected our request due to an error in our request")
+			st := apierr.New(http.StatusUnprocessableEntity, meta.StatusReasonInvalid, "the server rejected our request due to an error in our request")
 			st.Details = &meta.StatusDetails{}
 			return nil, st
 		}
-		return nil, errUnknown(err.Error())
+		return nil, apierr.Unknown(err.Error())
 	}
 	return out, nil
-}
-
-// errUnknown is the 500 of an error the kube-apiserver's handlers do not turn into a
-// Status: the error's text, no reason.
-func errUnknown(msg string) *meta.Status {
-	return newStatus(http.StatusInternalServerError, "", msg)
 }
 
 // patchTypesFor are the patch media types the resource accepts, as the kube-apiserver
@@ -79,7 +74,7 @@ func patchTypesFor(r *resource) []apiclient.PatchType {
 // built-in resources' router answers it without details, custom resources list the types.
 func errPatchType(r *resource) *meta.Status {
 	if r.builtin() {
-		st := newStatus(http.StatusUnsupportedMediaType, meta.StatusReasonUnsupportedMediaType, "415: Unsupported Media Type")
+		st := apierr.New(http.StatusUnsupportedMediaType, meta.StatusReasonUnsupportedMediaType, "415: Unsupported Media Type")
 		st.Details = &meta.StatusDetails{}
 		return st
 	}
@@ -91,7 +86,7 @@ func errPatchType(r *resource) *meta.Status {
 		}
 		msg += string(t)
 	}
-	return newStatus(http.StatusUnsupportedMediaType, meta.StatusReasonUnsupportedMediaType, msg)
+	return apierr.New(http.StatusUnsupportedMediaType, meta.StatusReasonUnsupportedMediaType, msg)
 }
 
 // converterError words a value of the wrong type as k8s.io/apimachinery's unstructured

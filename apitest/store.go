@@ -1,13 +1,13 @@
 package apitest
 
 import (
-	"bytes"
 	"encoding/json"
 	"sort"
 	"strconv"
 	"sync"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
 	"github.com/informerkit/informerkit/apitest/internal/mergeschema"
 	"github.com/informerkit/informerkit/apitest/internal/ssa"
 )
@@ -190,51 +190,26 @@ func frameFor(typ apiclient.EventType, raw []byte) []byte {
 	return b
 }
 
-// decodeJSON decodes an object keeping numbers exact.
-func decodeJSON(b []byte) (map[string]any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var m map[string]any
-	if err := d.Decode(&m); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
 func mustDecode(b []byte) map[string]any {
-	m, err := decodeJSON(b)
+	m, err := jsonobj.Decode(b)
 	if err != nil {
 		panic("apitest: stored object does not decode: " + err.Error())
 	}
 	return m
 }
 
-func metaOf(obj map[string]any) map[string]any {
-	m, _ := obj["metadata"].(map[string]any)
-	if m == nil {
-		m = map[string]any{}
-		obj["metadata"] = m
-	}
-	return m
-}
-
-func str(m map[string]any, key string) string {
-	s, _ := m[key].(string)
-	return s
-}
-
 // newStored encodes obj and extracts the fields the server indexes.
 func newStored(obj map[string]any, rv uint64) (*storedObj, error) {
-	meta := metaOf(obj)
+	meta := jsonobj.Meta(obj)
 	meta["resourceVersion"] = strconv.FormatUint(rv, 10)
 	raw, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
 	}
 	o := &storedObj{
-		namespace: str(meta, "namespace"),
-		name:      str(meta, "name"),
-		uid:       str(meta, "uid"),
+		namespace: jsonobj.Str(meta, "namespace"),
+		name:      jsonobj.Str(meta, "name"),
+		uid:       jsonobj.Str(meta, "uid"),
 		rv:        rv,
 		raw:       raw,
 	}
@@ -259,7 +234,7 @@ func newStored(obj map[string]any, rv uint64) (*storedObj, error) {
 // objects that stop matching a selector, which carry the previous state and the new RV).
 func (o *storedObj) withRV(rv uint64) []byte {
 	m := mustDecode(o.raw)
-	metaOf(m)["resourceVersion"] = strconv.FormatUint(rv, 10)
+	jsonobj.Meta(m)["resourceVersion"] = strconv.FormatUint(rv, 10)
 	b, _ := json.Marshal(m)
 	return b
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
 )
 
 // The kube-apiserver's defaults that copy or depend on other fields (kubeschema's table
@@ -17,8 +19,8 @@ func derivedDefaults(r *resource, obj map[string]any) {
 	kind := r.typ.Group + "/" + r.typ.Kind
 	if kind == "/Namespace" {
 		// SetDefaults_Namespace: the name label.
-		meta := metaOf(obj)
-		if name := str(meta, "name"); name != "" {
+		meta := jsonobj.Meta(obj)
+		if name := jsonobj.Str(meta, "name"); name != "" {
 			labels, _ := meta["labels"].(map[string]any)
 			if labels == nil {
 				labels = map[string]any{}
@@ -28,34 +30,34 @@ func derivedDefaults(r *resource, obj map[string]any) {
 		}
 	}
 	if kind == "/Service" {
-		spec := asMap(obj["spec"])
-		for _, p := range listAt(spec, "ports") {
-			pm := asMap(p)
+		spec := jsonobj.Map(obj["spec"])
+		for _, p := range jsonobj.ListAt(spec, "ports") {
+			pm := jsonobj.Map(p)
 			if tp, ok := pm["targetPort"]; !ok || tp == nil || tp == "" || tp == json.Number("0") {
 				pm["targetPort"] = pm["port"]
 			}
 		}
-		switch str(spec, "sessionAffinity") {
+		switch jsonobj.Str(spec, "sessionAffinity") {
 		case "None":
 			delete(spec, "sessionAffinityConfig")
 		case "ClientIP":
-			cfg := asMap(spec["sessionAffinityConfig"])
-			if num(asMap(cfg["clientIP"])["timeoutSeconds"]) == 0 {
+			cfg := jsonobj.Map(spec["sessionAffinityConfig"])
+			if jsonobj.Num(jsonobj.Map(cfg["clientIP"])["timeoutSeconds"]) == 0 {
 				spec["sessionAffinityConfig"] = map[string]any{"clientIP": map[string]any{"timeoutSeconds": json.Number("10800")}}
 			}
 		}
 	}
 	forEachPodSpec(obj, func(spec map[string]any) {
 		for _, list := range []string{"containers", "initContainers", "ephemeralContainers"} {
-			for _, c := range listAt(spec, list) {
-				cm := asMap(c)
-				if str(cm, "imagePullPolicy") == "" {
-					cm["imagePullPolicy"] = pullPolicy(str(cm, "image"))
+			for _, c := range jsonobj.ListAt(spec, list) {
+				cm := jsonobj.Map(c)
+				if jsonobj.Str(cm, "imagePullPolicy") == "" {
+					cm["imagePullPolicy"] = pullPolicy(jsonobj.Str(cm, "image"))
 				}
 			}
 		}
-		for _, v := range listAt(spec, "volumes") {
-			vm := asMap(v)
+		for _, v := range jsonobj.ListAt(spec, "volumes") {
+			vm := jsonobj.Map(v)
 			if !hasVolumeSource(vm) {
 				vm["emptyDir"] = map[string]any{}
 			}
@@ -64,14 +66,14 @@ func derivedDefaults(r *resource, obj map[string]any) {
 	if kind == "/Pod" {
 		// SetDefaults_Pod: requests default to limits; with hostNetwork, hostPort to
 		// containerPort.
-		spec := asMap(obj["spec"])
+		spec := jsonobj.Map(obj["spec"])
 		hostNet, _ := spec["hostNetwork"].(bool)
 		for _, list := range []string{"containers", "initContainers"} {
-			for _, c := range listAt(spec, list) {
-				cm := asMap(c)
-				res := asMap(cm["resources"])
-				if limits := asMap(res["limits"]); limits != nil {
-					req := asMap(res["requests"])
+			for _, c := range jsonobj.ListAt(spec, list) {
+				cm := jsonobj.Map(c)
+				res := jsonobj.Map(cm["resources"])
+				if limits := jsonobj.Map(res["limits"]); limits != nil {
+					req := jsonobj.Map(res["requests"])
 					if req == nil {
 						req = map[string]any{}
 						res["requests"] = req
@@ -83,9 +85,9 @@ func derivedDefaults(r *resource, obj map[string]any) {
 					}
 				}
 				if hostNet {
-					for _, p := range listAt(cm, "ports") {
-						pm := asMap(p)
-						if num(pm["hostPort"]) == 0 {
+					for _, p := range jsonobj.ListAt(cm, "ports") {
+						pm := jsonobj.Map(p)
+						if jsonobj.Num(pm["hostPort"]) == 0 {
 							pm["hostPort"] = pm["containerPort"]
 						}
 					}
@@ -100,15 +102,15 @@ func derivedDefaults(r *resource, obj map[string]any) {
 func forEachPodSpec(obj map[string]any, fn func(spec map[string]any)) {
 	switch obj["kind"] {
 	case "Pod":
-		if spec := asMap(obj["spec"]); spec != nil {
+		if spec := jsonobj.Map(obj["spec"]); spec != nil {
 			fn(spec)
 		}
 	case "PodTemplate":
-		if spec := asMap(asMap(obj["template"])["spec"]); spec != nil {
+		if spec := jsonobj.Map(jsonobj.Map(obj["template"])["spec"]); spec != nil {
 			fn(spec)
 		}
 	case "Deployment", "ReplicaSet":
-		if spec := asMap(asMap(asMap(obj["spec"])["template"])["spec"]); spec != nil {
+		if spec := jsonobj.Map(jsonobj.Map(jsonobj.Map(obj["spec"])["template"])["spec"]); spec != nil {
 			fn(spec)
 		}
 	}
@@ -150,13 +152,13 @@ func hasVolumeSource(v map[string]any) bool {
 func (s *Server) prepareForCreateLocked(r *resource, obj map[string]any) {
 	switch r.typ.Group + "/" + r.typ.Kind {
 	case "/Pod":
-		obj["status"] = map[string]any{"phase": "Pending", "qosClass": qosClass(asMap(obj["spec"]))}
-		spec := asMap(obj["spec"])
+		obj["status"] = map[string]any{"phase": "Pending", "qosClass": qosClass(jsonobj.Map(obj["spec"]))}
+		spec := jsonobj.Map(obj["spec"])
 		addDefaultTolerations(spec)
-		if spec["priority"] == nil && str(spec, "priorityClassName") == "" {
+		if spec["priority"] == nil && jsonobj.Str(spec, "priorityClassName") == "" {
 			spec["priority"] = json.Number("0")
 		}
-		if str(spec, "preemptionPolicy") == "" {
+		if jsonobj.Str(spec, "preemptionPolicy") == "" {
 			spec["preemptionPolicy"] = "PreemptLowerPriority"
 		}
 	case "apps/Deployment", "apps/ReplicaSet":
@@ -172,12 +174,12 @@ func (s *Server) prepareForCreateLocked(r *resource, obj map[string]any) {
 // mergeStringData moves a Secret's stringData into data (base64), as the secret strategy
 // does on create and update.
 func mergeStringData(obj map[string]any) {
-	sd := asMap(obj["stringData"])
+	sd := jsonobj.Map(obj["stringData"])
 	if len(sd) == 0 {
 		delete(obj, "stringData")
 		return
 	}
-	data := asMap(obj["data"])
+	data := jsonobj.Map(obj["data"])
 	if data == nil {
 		data = map[string]any{}
 		obj["data"] = data
@@ -198,7 +200,7 @@ func (s *Server) prepareForUpdateLocked(r *resource, obj, old map[string]any) {
 		mergeStringData(obj)
 	case "/Pod":
 		// Admission fills these on create only, and the update may not drop them.
-		spec, oldSpec := asMap(obj["spec"]), asMap(old["spec"])
+		spec, oldSpec := jsonobj.Map(obj["spec"]), jsonobj.Map(old["spec"])
 		for _, k := range []string{"priority", "preemptionPolicy", "tolerations"} {
 			if spec != nil && spec[k] == nil && oldSpec[k] != nil {
 				spec[k] = oldSpec[k]
@@ -210,12 +212,12 @@ func (s *Server) prepareForUpdateLocked(r *resource, obj, old map[string]any) {
 // addDefaultTolerations is the DefaultTolerationSeconds admission plugin: pods tolerate
 // not-ready and unreachable nodes for 300 s unless they say otherwise.
 func addDefaultTolerations(spec map[string]any) {
-	tols := listAt(spec, "tolerations")
+	tols := jsonobj.ListAt(spec, "tolerations")
 	has := func(key string) bool {
 		for _, t := range tols {
-			tm := asMap(t)
-			if (str(tm, "key") == key || (str(tm, "key") == "" && str(tm, "operator") == "Exists")) &&
-				(str(tm, "effect") == "NoExecute" || str(tm, "effect") == "") {
+			tm := jsonobj.Map(t)
+			if (jsonobj.Str(tm, "key") == key || (jsonobj.Str(tm, "key") == "" && jsonobj.Str(tm, "operator") == "Exists")) &&
+				(jsonobj.Str(tm, "effect") == "NoExecute" || jsonobj.Str(tm, "effect") == "") {
 				return true
 			}
 		}
@@ -235,9 +237,9 @@ func qosClass(spec map[string]any) string {
 	guaranteed := true
 	any := false
 	for _, list := range []string{"initContainers", "containers"} {
-		for _, c := range listAt(spec, list) {
-			res := asMap(asMap(c)["resources"])
-			req, lim := asMap(res["requests"]), asMap(res["limits"])
+		for _, c := range jsonobj.ListAt(spec, list) {
+			res := jsonobj.Map(jsonobj.Map(c)["resources"])
+			req, lim := jsonobj.Map(res["requests"]), jsonobj.Map(res["limits"])
 			for k, v := range req {
 				if k == "cpu" || k == "memory" {
 					any = true
@@ -271,14 +273,14 @@ func qosClass(spec map[string]any) string {
 // cluster's --service-cluster-ip-range), IP families and node ports, or keeps those of the
 // stored object on update.
 func (s *Server) allocateServiceLocked(obj, old map[string]any) {
-	spec := asMap(obj["spec"])
+	spec := jsonobj.Map(obj["spec"])
 	if spec == nil {
 		spec = map[string]any{}
 		obj["spec"] = spec
 	}
-	typ := str(spec, "type")
+	typ := jsonobj.Str(spec, "type")
 	if old != nil {
-		oldSpec := asMap(old["spec"])
+		oldSpec := jsonobj.Map(old["spec"])
 		for _, k := range []string{"clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"} {
 			if spec[k] == nil || spec[k] == "" {
 				if v, ok := oldSpec[k]; ok {
@@ -288,14 +290,14 @@ func (s *Server) allocateServiceLocked(obj, old map[string]any) {
 		}
 	}
 	if typ != "ExternalName" {
-		if str(spec, "clusterIP") == "" {
+		if jsonobj.Str(spec, "clusterIP") == "" {
 			s.serviceIPs++
 			spec["clusterIP"] = fmt.Sprintf("10.0.0.%d", 10+s.serviceIPs%240)
 		}
 		if spec["clusterIPs"] == nil {
 			spec["clusterIPs"] = []any{spec["clusterIP"]}
 		}
-		if spec["ipFamilies"] == nil && str(spec, "clusterIP") != "None" {
+		if spec["ipFamilies"] == nil && jsonobj.Str(spec, "clusterIP") != "None" {
 			spec["ipFamilies"] = []any{"IPv4"}
 		}
 		if spec["ipFamilyPolicy"] == nil {
@@ -305,17 +307,17 @@ func (s *Server) allocateServiceLocked(obj, old map[string]any) {
 	if typ == "NodePort" || typ == "LoadBalancer" {
 		oldPorts := map[string]any{}
 		if old != nil {
-			for _, p := range listAt(asMap(old["spec"]), "ports") {
-				pm := asMap(p)
-				oldPorts[numString(pm["port"])+"/"+str(pm, "protocol")] = pm["nodePort"]
+			for _, p := range jsonobj.ListAt(jsonobj.Map(old["spec"]), "ports") {
+				pm := jsonobj.Map(p)
+				oldPorts[jsonobj.NumString(pm["port"])+"/"+jsonobj.Str(pm, "protocol")] = pm["nodePort"]
 			}
 		}
-		for _, p := range listAt(spec, "ports") {
-			pm := asMap(p)
-			if num(pm["nodePort"]) != 0 {
+		for _, p := range jsonobj.ListAt(spec, "ports") {
+			pm := jsonobj.Map(p)
+			if jsonobj.Num(pm["nodePort"]) != 0 {
 				continue
 			}
-			if np := oldPorts[numString(pm["port"])+"/"+str(pm, "protocol")]; np != nil {
+			if np := oldPorts[jsonobj.NumString(pm["port"])+"/"+jsonobj.Str(pm, "protocol")]; np != nil {
 				pm["nodePort"] = np
 				continue
 			}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest/internal/apierr"
+	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
 	"github.com/informerkit/informerkit/apitest/internal/ssa"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -95,7 +97,7 @@ func (s *Server) handleSubresource(w http.ResponseWriter, r *http.Request, ri *r
 	case "eviction":
 		s.handleEviction(w, r, ri)
 	default:
-		writeStatus(w, errNoResource())
+		writeStatus(w, apierr.NoResource())
 	}
 }
 
@@ -112,9 +114,9 @@ func writeCreated(w http.ResponseWriter, st *meta.Status) {
 
 func scaleOf(o *storedObj) map[string]any {
 	obj := mustDecode(o.raw)
-	meta := metaOf(obj)
-	spec, status := asMap(obj["spec"]), asMap(obj["status"])
-	sel := formatSelector(asMap(spec["selector"]))
+	meta := jsonobj.Meta(obj)
+	spec, status := jsonobj.Map(obj["spec"]), jsonobj.Map(obj["status"])
+	sel := formatSelector(jsonobj.Map(spec["selector"]))
 	if sel == "<none>" {
 		sel = ""
 	}
@@ -153,7 +155,7 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, ri *reqInfo
 		return
 	case VerbUpdate, VerbPatch:
 	default:
-		writeStatus(w, errMethodNotAllowed())
+		writeStatus(w, apierr.MethodNotAllowed())
 		return
 	}
 	var scale map[string]any
@@ -187,7 +189,7 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, ri *reqInfo
 		} else {
 			var err error
 			if scale, err = applyPatch(scaleOf(o), pt, patch); err != nil {
-				st = errBadRequest(err.Error())
+				st = apierr.BadRequest(err.Error())
 			}
 		}
 		if st != nil {
@@ -209,32 +211,32 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, ri *reqInfo
 // scaleLocked writes scale.spec.replicas into the object o (deployment or replica set) for
 // manager, who then owns spec.replicas through the scale subresource.
 func (s *Server) scaleLocked(res *resource, o *storedObj, scale map[string]any, dryRun bool, manager string) (*storedObj, *meta.Status) {
-	meta := metaOf(scale)
-	if name := str(meta, "name"); name != "" && name != o.name {
-		return nil, errBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, o.name))
+	meta := jsonobj.Meta(scale)
+	if name := jsonobj.Str(meta, "name"); name != "" && name != o.name {
+		return nil, apierr.BadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, o.name))
 	}
-	if rv := str(meta, "resourceVersion"); rv != "" && rv != strconv.FormatUint(o.rv, 10) {
+	if rv := jsonobj.Str(meta, "resourceVersion"); rv != "" && rv != strconv.FormatUint(o.rv, 10) {
 		return nil, errConflict(&res.typ, o.name, conflictModified)
 	}
-	replicas := asMap(scale["spec"])["replicas"]
+	replicas := jsonobj.Map(scale["spec"])["replicas"]
 	if replicas == nil {
 		replicas = json.Number("0")
 	}
 	if n, err := intOfJSON(replicas); err != nil || n < 0 {
-		return nil, errInvalid("Scale", "autoscaling", o.name, []fieldError{invalidValue("spec.replicas", replicas, "must be greater than or equal to 0")})
+		return nil, apierr.Invalid("Scale", "autoscaling", o.name, []apierr.FieldError{apierr.InvalidValue("spec.replicas", replicas, "must be greater than or equal to 0")})
 	}
 	obj := mustDecode(o.raw)
-	spec := asMap(obj["spec"])
+	spec := jsonobj.Map(obj["spec"])
 	if spec == nil {
 		spec = map[string]any{}
 		obj["spec"] = spec
 	}
-	if !jsonEqual(spec["replicas"], replicas) {
-		if mf, err := ssa.ScaleReplicas(metaOf(obj)["managedFields"], res.typ.GroupVersion().String(), manager); err == nil {
+	if !jsonobj.Equal(spec["replicas"], replicas) {
+		if mf, err := ssa.ScaleReplicas(jsonobj.Meta(obj)["managedFields"], res.typ.GroupVersion().String(), manager); err == nil {
 			if mf != nil {
-				metaOf(obj)["managedFields"] = mf
+				jsonobj.Meta(obj)["managedFields"] = mf
 			} else {
-				delete(metaOf(obj), "managedFields")
+				delete(jsonobj.Meta(obj), "managedFields")
 			}
 		}
 	}
@@ -260,11 +262,11 @@ func intOfJSON(v any) (int64, error) {
 // bind assigns the pod ns/name to the node of binding.target, as the scheduler's POST of
 // pods/binding (or bindings) does: spec.nodeName and the PodScheduled condition.
 func (s *Server) bind(ns, name string, binding map[string]any) *meta.Status {
-	if n := str(metaOf(binding), "name"); name == "" {
+	if n := jsonobj.Str(jsonobj.Meta(binding), "name"); name == "" {
 		name = n
 	}
-	target := asMap(binding["target"])
-	node := str(target, "name")
+	target := jsonobj.Map(binding["target"])
+	node := jsonobj.Str(target, "name")
 	bindingType := &ResourceType{Plural: "pods/binding"}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -274,11 +276,11 @@ func (s *Server) bind(ns, name string, binding map[string]any) *meta.Status {
 		return errNotFound(&pods.typ, name)
 	}
 	if node == "" {
-		return errInvalid("Binding", "", name, []fieldError{requiredErr("target.name")})
+		return apierr.Invalid("Binding", "", name, []apierr.FieldError{apierr.RequiredValue("target.name", "")})
 	}
 	obj := mustDecode(o.raw)
-	spec, status := asMap(obj["spec"]), asMap(obj["status"])
-	if cur := str(spec, "nodeName"); cur != "" {
+	spec, status := jsonobj.Map(obj["spec"]), jsonobj.Map(obj["status"])
+	if cur := jsonobj.Str(spec, "nodeName"); cur != "" {
 		return errConflict(bindingType, name, fmt.Sprintf("pod %s is already assigned to node %q", name, cur))
 	}
 	if o.deleting {
@@ -290,8 +292,8 @@ func (s *Server) bind(ns, name string, binding map[string]any) *meta.Status {
 		obj["status"] = status
 	}
 	var conds []any
-	for _, c := range listAt(status, "conditions") {
-		if str(asMap(c), "type") != "PodScheduled" {
+	for _, c := range jsonobj.ListAt(status, "conditions") {
+		if jsonobj.Str(jsonobj.Map(c), "type") != "PodScheduled" {
 			conds = append(conds, c)
 		}
 	}
@@ -314,7 +316,7 @@ func (s *Server) handleEviction(w http.ResponseWriter, r *http.Request, ri *reqI
 		return
 	}
 	var opts deleteOptions
-	if d := asMap(ev["deleteOptions"]); d != nil {
+	if d := jsonobj.Map(ev["deleteOptions"]); d != nil {
 		b, _ := json.Marshal(d)
 		json.Unmarshal(b, &opts)
 	}
@@ -359,7 +361,7 @@ func (s *Server) createRulesReview(w http.ResponseWriter, r *http.Request, ri *r
 // handleCreateOnly serves a create-only resource.
 func (s *Server) handleCreateOnly(w http.ResponseWriter, r *http.Request, ri *reqInfo) {
 	if ri.verb != VerbCreate {
-		writeStatus(w, errMethodNotAllowed())
+		writeStatus(w, apierr.MethodNotAllowed())
 		return
 	}
 	obj, st := readObject(r, ri.res)

@@ -1,7 +1,6 @@
 package apitest
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"sort"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/informerkit/informerkit/apitest/internal/apierr"
+	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
 	"github.com/informerkit/informerkit/internal/kubeschema"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -46,12 +47,14 @@ const (
 
 func nameColumn() column {
 	return column{name: "Name", typ: "string", format: "name", desc: doc(metaType, "name"),
-		cell: func(o map[string]any, _ time.Time) any { return str(metaOf(o), "name") }}
+		cell: func(o map[string]any, _ time.Time) any { return jsonobj.Str(jsonobj.Meta(o), "name") }}
 }
 
 func ageColumn() column {
 	return column{name: "Age", typ: "string", desc: doc(metaType, "creationTimestamp"),
-		cell: func(o map[string]any, now time.Time) any { return since(str(metaOf(o), "creationTimestamp"), now) }}
+		cell: func(o map[string]any, now time.Time) any {
+			return since(jsonobj.Str(jsonobj.Meta(o), "creationTimestamp"), now)
+		}}
 }
 
 // tableColumns maps "group/Kind" to its columns.
@@ -63,50 +66,50 @@ var tableColumns = map[string][]column{
 		{name: "Restarts", typ: "string", desc: "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.", cell: func(o map[string]any, now time.Time) any { return podRow(o, now).restarts }},
 		ageColumn(),
 		{name: "IP", typ: "string", priority: 1, desc: doc("io.k8s.api.core.v1.PodStatus", "podIP"), cell: func(o map[string]any, _ time.Time) any {
-			if ips := listAt(o, "status", "podIPs"); len(ips) > 0 {
-				if ip := str(asMap(ips[0]), "ip"); ip != "" {
+			if ips := jsonobj.ListAt(o, "status", "podIPs"); len(ips) > 0 {
+				if ip := jsonobj.Str(jsonobj.Map(ips[0]), "ip"); ip != "" {
 					return ip
 				}
 			}
 			return "<none>"
 		}},
-		{name: "Node", typ: "string", priority: 1, desc: doc("io.k8s.api.core.v1.PodSpec", "nodeName"), cell: func(o map[string]any, _ time.Time) any { return orNone(strAt(o, "spec", "nodeName")) }},
+		{name: "Node", typ: "string", priority: 1, desc: doc("io.k8s.api.core.v1.PodSpec", "nodeName"), cell: func(o map[string]any, _ time.Time) any { return orNone(jsonobj.StrAt(o, "spec", "nodeName")) }},
 		{name: "Nominated Node", typ: "string", priority: 1, desc: doc("io.k8s.api.core.v1.PodStatus", "nominatedNodeName"), cell: func(o map[string]any, _ time.Time) any {
-			return orNone(strAt(o, "status", "nominatedNodeName"))
+			return orNone(jsonobj.StrAt(o, "status", "nominatedNodeName"))
 		}},
 		{name: "Readiness Gates", typ: "string", priority: 1, desc: doc("io.k8s.api.core.v1.PodSpec", "readinessGates"), cell: readinessGates},
 	},
 	"/PodTemplate": {
 		nameColumn(),
-		{name: "Containers", typ: "string", desc: containersMsg, cell: func(o map[string]any, _ time.Time) any { n, _ := containerCells(asMap(o["template"])); return n }},
-		{name: "Images", typ: "string", desc: imagesMsg, cell: func(o map[string]any, _ time.Time) any { _, i := containerCells(asMap(o["template"])); return i }},
+		{name: "Containers", typ: "string", desc: containersMsg, cell: func(o map[string]any, _ time.Time) any { n, _ := containerCells(jsonobj.Map(o["template"])); return n }},
+		{name: "Images", typ: "string", desc: imagesMsg, cell: func(o map[string]any, _ time.Time) any { _, i := containerCells(jsonobj.Map(o["template"])); return i }},
 		{name: "Pod Labels", typ: "string", desc: "The labels for the pod template.", cell: func(o map[string]any, _ time.Time) any {
-			return formatLabels(asMap(metaOf(asMap(o["template"]))["labels"]))
+			return formatLabels(jsonobj.Map(jsonobj.Meta(jsonobj.Map(o["template"]))["labels"]))
 		}},
 	},
 	"/Namespace": {
 		nameColumn(),
-		{name: "Status", typ: "string", desc: "The status of the namespace", cell: func(o map[string]any, _ time.Time) any { return strAt(o, "status", "phase") }},
+		{name: "Status", typ: "string", desc: "The status of the namespace", cell: func(o map[string]any, _ time.Time) any { return jsonobj.StrAt(o, "status", "phase") }},
 		ageColumn(),
 	},
 	"/ConfigMap": {
 		nameColumn(),
 		{name: "Data", typ: "string", desc: doc("io.k8s.api.core.v1.ConfigMap", "data"), cell: func(o map[string]any, _ time.Time) any {
-			return int64(len(asMap(o["data"])) + len(asMap(o["binaryData"])))
+			return int64(len(jsonobj.Map(o["data"])) + len(jsonobj.Map(o["binaryData"])))
 		}},
 		ageColumn(),
 	},
 	"/Secret": {
 		nameColumn(),
-		{name: "Type", typ: "string", desc: doc("io.k8s.api.core.v1.Secret", "type"), cell: func(o map[string]any, _ time.Time) any { return str(o, "type") }},
-		{name: "Data", typ: "string", desc: doc("io.k8s.api.core.v1.Secret", "data"), cell: func(o map[string]any, _ time.Time) any { return int64(len(asMap(o["data"]))) }},
+		{name: "Type", typ: "string", desc: doc("io.k8s.api.core.v1.Secret", "type"), cell: func(o map[string]any, _ time.Time) any { return jsonobj.Str(o, "type") }},
+		{name: "Data", typ: "string", desc: doc("io.k8s.api.core.v1.Secret", "data"), cell: func(o map[string]any, _ time.Time) any { return int64(len(jsonobj.Map(o["data"]))) }},
 		ageColumn(),
 	},
 	"/Service": {
 		nameColumn(),
-		{name: "Type", typ: "string", desc: doc("io.k8s.api.core.v1.ServiceSpec", "type"), cell: func(o map[string]any, _ time.Time) any { return strAt(o, "spec", "type") }},
+		{name: "Type", typ: "string", desc: doc("io.k8s.api.core.v1.ServiceSpec", "type"), cell: func(o map[string]any, _ time.Time) any { return jsonobj.StrAt(o, "spec", "type") }},
 		{name: "Cluster-IP", typ: "string", desc: doc("io.k8s.api.core.v1.ServiceSpec", "clusterIP"), cell: func(o map[string]any, _ time.Time) any {
-			if ips := listAt(o, "spec", "clusterIPs"); len(ips) > 0 {
+			if ips := jsonobj.ListAt(o, "spec", "clusterIPs"); len(ips) > 0 {
 				s, _ := ips[0].(string)
 				return s
 			}
@@ -115,11 +118,11 @@ var tableColumns = map[string][]column{
 		{name: "External-IP", typ: "string", desc: doc("io.k8s.api.core.v1.ServiceSpec", "externalIPs"), cell: serviceExternalIP},
 		{name: "Port(s)", typ: "string", desc: doc("io.k8s.api.core.v1.ServiceSpec", "ports"), cell: func(o map[string]any, _ time.Time) any {
 			var parts []string
-			for _, p := range listAt(o, "spec", "ports") {
-				pm := asMap(p)
-				s := fmt.Sprintf("%s/%s", numString(pm["port"]), str(pm, "protocol"))
-				if np := numString(pm["nodePort"]); np != "0" {
-					s = fmt.Sprintf("%s:%s/%s", numString(pm["port"]), np, str(pm, "protocol"))
+			for _, p := range jsonobj.ListAt(o, "spec", "ports") {
+				pm := jsonobj.Map(p)
+				s := fmt.Sprintf("%s/%s", jsonobj.NumString(pm["port"]), jsonobj.Str(pm, "protocol"))
+				if np := jsonobj.NumString(pm["nodePort"]); np != "0" {
+					s = fmt.Sprintf("%s:%s/%s", jsonobj.NumString(pm["port"]), np, jsonobj.Str(pm, "protocol"))
 				}
 				parts = append(parts, s)
 			}
@@ -127,7 +130,7 @@ var tableColumns = map[string][]column{
 		}},
 		ageColumn(),
 		{name: "Selector", typ: "string", priority: 1, desc: doc("io.k8s.api.core.v1.ServiceSpec", "selector"), cell: func(o map[string]any, _ time.Time) any {
-			return formatLabels(asMap(asMap(o["spec"])["selector"]))
+			return formatLabels(jsonobj.Map(jsonobj.Map(o["spec"])["selector"]))
 		}},
 	},
 	"/Event":              eventColumns(),
@@ -135,21 +138,25 @@ var tableColumns = map[string][]column{
 	"apps/Deployment": {
 		nameColumn(),
 		{name: "Ready", typ: "string", desc: "Number of the pod with ready state", cell: func(o map[string]any, _ time.Time) any {
-			return numString(asMap(o["status"])["readyReplicas"]) + "/" + numString(asMap(o["spec"])["replicas"])
+			return jsonobj.NumString(jsonobj.Map(o["status"])["readyReplicas"]) + "/" + jsonobj.NumString(jsonobj.Map(o["spec"])["replicas"])
 		}},
-		{name: "Up-to-date", typ: "string", desc: doc("io.k8s.api.apps.v1.DeploymentStatus", "updatedReplicas"), cell: func(o map[string]any, _ time.Time) any { return num(asMap(o["status"])["updatedReplicas"]) }},
-		{name: "Available", typ: "string", desc: doc("io.k8s.api.apps.v1.DeploymentStatus", "availableReplicas"), cell: func(o map[string]any, _ time.Time) any { return num(asMap(o["status"])["availableReplicas"]) }},
+		{name: "Up-to-date", typ: "string", desc: doc("io.k8s.api.apps.v1.DeploymentStatus", "updatedReplicas"), cell: func(o map[string]any, _ time.Time) any {
+			return jsonobj.Num(jsonobj.Map(o["status"])["updatedReplicas"])
+		}},
+		{name: "Available", typ: "string", desc: doc("io.k8s.api.apps.v1.DeploymentStatus", "availableReplicas"), cell: func(o map[string]any, _ time.Time) any {
+			return jsonobj.Num(jsonobj.Map(o["status"])["availableReplicas"])
+		}},
 		ageColumn(),
 		{name: "Containers", typ: "string", priority: 1, desc: containersMsg, cell: func(o map[string]any, _ time.Time) any {
-			n, _ := containerCells(asMap(asMap(o["spec"])["template"]))
+			n, _ := containerCells(jsonobj.Map(jsonobj.Map(o["spec"])["template"]))
 			return n
 		}},
 		{name: "Images", typ: "string", priority: 1, desc: imagesMsg, cell: func(o map[string]any, _ time.Time) any {
-			_, i := containerCells(asMap(asMap(o["spec"])["template"]))
+			_, i := containerCells(jsonobj.Map(jsonobj.Map(o["spec"])["template"]))
 			return i
 		}},
 		{name: "Selector", typ: "string", priority: 1, desc: doc("io.k8s.api.apps.v1.DeploymentSpec", "selector"), cell: func(o map[string]any, _ time.Time) any {
-			if s := formatSelector(asMap(asMap(o["spec"])["selector"])); s != "<none>" {
+			if s := formatSelector(jsonobj.Map(jsonobj.Map(o["spec"])["selector"])); s != "<none>" {
 				return s
 			}
 			return ""
@@ -157,25 +164,25 @@ var tableColumns = map[string][]column{
 	},
 	"apps/ReplicaSet": {
 		nameColumn(),
-		{name: "Desired", typ: "integer", desc: doc("io.k8s.api.apps.v1.ReplicaSetSpec", "replicas"), cell: func(o map[string]any, _ time.Time) any { return num(asMap(o["spec"])["replicas"]) }},
-		{name: "Current", typ: "integer", desc: doc("io.k8s.api.apps.v1.ReplicaSetStatus", "replicas"), cell: func(o map[string]any, _ time.Time) any { return num(asMap(o["status"])["replicas"]) }},
-		{name: "Ready", typ: "integer", desc: doc("io.k8s.api.apps.v1.ReplicaSetStatus", "readyReplicas"), cell: func(o map[string]any, _ time.Time) any { return num(asMap(o["status"])["readyReplicas"]) }},
+		{name: "Desired", typ: "integer", desc: doc("io.k8s.api.apps.v1.ReplicaSetSpec", "replicas"), cell: func(o map[string]any, _ time.Time) any { return jsonobj.Num(jsonobj.Map(o["spec"])["replicas"]) }},
+		{name: "Current", typ: "integer", desc: doc("io.k8s.api.apps.v1.ReplicaSetStatus", "replicas"), cell: func(o map[string]any, _ time.Time) any { return jsonobj.Num(jsonobj.Map(o["status"])["replicas"]) }},
+		{name: "Ready", typ: "integer", desc: doc("io.k8s.api.apps.v1.ReplicaSetStatus", "readyReplicas"), cell: func(o map[string]any, _ time.Time) any { return jsonobj.Num(jsonobj.Map(o["status"])["readyReplicas"]) }},
 		ageColumn(),
 		{name: "Containers", typ: "string", priority: 1, desc: containersMsg, cell: func(o map[string]any, _ time.Time) any {
-			n, _ := containerCells(asMap(asMap(o["spec"])["template"]))
+			n, _ := containerCells(jsonobj.Map(jsonobj.Map(o["spec"])["template"]))
 			return n
 		}},
 		{name: "Images", typ: "string", priority: 1, desc: imagesMsg, cell: func(o map[string]any, _ time.Time) any {
-			_, i := containerCells(asMap(asMap(o["spec"])["template"]))
+			_, i := containerCells(jsonobj.Map(jsonobj.Map(o["spec"])["template"]))
 			return i
 		}},
 		{name: "Selector", typ: "string", priority: 1, desc: doc("io.k8s.api.apps.v1.ReplicaSetSpec", "selector"), cell: func(o map[string]any, _ time.Time) any {
-			return formatSelector(asMap(asMap(o["spec"])["selector"]))
+			return formatSelector(jsonobj.Map(jsonobj.Map(o["spec"])["selector"]))
 		}},
 	},
 	"coordination.k8s.io/Lease": {
 		nameColumn(),
-		{name: "Holder", typ: "string", desc: doc("io.k8s.api.coordination.v1.LeaseSpec", "holderIdentity"), cell: func(o map[string]any, _ time.Time) any { return strAt(o, "spec", "holderIdentity") }},
+		{name: "Holder", typ: "string", desc: doc("io.k8s.api.coordination.v1.LeaseSpec", "holderIdentity"), cell: func(o map[string]any, _ time.Time) any { return jsonobj.StrAt(o, "spec", "holderIdentity") }},
 		ageColumn(),
 	},
 }
@@ -184,23 +191,23 @@ func eventColumns() []column {
 	ev := "io.k8s.api.core.v1.Event"
 	return []column{
 		{name: "Last Seen", typ: "string", desc: doc(ev, "lastTimestamp"), cell: func(o map[string]any, now time.Time) any { return eventTimes(o, now).last }},
-		{name: "Type", typ: "string", desc: doc(ev, "type"), cell: func(o map[string]any, _ time.Time) any { return str(o, "type") }},
-		{name: "Reason", typ: "string", desc: doc(ev, "reason"), cell: func(o map[string]any, _ time.Time) any { return str(o, "reason") }},
+		{name: "Type", typ: "string", desc: doc(ev, "type"), cell: func(o map[string]any, _ time.Time) any { return jsonobj.Str(o, "type") }},
+		{name: "Reason", typ: "string", desc: doc(ev, "reason"), cell: func(o map[string]any, _ time.Time) any { return jsonobj.Str(o, "reason") }},
 		{name: "Object", typ: "string", desc: doc(ev, "involvedObject"), cell: func(o map[string]any, _ time.Time) any {
 			ref := eventRef(o)
-			if n := str(ref, "name"); n != "" {
-				return strings.ToLower(str(ref, "kind")) + "/" + n
+			if n := jsonobj.Str(ref, "name"); n != "" {
+				return strings.ToLower(jsonobj.Str(ref, "kind")) + "/" + n
 			}
-			return strings.ToLower(str(ref, "kind"))
+			return strings.ToLower(jsonobj.Str(ref, "kind"))
 		}},
-		{name: "Subobject", typ: "string", priority: 1, desc: doc("io.k8s.api.core.v1.ObjectReference", "fieldPath"), cell: func(o map[string]any, _ time.Time) any { return str(eventRef(o), "fieldPath") }},
+		{name: "Subobject", typ: "string", priority: 1, desc: doc("io.k8s.api.core.v1.ObjectReference", "fieldPath"), cell: func(o map[string]any, _ time.Time) any { return jsonobj.Str(eventRef(o), "fieldPath") }},
 		{name: "Source", typ: "string", priority: 1, desc: doc(ev, "source"), cell: func(o map[string]any, _ time.Time) any {
-			src := asMap(o["source"])
+			src := jsonobj.Map(o["source"])
 			if src == nil {
-				src = asMap(o["deprecatedSource"])
+				src = jsonobj.Map(o["deprecatedSource"])
 			}
-			comp := firstNonEmpty(str(src, "component"), str(o, "reportingController"), str(o, "reportingComponent"))
-			inst := firstNonEmpty(str(src, "host"), str(o, "reportingInstance"))
+			comp := firstNonEmpty(jsonobj.Str(src, "component"), jsonobj.Str(o, "reportingController"), jsonobj.Str(o, "reportingComponent"))
+			inst := firstNonEmpty(jsonobj.Str(src, "host"), jsonobj.Str(o, "reportingInstance"))
 			switch {
 			case comp == "":
 				return "<unknown>"
@@ -210,11 +217,11 @@ func eventColumns() []column {
 			return comp + ", " + inst
 		}},
 		{name: "Message", typ: "string", desc: doc(ev, "message"), cell: func(o map[string]any, _ time.Time) any {
-			return strings.TrimSpace(firstNonEmpty(str(o, "message"), str(o, "note")))
+			return strings.TrimSpace(firstNonEmpty(jsonobj.Str(o, "message"), jsonobj.Str(o, "note")))
 		}},
 		{name: "First Seen", typ: "string", priority: 1, desc: doc(ev, "firstTimestamp"), cell: func(o map[string]any, now time.Time) any { return eventTimes(o, now).first }},
 		{name: "Count", typ: "string", priority: 1, desc: doc(ev, "count"), cell: func(o map[string]any, now time.Time) any { return eventTimes(o, now).count }},
-		{name: "Name", typ: "string", priority: 1, format: "name", desc: doc(metaType, "name"), cell: func(o map[string]any, _ time.Time) any { return str(metaOf(o), "name") }},
+		{name: "Name", typ: "string", priority: 1, format: "name", desc: doc(metaType, "name"), cell: func(o map[string]any, _ time.Time) any { return jsonobj.Str(jsonobj.Meta(o), "name") }},
 	}
 }
 
@@ -225,7 +232,7 @@ func tableOptions(r *http.Request) (string, *meta.Status) {
 	case "", "None", "Object", "Metadata":
 		return v, nil
 	}
-	return "", errBadRequest(fmt.Sprintf("Unable to convert to Table as requested: includeObject: Invalid value: %q: must be 'Metadata', 'Object', 'None', or empty", v))
+	return "", apierr.BadRequest(fmt.Sprintf("Unable to convert to Table as requested: includeObject: Invalid value: %q: must be 'Metadata', 'Object', 'None', or empty", v))
 }
 
 // table renders objects as a meta.k8s.io/v1 Table.
@@ -252,7 +259,7 @@ func (s *Server) table(res *resource, items []*storedObj, lm meta.ListMeta, incl
 			row["object"] = map[string]any{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": m["metadata"]}
 		}
 		if res.typ.Group == "" && res.typ.Kind == "Pod" {
-			switch strAt(m, "status", "phase") {
+			switch jsonobj.StrAt(m, "status", "phase") {
 			case "Succeeded":
 				row["conditions"] = []any{map[string]any{"type": "Completed", "status": "True", "reason": "Succeeded", "message": "The pod has completed successfully."}}
 			case "Failed":
@@ -275,40 +282,6 @@ func (s *Server) table(res *resource, items []*storedObj, lm meta.ListMeta, incl
 }
 
 // ---- cell helpers (on the JSON form) ----
-
-func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }
-
-func strAt(o map[string]any, path ...string) string {
-	for _, p := range path[:len(path)-1] {
-		o = asMap(o[p])
-	}
-	return str(o, path[len(path)-1])
-}
-
-func listAt(o map[string]any, path ...string) []any {
-	for _, p := range path[:len(path)-1] {
-		o = asMap(o[p])
-	}
-	l, _ := o[path[len(path)-1]].([]any)
-	return l
-}
-
-func num(v any) int64 {
-	switch x := v.(type) {
-	case json.Number:
-		n, _ := x.Int64()
-		return n
-	case float64:
-		return int64(x)
-	case int64:
-		return x
-	case int:
-		return int64(x)
-	}
-	return 0
-}
-
-func numString(v any) string { return strconv.FormatInt(num(v), 10) }
 
 func orNone(s string) string {
 	if s == "" {
@@ -401,7 +374,7 @@ func formatSelector(sel map[string]any) string {
 		return "<none>"
 	}
 	var parts []string
-	ml := asMap(sel["matchLabels"])
+	ml := jsonobj.Map(sel["matchLabels"])
 	keys := make([]string, 0, len(ml))
 	for k := range ml {
 		keys = append(keys, k)
@@ -411,10 +384,10 @@ func formatSelector(sel map[string]any) string {
 		v, _ := ml[k].(string)
 		parts = append(parts, k+"="+v)
 	}
-	for _, e := range listAt(sel, "matchExpressions") {
-		em := asMap(e)
-		key, op := str(em, "key"), str(em, "operator")
-		vals := stringList(em["values"])
+	for _, e := range jsonobj.ListAt(sel, "matchExpressions") {
+		em := jsonobj.Map(e)
+		key, op := jsonobj.Str(em, "key"), jsonobj.Str(em, "operator")
+		vals := jsonobj.Strings(em["values"])
 		sort.Strings(vals)
 		switch op {
 		case "In":
@@ -435,18 +408,18 @@ func formatSelector(sel map[string]any) string {
 
 func containerCells(template map[string]any) (names, images string) {
 	var n, i []string
-	for _, c := range listAt(asMap(template["spec"]), "containers") {
-		cm := asMap(c)
-		n = append(n, str(cm, "name"))
-		i = append(i, str(cm, "image"))
+	for _, c := range jsonobj.ListAt(jsonobj.Map(template["spec"]), "containers") {
+		cm := jsonobj.Map(c)
+		n = append(n, jsonobj.Str(cm, "name"))
+		i = append(i, jsonobj.Str(cm, "image"))
 	}
 	return strings.Join(n, ","), strings.Join(i, ",")
 }
 
 func serviceExternalIP(o map[string]any, _ time.Time) any {
-	spec := asMap(o["spec"])
-	ext := stringList(spec["externalIPs"])
-	switch str(spec, "type") {
+	spec := jsonobj.Map(o["spec"])
+	ext := jsonobj.Strings(spec["externalIPs"])
+	switch jsonobj.Str(spec, "type") {
 	case "ClusterIP", "NodePort":
 		if len(ext) > 0 {
 			return strings.Join(ext, ",")
@@ -454,9 +427,9 @@ func serviceExternalIP(o map[string]any, _ time.Time) any {
 		return "<none>"
 	case "LoadBalancer":
 		var ips []string
-		for _, ing := range listAt(asMap(o["status"]), "loadBalancer", "ingress") {
-			im := asMap(ing)
-			ips = append(ips, firstNonEmpty(str(im, "ip"), str(im, "hostname")))
+		for _, ing := range jsonobj.ListAt(jsonobj.Map(o["status"]), "loadBalancer", "ingress") {
+			im := jsonobj.Map(ing)
+			ips = append(ips, firstNonEmpty(jsonobj.Str(im, "ip"), jsonobj.Str(im, "hostname")))
 		}
 		ips = append(ips, ext...)
 		if len(ips) > 0 {
@@ -464,21 +437,21 @@ func serviceExternalIP(o map[string]any, _ time.Time) any {
 		}
 		return "<pending>"
 	case "ExternalName":
-		return str(spec, "externalName")
+		return jsonobj.Str(spec, "externalName")
 	}
 	return "<unknown>"
 }
 
 func readinessGates(o map[string]any, _ time.Time) any {
-	gates := listAt(o, "spec", "readinessGates")
+	gates := jsonobj.ListAt(o, "spec", "readinessGates")
 	if len(gates) == 0 {
 		return "<none>"
 	}
-	conds := listAt(o, "status", "conditions")
+	conds := jsonobj.ListAt(o, "status", "conditions")
 	ok := 0
 	for _, g := range gates {
 		for _, c := range conds {
-			if str(asMap(c), "type") == str(asMap(g), "conditionType") && str(asMap(c), "status") == "True" {
+			if jsonobj.Str(jsonobj.Map(c), "type") == jsonobj.Str(jsonobj.Map(g), "conditionType") && jsonobj.Str(jsonobj.Map(c), "status") == "True" {
 				ok++
 			}
 		}
@@ -487,10 +460,10 @@ func readinessGates(o map[string]any, _ time.Time) any {
 }
 
 func eventRef(o map[string]any) map[string]any {
-	if ref := asMap(o["involvedObject"]); ref != nil {
+	if ref := jsonobj.Map(o["involvedObject"]); ref != nil {
 		return ref
 	}
-	return asMap(o["regarding"])
+	return jsonobj.Map(o["regarding"])
 }
 
 type evTimes struct {
@@ -501,22 +474,22 @@ type evTimes struct {
 // eventTimes are an Event's First Seen, Last Seen and Count cells (core/v1 and
 // events.k8s.io/v1 field names).
 func eventTimes(o map[string]any, now time.Time) evTimes {
-	first := firstNonEmpty(str(o, "firstTimestamp"), str(o, "deprecatedFirstTimestamp"))
+	first := firstNonEmpty(jsonobj.Str(o, "firstTimestamp"), jsonobj.Str(o, "deprecatedFirstTimestamp"))
 	var t evTimes
 	if first != "" {
 		t.first = since(first, now)
 	} else {
-		t.first = since(str(o, "eventTime"), now)
+		t.first = since(jsonobj.Str(o, "eventTime"), now)
 	}
-	last := firstNonEmpty(str(o, "lastTimestamp"), str(o, "deprecatedLastTimestamp"))
+	last := firstNonEmpty(jsonobj.Str(o, "lastTimestamp"), jsonobj.Str(o, "deprecatedLastTimestamp"))
 	t.last = t.first
 	if last != "" {
 		t.last = since(last, now)
 	}
-	t.count = num(firstNonNil(o["count"], o["deprecatedCount"]))
-	if series := asMap(o["series"]); series != nil {
-		t.last = since(str(series, "lastObservedTime"), now)
-		t.count = num(series["count"])
+	t.count = jsonobj.Num(firstNonNil(o["count"], o["deprecatedCount"]))
+	if series := jsonobj.Map(o["series"]); series != nil {
+		t.last = since(jsonobj.Str(series, "lastObservedTime"), now)
+		t.count = jsonobj.Num(series["count"])
 	} else if t.count == 0 {
 		t.count = 1
 	}
@@ -536,106 +509,106 @@ type podCells struct{ ready, status, restarts string }
 
 // podRow is the kube-apiserver's pod printer (Ready, Status and Restarts) on the JSON form.
 func podRow(o map[string]any, now time.Time) podCells {
-	spec, status := asMap(o["spec"]), asMap(o["status"])
-	phase := str(status, "phase")
+	spec, status := jsonobj.Map(o["spec"]), jsonobj.Map(o["status"])
+	phase := jsonobj.Str(status, "phase")
 	reason := phase
-	if r := str(status, "reason"); r != "" {
+	if r := jsonobj.Str(status, "reason"); r != "" {
 		reason = r
 	}
-	for _, c := range listAt(status, "conditions") {
-		if cm := asMap(c); str(cm, "type") == "PodScheduled" && str(cm, "reason") == "SchedulingGated" {
+	for _, c := range jsonobj.ListAt(status, "conditions") {
+		if cm := jsonobj.Map(c); jsonobj.Str(cm, "type") == "PodScheduled" && jsonobj.Str(cm, "reason") == "SchedulingGated" {
 			reason = "SchedulingGated"
 		}
 	}
-	total := len(listAt(spec, "containers"))
+	total := len(jsonobj.ListAt(spec, "containers"))
 	restartable := map[string]bool{}
-	for _, c := range listAt(spec, "initContainers") {
-		if cm := asMap(c); str(cm, "restartPolicy") == "Always" {
-			restartable[str(cm, "name")] = true
+	for _, c := range jsonobj.ListAt(spec, "initContainers") {
+		if cm := jsonobj.Map(c); jsonobj.Str(cm, "restartPolicy") == "Always" {
+			restartable[jsonobj.Str(cm, "name")] = true
 			total++
 		}
 	}
 	ready, restarts, sidecarRestarts := 0, int64(0), int64(0)
 	var lastRestart, lastSidecarRestart time.Time
 	terminatedAt := func(cs map[string]any) time.Time {
-		t, _ := time.Parse(time.RFC3339, str(asMap(asMap(cs["lastState"])["terminated"]), "finishedAt"))
+		t, _ := time.Parse(time.RFC3339, jsonobj.Str(jsonobj.Map(jsonobj.Map(cs["lastState"])["terminated"]), "finishedAt"))
 		return t
 	}
 	initializing := false
-	inits := listAt(status, "initContainerStatuses")
+	inits := jsonobj.ListAt(status, "initContainerStatuses")
 	for i, c := range inits {
-		cs := asMap(c)
-		restarts += num(cs["restartCount"])
+		cs := jsonobj.Map(c)
+		restarts += jsonobj.Num(cs["restartCount"])
 		if t := terminatedAt(cs); t.After(lastRestart) {
 			lastRestart = t
 		}
-		if restartable[str(cs, "name")] {
-			sidecarRestarts += num(cs["restartCount"])
+		if restartable[jsonobj.Str(cs, "name")] {
+			sidecarRestarts += jsonobj.Num(cs["restartCount"])
 			if t := terminatedAt(cs); t.After(lastSidecarRestart) {
 				lastSidecarRestart = t
 			}
 		}
-		state := asMap(cs["state"])
-		term, wait := asMap(state["terminated"]), asMap(state["waiting"])
+		state := jsonobj.Map(cs["state"])
+		term, wait := jsonobj.Map(state["terminated"]), jsonobj.Map(state["waiting"])
 		started, _ := cs["started"].(bool)
 		csReady, _ := cs["ready"].(bool)
 		switch {
-		case term != nil && num(term["exitCode"]) == 0:
+		case term != nil && jsonobj.Num(term["exitCode"]) == 0:
 			continue
-		case restartable[str(cs, "name")] && started:
+		case restartable[jsonobj.Str(cs, "name")] && started:
 			if csReady {
 				ready++
 			}
 			continue
 		case term != nil:
 			switch {
-			case str(term, "reason") != "":
-				reason = "Init:" + str(term, "reason")
-			case num(term["signal"]) != 0:
-				reason = fmt.Sprintf("Init:Signal:%d", num(term["signal"]))
+			case jsonobj.Str(term, "reason") != "":
+				reason = "Init:" + jsonobj.Str(term, "reason")
+			case jsonobj.Num(term["signal"]) != 0:
+				reason = fmt.Sprintf("Init:Signal:%d", jsonobj.Num(term["signal"]))
 			default:
-				reason = fmt.Sprintf("Init:ExitCode:%d", num(term["exitCode"]))
+				reason = fmt.Sprintf("Init:ExitCode:%d", jsonobj.Num(term["exitCode"]))
 			}
-		case wait != nil && str(wait, "reason") != "" && str(wait, "reason") != "PodInitializing":
-			reason = "Init:" + str(wait, "reason")
+		case wait != nil && jsonobj.Str(wait, "reason") != "" && jsonobj.Str(wait, "reason") != "PodInitializing":
+			reason = "Init:" + jsonobj.Str(wait, "reason")
 		default:
-			reason = fmt.Sprintf("Init:%d/%d", i, len(listAt(spec, "initContainers")))
+			reason = fmt.Sprintf("Init:%d/%d", i, len(jsonobj.ListAt(spec, "initContainers")))
 		}
 		initializing = true
 		break
 	}
 	initialized := false
-	for _, c := range listAt(status, "conditions") {
-		if cm := asMap(c); str(cm, "type") == "Initialized" && str(cm, "status") == "True" {
+	for _, c := range jsonobj.ListAt(status, "conditions") {
+		if cm := jsonobj.Map(c); jsonobj.Str(cm, "type") == "Initialized" && jsonobj.Str(cm, "status") == "True" {
 			initialized = true
 		}
 	}
 	if !initializing || initialized {
 		restarts, lastRestart = sidecarRestarts, lastSidecarRestart
 		hasRunning, errorReason := false, ""
-		cstats := listAt(status, "containerStatuses")
+		cstats := jsonobj.ListAt(status, "containerStatuses")
 		for i := len(cstats) - 1; i >= 0; i-- {
-			cs := asMap(cstats[i])
-			restarts += num(cs["restartCount"])
+			cs := jsonobj.Map(cstats[i])
+			restarts += jsonobj.Num(cs["restartCount"])
 			if t := terminatedAt(cs); t.After(lastRestart) {
 				lastRestart = t
 			}
-			state := asMap(cs["state"])
-			term, wait := asMap(state["terminated"]), asMap(state["waiting"])
+			state := jsonobj.Map(cs["state"])
+			term, wait := jsonobj.Map(state["terminated"]), jsonobj.Map(state["waiting"])
 			csReady, _ := cs["ready"].(bool)
 			switch {
-			case wait != nil && str(wait, "reason") != "":
-				reason = str(wait, "reason")
+			case wait != nil && jsonobj.Str(wait, "reason") != "":
+				reason = jsonobj.Str(wait, "reason")
 			case term != nil:
 				switch {
-				case str(term, "reason") != "":
-					reason = str(term, "reason")
-				case num(term["signal"]) != 0:
-					reason = fmt.Sprintf("Signal:%d", num(term["signal"]))
+				case jsonobj.Str(term, "reason") != "":
+					reason = jsonobj.Str(term, "reason")
+				case jsonobj.Num(term["signal"]) != 0:
+					reason = fmt.Sprintf("Signal:%d", jsonobj.Num(term["signal"]))
 				default:
-					reason = fmt.Sprintf("ExitCode:%d", num(term["exitCode"]))
+					reason = fmt.Sprintf("ExitCode:%d", jsonobj.Num(term["exitCode"]))
 				}
-				if num(term["exitCode"]) != 0 {
+				if jsonobj.Num(term["exitCode"]) != 0 {
 					errorReason = reason
 				}
 			case csReady && state["running"] != nil:
@@ -645,8 +618,8 @@ func podRow(o map[string]any, now time.Time) podCells {
 		}
 		if reason == "Completed" {
 			podReady := false
-			for _, c := range listAt(status, "conditions") {
-				if cm := asMap(c); str(cm, "type") == "Ready" && str(cm, "status") == "True" {
+			for _, c := range jsonobj.ListAt(status, "conditions") {
+				if cm := jsonobj.Map(c); jsonobj.Str(cm, "type") == "Ready" && jsonobj.Str(cm, "status") == "True" {
 					podReady = true
 				}
 			}
@@ -660,8 +633,8 @@ func podRow(o map[string]any, now time.Time) podCells {
 			}
 		}
 	}
-	if metaOf(o)["deletionTimestamp"] != nil {
-		if str(status, "reason") == "NodeLost" {
+	if jsonobj.Meta(o)["deletionTimestamp"] != nil {
+		if jsonobj.Str(status, "reason") == "NodeLost" {
 			reason = "Unknown"
 		} else if phase != "Succeeded" && phase != "Failed" {
 			reason = "Terminating"

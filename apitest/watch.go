@@ -17,6 +17,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -199,13 +200,13 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, ri *reqInfo
 	case InitialEventsRefused:
 		if hasSIE {
 			errs := listOptionErrors(q, true)
-			errs = append(errs, forbiddenValue("sendInitialEvents", "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"))
-			writeStatus(w, errInvalid("ListOptions", "meta.k8s.io", "", errs))
+			errs = append(errs, apierr.ForbiddenValue("sendInitialEvents", "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"))
+			writeStatus(w, apierr.Invalid("ListOptions", "meta.k8s.io", "", errs))
 			return
 		}
 	}
 	if errs := listOptionErrors(q, true); len(errs) > 0 {
-		writeStatus(w, errInvalid("ListOptions", "meta.k8s.io", "", errs))
+		writeStatus(w, apierr.Invalid("ListOptions", "meta.k8s.io", "", errs))
 		return
 	}
 	f, st := s.parseFilter(r, ri)
@@ -218,7 +219,7 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, ri *reqInfo
 	if v := q.Get("timeoutSeconds"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			writeStatus(w, errBadRequest("timeoutSeconds: "+err.Error()))
+			writeStatus(w, apierr.BadRequest("timeoutSeconds: "+err.Error()))
 			return
 		}
 		if n > 0 {
@@ -241,7 +242,7 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, ri *reqInfo
 	}
 	if isWebSocket(r) && s.opts.RefuseWebSocket {
 		s.recordFault(FaultRecord{Kind: FaultWebSocketRefused, Resource: res.typ.name()})
-		writeStatus(w, newStatus(http.StatusNotImplemented, meta.StatusReasonUnknown, "apitest: WebSocket upgrades are refused by this server"))
+		writeStatus(w, apierr.New(http.StatusNotImplemented, meta.StatusReasonUnknown, "apitest: WebSocket upgrades are refused by this server"))
 		return
 	}
 
@@ -264,7 +265,7 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, ri *reqInfo
 	}
 	wt := &watcher{s: s, res: res, f: f, bookmark: bookmarks, wake: make(chan struct{}, 1), out: outputOf(w)}
 	if wt.out.as == "PartialObjectMetadataList" {
-		writeStatus(w, newStatus(http.StatusNotAcceptable, meta.StatusReasonNotAcceptable,
+		writeStatus(w, apierr.New(http.StatusNotAcceptable, meta.StatusReasonNotAcceptable,
 			fmt.Sprintf("you requested PartialObjectMetadataList, but the requested object is not a list (%s)", goTypeName(res, false))))
 		return
 	}
@@ -379,7 +380,7 @@ func (s *Server) prepareWatch(ctx context.Context, w *watcher, want uint64, hasS
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if want > s.rv && !s.waitForRVLocked(ctx, want) {
-		return watchStart{err: errTooLargeRV(want, s.rv)}
+		return watchStart{err: apierr.TooLargeResourceVersion(want, s.rv)}
 	}
 	st := watchStart{snapRV: s.rv, sie: hasSIE && sendInitial}
 	switch {
@@ -393,7 +394,7 @@ func (s *Server) prepareWatch(ctx context.Context, w *watcher, want uint64, hasS
 		st.cursor = res.end()
 	default:
 		if want < res.oldestRV() {
-			return watchStart{err: errExpired(fmt.Sprintf("too old resource version: %d (%d)", want, res.oldestRV()))}
+			return watchStart{err: apierr.Expired(fmt.Sprintf("too old resource version: %d (%d)", want, res.oldestRV()))}
 		}
 		st.cursor = res.seqAfter(want)
 		st.snapRV = want

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest/internal/apierr"
+	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
 	"github.com/informerkit/informerkit/internal/kubeproto"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -38,7 +40,7 @@ func (w *watcher) objectFrame(typ apiclient.EventType, obj map[string]any) []byt
 	case "Table":
 		raw, _ := json.Marshal(obj)
 		include := w.info.Query.Get("includeObject")
-		t := w.s.table(w.res, []*storedObj{{raw: raw}}, meta.ListMeta{ResourceVersion: str(metaOf(obj), "resourceVersion")}, include, !w.headersSent)
+		t := w.s.table(w.res, []*storedObj{{raw: raw}}, meta.ListMeta{ResourceVersion: jsonobj.Str(jsonobj.Meta(obj), "resourceVersion")}, include, !w.headersSent)
 		w.headersSent = true
 		b, _ := json.Marshal(t)
 		obj = mustDecode(b)
@@ -56,7 +58,7 @@ func (w *watcher) encodeFrame(typ string, obj map[string]any) []byte {
 	if w.out.format == formatProtobuf {
 		b, err := kubeproto.EncodeObject(obj)
 		if err != nil {
-			st := errInternal("protobuf: " + err.Error())
+			st := apierr.Internal("protobuf: " + err.Error())
 			m, _ := toMap(st)
 			b, _ = kubeproto.EncodeObject(m)
 			typ = string(apiclient.Error)

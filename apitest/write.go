@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest/internal/apierr"
+	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
 	"github.com/informerkit/informerkit/labels"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -88,7 +90,7 @@ func checkType(t *ResourceType, obj map[string]any) *meta.Status {
 	av, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
 	if (av != "" && av != gv) || (kind != "" && kind != t.Kind) {
-		return errBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s) or the kind (%s) is not %s", av, gv, kind, t.Kind))
+		return apierr.BadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s) or the kind (%s) is not %s", av, gv, kind, t.Kind))
 	}
 	obj["apiVersion"] = gv
 	obj["kind"] = t.Kind
@@ -101,45 +103,45 @@ func checkNamespace(t *ResourceType, meta map[string]any, ns string) *meta.Statu
 		delete(meta, "namespace")
 		return nil
 	}
-	got := str(meta, "namespace")
+	got := jsonobj.Str(meta, "namespace")
 	if got == "" {
 		if ns == "" {
-			return errBadRequest("the namespace of the object is empty and no namespace was sent on the request")
+			return apierr.BadRequest("the namespace of the object is empty and no namespace was sent on the request")
 		}
 		meta["namespace"] = ns
 		return nil
 	}
 	if ns != "" && got != ns {
-		return errBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		return apierr.BadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	}
 	return nil
 }
 
-func validateMeta(t *ResourceType, meta map[string]any) []fieldError {
-	var errs []fieldError
-	name := str(meta, "name")
+func validateMeta(t *ResourceType, meta map[string]any) []apierr.FieldError {
+	var errs []apierr.FieldError
+	name := jsonobj.Str(meta, "name")
 	if t.nameIsLabel {
 		if len(name) > 63 || !labelRE.MatchString(name) {
-			errs = append(errs, invalidValue("metadata.name", name, labelMsg))
+			errs = append(errs, apierr.InvalidValue("metadata.name", name, labelMsg))
 		}
 	} else if len(name) > 253 || !subdomainRE.MatchString(name) {
-		errs = append(errs, invalidValue("metadata.name", name, subdomainMsg))
+		errs = append(errs, apierr.InvalidValue("metadata.name", name, subdomainMsg))
 	}
 	if l, ok := meta["labels"].(map[string]any); ok {
 		for k, v := range l {
 			s, isStr := v.(string)
 			if err := labels.ValidateKey(k); err != nil {
-				errs = append(errs, invalidValue("metadata.labels", k, "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"))
+				errs = append(errs, apierr.InvalidValue("metadata.labels", k, "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"))
 			} else if !isStr || labels.ValidateValue(s) != nil {
-				errs = append(errs, invalidValue("metadata.labels", v, "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"))
+				errs = append(errs, apierr.InvalidValue("metadata.labels", v, "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"))
 			}
 		}
 	} else if meta["labels"] != nil {
-		errs = append(errs, invalidValue("metadata.labels", meta["labels"], "must be a map of strings"))
+		errs = append(errs, apierr.InvalidValue("metadata.labels", meta["labels"], "must be a map of strings"))
 	}
-	for i, f := range stringList(meta["finalizers"]) {
+	for i, f := range jsonobj.Strings(meta["finalizers"]) {
 		if f != "kubernetes" && f != "orphan" && f != "foregroundDeletion" && !strings.Contains(f, "/") {
-			errs = append(errs, invalidValue(fmt.Sprintf("metadata.finalizers[%d]", i), f, "name is neither a standard finalizer name nor is it fully qualified"))
+			errs = append(errs, apierr.InvalidValue(fmt.Sprintf("metadata.finalizers[%d]", i), f, "name is neither a standard finalizer name nor is it fully qualified"))
 		}
 	}
 	return errs
@@ -151,24 +153,24 @@ func (s *Server) createLocked(r *resource, ns string, obj map[string]any, wo wri
 	if st := checkType(t, obj); st != nil {
 		return nil, st
 	}
-	md := metaOf(obj)
+	md := jsonobj.Meta(obj)
 	if st := checkNamespace(t, md, ns); st != nil {
 		return nil, st
 	}
-	ns = str(md, "namespace")
-	if str(md, "resourceVersion") != "" {
-		return nil, newStatus(http.StatusInternalServerError, meta.StatusReasonUnknown, "resourceVersion should not be set on objects to be created")
+	ns = jsonobj.Str(md, "namespace")
+	if jsonobj.Str(md, "resourceVersion") != "" {
+		return nil, apierr.New(http.StatusInternalServerError, meta.StatusReasonUnknown, "resourceVersion should not be set on objects to be created")
 	}
-	if str(md, "name") == "" {
-		if gen := str(md, "generateName"); gen != "" {
+	if jsonobj.Str(md, "name") == "" {
+		if gen := jsonobj.Str(md, "generateName"); gen != "" {
 			md["name"] = gen + randomSuffix()
 		} else {
-			return nil, errInvalid(t.Kind, t.Group, "", []fieldError{requiredValue("metadata.name", "name or generateName is required")})
+			return nil, apierr.Invalid(t.Kind, t.Group, "", []apierr.FieldError{apierr.RequiredValue("metadata.name", "name or generateName is required")})
 		}
 	}
-	name := str(md, "name")
+	name := jsonobj.Str(md, "name")
 	if errs := validateMeta(t, md); len(errs) > 0 {
-		return nil, errInvalid(t.Kind, t.Group, name, errs)
+		return nil, apierr.Invalid(t.Kind, t.Group, name, errs)
 	}
 	obj, warnings, st := s.defaultWriteLocked(r, obj, nil, wo.fieldValidation, func(o map[string]any) {
 		s.trackLocked(r, "", nil, o, wo)
@@ -177,7 +179,7 @@ func (s *Server) createLocked(r *resource, ns string, obj map[string]any, wo wri
 		return nil, st
 	}
 	wo.warn(warnings)
-	md = metaOf(obj)
+	md = jsonobj.Meta(obj)
 	if t.Namespaced {
 		if _, ok := s.resources["namespaces"].objects[ns]; !ok {
 			return nil, errNamespaceNotFound(ns)
@@ -209,21 +211,21 @@ func (s *Server) createLocked(r *resource, ns string, obj map[string]any, wo wri
 	if wo.dryRun {
 		o, err := newStored(obj, s.rv)
 		if err != nil {
-			return nil, errInternal(err.Error())
+			return nil, apierr.Internal(err.Error())
 		}
 		o.raw = stripRV(o.raw)
 		return o, nil
 	}
 	o, err := s.commitLocked(r, apiclient.Added, obj, nil)
 	if err != nil {
-		return nil, errInternal(err.Error())
+		return nil, apierr.Internal(err.Error())
 	}
 	return o, nil
 }
 
 func stripRV(raw []byte) []byte {
 	m := mustDecode(raw)
-	delete(metaOf(m), "resourceVersion")
+	delete(jsonobj.Meta(m), "resourceVersion")
 	b, _ := json.Marshal(m)
 	return b
 }
@@ -243,13 +245,13 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 	if st := checkType(t, obj); st != nil {
 		return nil, false, st
 	}
-	meta := metaOf(obj)
+	meta := jsonobj.Meta(obj)
 	if st := checkNamespace(t, meta, ns); st != nil {
 		return nil, false, st
 	}
-	ns = str(meta, "namespace")
-	if got := str(meta, "name"); got != name {
-		return nil, false, errBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", got, name))
+	ns = jsonobj.Str(meta, "namespace")
+	if got := jsonobj.Str(meta, "name"); got != name {
+		return nil, false, apierr.BadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", got, name))
 	}
 	old, exists := r.objects[objectKey(ns, name)]
 	if !exists {
@@ -260,14 +262,14 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 		}
 		return nil, false, errNotFound(t, name)
 	}
-	if rv := str(meta, "resourceVersion"); rv != "" && rv != strconv.FormatUint(old.rv, 10) {
+	if rv := jsonobj.Str(meta, "resourceVersion"); rv != "" && rv != strconv.FormatUint(old.rv, 10) {
 		return nil, false, errConflict(t, name, conflictModified)
 	}
-	if uid := str(meta, "uid"); uid != "" && uid != old.uid {
+	if uid := jsonobj.Str(meta, "uid"); uid != "" && uid != old.uid {
 		return nil, false, errConflict(t, name, fmt.Sprintf("Precondition failed: UID in precondition: %s, UID in object meta: %s", uid, old.uid))
 	}
 	prev := mustDecode(old.raw)
-	prevMeta := metaOf(prev)
+	prevMeta := jsonobj.Meta(prev)
 	obj, warnings, st := s.defaultWriteLocked(r, obj, prev, wo.fieldValidation, func(o map[string]any) {
 		s.trackLocked(r, subOf(mode), prev, o, wo)
 	})
@@ -275,7 +277,7 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 		return nil, false, st
 	}
 	wo.warn(warnings)
-	meta = metaOf(obj)
+	meta = jsonobj.Meta(obj)
 	if mode == updateStatus {
 		// Only the status changes.
 		next := mustDecode(old.raw)
@@ -286,20 +288,20 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 		}
 		if t.kindKey() == "v1/Pod" {
 			// The pod status strategy backfills the QoS class, immutable once set.
-			if st := asMap(next["status"]); st != nil && str(st, "qosClass") == "" {
-				if q := str(asMap(prev["status"]), "qosClass"); q != "" {
+			if st := jsonobj.Map(next["status"]); st != nil && jsonobj.Str(st, "qosClass") == "" {
+				if q := jsonobj.Str(jsonobj.Map(prev["status"]), "qosClass"); q != "" {
 					st["qosClass"] = q
 				}
 			}
 		}
 		// The status update's managedFields are kept, as the registry strategies keep them.
 		if mf, ok := meta["managedFields"]; ok {
-			metaOf(next)["managedFields"] = mf
+			jsonobj.Meta(next)["managedFields"] = mf
 		} else {
-			delete(metaOf(next), "managedFields")
+			delete(jsonobj.Meta(next), "managedFields")
 		}
 		obj = next
-		meta = metaOf(obj)
+		meta = jsonobj.Meta(obj)
 	} else {
 		for _, k := range []string{"uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"} {
 			if v, ok := prevMeta[k]; ok {
@@ -315,26 +317,26 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 				delete(obj, "status")
 			}
 		}
-		var errs []fieldError
+		var errs []apierr.FieldError
 		if old.deleting {
 			oldF := stringSet(prevMeta["finalizers"])
 			var added []string
-			for _, f := range stringList(meta["finalizers"]) {
+			for _, f := range jsonobj.Strings(meta["finalizers"]) {
 				if !oldF[f] {
 					added = append(added, f)
 				}
 			}
 			if len(added) > 0 {
-				errs = append(errs, forbiddenValue("metadata.finalizers",
+				errs = append(errs, apierr.ForbiddenValue("metadata.finalizers",
 					fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %#v", added)))
 			}
 		}
 		if errs = append(errs, validateMeta(t, meta)...); len(errs) > 0 {
-			return nil, false, errInvalid(t.Kind, t.Group, name, errs)
+			return nil, false, apierr.Invalid(t.Kind, t.Group, name, errs)
 		}
 		// The deployment strategy also counts annotations: they are copied to the
 		// deployment's replica sets.
-		annotated := t.kindKey() == "apps/v1/Deployment" && !jsonEqual(prevMeta["annotations"], meta["annotations"])
+		annotated := t.kindKey() == "apps/v1/Deployment" && !jsonobj.Equal(prevMeta["annotations"], meta["annotations"])
 		if t.generation && mode != updateSystem && (annotated || specChanged(prev, obj, t.StatusSubresource)) {
 			g, _ := strconv.ParseInt(fmt.Sprint(prevMeta["generation"]), 10, 64)
 			meta["generation"] = json.Number(strconv.FormatInt(g+1, 10))
@@ -347,26 +349,26 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 	if wo.dryRun {
 		o, err := newStored(obj, old.rv)
 		if err != nil {
-			return nil, false, errInternal(err.Error())
+			return nil, false, apierr.Internal(err.Error())
 		}
 		return o, false, nil
 	}
-	if old.deleting && len(stringList(meta["finalizers"])) == 0 {
+	if old.deleting && len(jsonobj.Strings(meta["finalizers"])) == 0 {
 		// The last finalizer is gone: as the kube-apiserver, remove the object at once. The
 		// DELETED event carries the stored state (still with its finalizers) at a new
 		// resourceVersion; the response is the updated object at the old one.
 		if _, err := s.commitLocked(r, apiclient.Deleted, nil, old); err != nil {
-			return nil, false, errInternal(err.Error())
+			return nil, false, apierr.Internal(err.Error())
 		}
 		o, err := newStored(obj, old.rv)
 		if err != nil {
-			return nil, false, errInternal(err.Error())
+			return nil, false, apierr.Internal(err.Error())
 		}
 		return o, false, nil
 	}
 	o, err := s.commitLocked(r, apiclient.Modified, obj, old)
 	if err != nil {
-		return nil, false, errInternal(err.Error())
+		return nil, false, apierr.Internal(err.Error())
 	}
 	return o, false, nil
 }
@@ -386,20 +388,9 @@ func specChanged(a, b map[string]any, withStatus bool) bool {
 	return !bytes.Equal(strip(a), strip(b))
 }
 
-func stringList(v any) []string {
-	l, _ := v.([]any)
-	out := make([]string, 0, len(l))
-	for _, x := range l {
-		if s, ok := x.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 func stringSet(v any) map[string]bool {
 	m := map[string]bool{}
-	for _, s := range stringList(v) {
+	for _, s := range jsonobj.Strings(v) {
 		m[s] = true
 	}
 	return m
@@ -440,17 +431,17 @@ func (s *Server) deleteLocked(r *resource, ns, name string, opts deleteOptions, 
 			return old, false, nil
 		}
 		obj := mustDecode(old.raw)
-		meta := metaOf(obj)
+		meta := jsonobj.Meta(obj)
 		meta["deletionTimestamp"] = nowString()
 		meta["deletionGracePeriodSeconds"] = json.Number("0")
-		if g := num(meta["generation"]); g > 0 {
+		if g := jsonobj.Num(meta["generation"]); g > 0 {
 			// As the registry's BeforeDelete: setting deletionTimestamp is a change of
 			// intent, so objects that have a generation get the next one.
 			meta["generation"] = json.Number(strconv.FormatInt(g+1, 10))
 		}
 		o, err := s.commitLocked(r, apiclient.Modified, obj, old)
 		if err != nil {
-			return nil, false, errInternal(err.Error())
+			return nil, false, apierr.Internal(err.Error())
 		}
 		return o, false, nil
 	}
@@ -469,7 +460,7 @@ func (s *Server) deleteLocked(r *resource, ns, name string, opts deleteOptions, 
 	}
 	o, err := s.commitLocked(r, apiclient.Deleted, nil, old)
 	if err != nil {
-		return nil, false, errInternal(err.Error())
+		return nil, false, apierr.Internal(err.Error())
 	}
 	return o, true, nil
 }
