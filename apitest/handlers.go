@@ -16,7 +16,6 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
-	"github.com/informerkit/informerkit/labels"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -498,32 +497,6 @@ func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, 
 	s.mu.Unlock()
 	s.notifyChange()
 	s.respondList(w, r, ri, out, meta.ListMeta{ResourceVersion: strconv.FormatUint(rv, 10)})
-}
-
-// parseFilter reads the namespace and selectors of a list, watch or deletecollection.
-func (s *Server) parseFilter(r *http.Request, ri *reqInfo) (*filter, *meta.Status) {
-	q := r.URL.Query()
-	f := &filter{namespace: ri.namespace}
-	var err error
-	if f.shard, err = s.parseShardSelector(q); err != nil {
-		return nil, shardSelectorError(err)
-	}
-	if f.labels, err = labels.Parse(q.Get("labelSelector")); err != nil {
-		return nil, apierr.BadRequest(err.Error())
-	}
-	if f.fields, err = parseFieldSelector(q.Get("fieldSelector"), &ri.res.typ); err != nil {
-		return nil, apierr.BadRequest(err.Error())
-	}
-	if ri.name != "" {
-		// A watch of one object (legacy path form) is a watch with metadata.name=<name>.
-		for _, fr := range f.fields {
-			if fr.field == "metadata.name" && !fr.neg && fr.value != ri.name {
-				return nil, apierr.BadRequest("fieldSelector metadata.name doesn't match requested name")
-			}
-		}
-		f.fields = append(f.fields, fieldReq{field: "metadata.name", value: ri.name})
-	}
-	return f, nil
 }
 
 // continueToken is the decoded form of a list continue token.

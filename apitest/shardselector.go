@@ -34,16 +34,3 @@ func shardSelectorError(err error) *meta.Status {
 	msg := strings.TrimPrefix(err.Error(), sharding.ErrInvalid.Error()+": ")
 	return apierr.New(http.StatusInternalServerError, "", "invalid shard selector: "+msg)
 }
-
-// shardInfo is what a filtered list echoes: the selector in the server's normal form.
-func (f *filter) shardInfo() *meta.ShardInfo {
-	if f.shard == nil {
-		return nil
-	}
-	return &meta.ShardInfo{Selector: f.shard.String()}
-}
-
-// onlySharded reports a filter whose only selector is a shard selector.
-func (f *filter) onlySharded() bool {
-	return f.shard != nil && f.labels.Empty() && len(f.fields) == 0
-}

@@ -12,6 +12,7 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
+	"github.com/informerkit/informerkit/apitest/internal/selector"
 	"github.com/informerkit/informerkit/apitest/internal/ssa"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -116,7 +117,7 @@ func scaleOf(o *storedObj) map[string]any {
 	obj := mustDecode(o.raw)
 	meta := jsonobj.Meta(obj)
 	spec, status := jsonobj.Map(obj["spec"]), jsonobj.Map(obj["status"])
-	sel := formatSelector(jsonobj.Map(spec["selector"]))
+	sel := selector.FormatLabelSelector(jsonobj.Map(spec["selector"]))
 	if sel == "<none>" {
 		sel = ""
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
+	"github.com/informerkit/informerkit/apitest/internal/selector"
 	"github.com/informerkit/informerkit/internal/kubeschema"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -156,7 +157,7 @@ var tableColumns = map[string][]column{
 			return i
 		}},
 		{name: "Selector", typ: "string", priority: 1, desc: doc("io.k8s.api.apps.v1.DeploymentSpec", "selector"), cell: func(o map[string]any, _ time.Time) any {
-			if s := formatSelector(jsonobj.Map(jsonobj.Map(o["spec"])["selector"])); s != "<none>" {
+			if s := selector.FormatLabelSelector(jsonobj.Map(jsonobj.Map(o["spec"])["selector"])); s != "<none>" {
 				return s
 			}
 			return ""
@@ -177,7 +178,7 @@ var tableColumns = map[string][]column{
 			return i
 		}},
 		{name: "Selector", typ: "string", priority: 1, desc: doc("io.k8s.api.apps.v1.ReplicaSetSpec", "selector"), cell: func(o map[string]any, _ time.Time) any {
-			return formatSelector(jsonobj.Map(jsonobj.Map(o["spec"])["selector"]))
+			return selector.FormatLabelSelector(jsonobj.Map(jsonobj.Map(o["spec"])["selector"]))
 		}},
 	},
 	"coordination.k8s.io/Lease": {
@@ -364,44 +365,6 @@ func formatLabels(l map[string]any) string {
 	for i, k := range keys {
 		v, _ := l[k].(string)
 		parts[i] = k + "=" + v
-	}
-	return strings.Join(parts, ",")
-}
-
-// formatSelector is metav1.FormatLabelSelector.
-func formatSelector(sel map[string]any) string {
-	if sel == nil {
-		return "<none>"
-	}
-	var parts []string
-	ml := jsonobj.Map(sel["matchLabels"])
-	keys := make([]string, 0, len(ml))
-	for k := range ml {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v, _ := ml[k].(string)
-		parts = append(parts, k+"="+v)
-	}
-	for _, e := range jsonobj.ListAt(sel, "matchExpressions") {
-		em := jsonobj.Map(e)
-		key, op := jsonobj.Str(em, "key"), jsonobj.Str(em, "operator")
-		vals := jsonobj.Strings(em["values"])
-		sort.Strings(vals)
-		switch op {
-		case "In":
-			parts = append(parts, key+" in ("+strings.Join(vals, ",")+")")
-		case "NotIn":
-			parts = append(parts, key+" notin ("+strings.Join(vals, ",")+")")
-		case "Exists":
-			parts = append(parts, key)
-		case "DoesNotExist":
-			parts = append(parts, "!"+key)
-		}
-	}
-	if len(parts) == 0 {
-		return "<none>"
 	}
 	return strings.Join(parts, ",")
 }

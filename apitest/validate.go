@@ -8,6 +8,7 @@ import (
 
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
+	"github.com/informerkit/informerkit/apitest/internal/selector"
 	"github.com/informerkit/informerkit/internal/kubeschema"
 )
 
@@ -161,7 +162,7 @@ func validateWorkload(spec map[string]any) []apierr.FieldError {
 		errs = append(errs, apierr.InvalidValue("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
 	case len(jsonobj.Map(sel["matchLabels"])) == 0 && len(jsonobj.ListAt(sel, "matchExpressions")) == 0:
 		errs = append(errs, apierr.InvalidValue("spec.selector", sel, "empty selector is invalid for deployment"))
-	case !selectorMatches(sel, labels):
+	case !selector.LabelSelectorMatches(sel, labels):
 		errs = append(errs, apierr.InvalidValue("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
 	}
 	podSpec := jsonobj.Map(tmpl["spec"])
@@ -170,42 +171,6 @@ func validateWorkload(spec map[string]any) []apierr.FieldError {
 		errs = append(errs, apierr.NotSupportedValue("spec.template.spec.restartPolicy", rp, "Always"))
 	}
 	return errs
-}
-
-// selectorMatches evaluates a LabelSelector on labels.
-func selectorMatches(sel, labels map[string]any) bool {
-	for k, v := range jsonobj.Map(sel["matchLabels"]) {
-		if labels[k] != v {
-			return false
-		}
-	}
-	for _, e := range jsonobj.ListAt(sel, "matchExpressions") {
-		em := jsonobj.Map(e)
-		val, has := labels[jsonobj.Str(em, "key")]
-		in := false
-		for _, x := range jsonobj.Strings(em["values"]) {
-			in = in || val == x
-		}
-		switch jsonobj.Str(em, "operator") {
-		case "In":
-			if !has || !in {
-				return false
-			}
-		case "NotIn":
-			if has && in {
-				return false
-			}
-		case "Exists":
-			if !has {
-				return false
-			}
-		case "DoesNotExist":
-			if has {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 func validateService(spec map[string]any) []apierr.FieldError {
