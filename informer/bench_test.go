@@ -8,6 +8,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/reflector"
 )
 
@@ -47,8 +48,8 @@ func BenchmarkSync(b *testing.B) {
 		for _, mode := range []fifoMode{fifoCoalescing, fifoInOrder, fifoAtomic} {
 			b.Run(fmt.Sprintf("watchList=%v/mode=%v", wl, mode), func(b *testing.B) {
 				for range b.N {
-					inf := New(configMaps(c), Options[*ConfigMap]{mode: mode, WatchList: wl, Logger: discardLogger()})
-					reg, _ := inf.AddEventHandler(ResourceEventHandlerFuncs[*ConfigMap]{})
+					inf := New(configMaps(c), Options[*testobj.ConfigMap]{mode: mode, WatchList: wl, Logger: discardLogger()})
+					reg, _ := inf.AddEventHandler(ResourceEventHandlerFuncs[*testobj.ConfigMap]{})
 					ctx, cancel := context.WithCancel(context.Background())
 					go inf.Run(ctx)
 					<-reg.Synced()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/reflector"
 )
 
@@ -94,7 +95,7 @@ func (v *viewer) check(ok bool, format string, args ...any) {
 	}
 }
 
-func (v *viewer) OnAdd(o *ConfigMap, _ bool) {
+func (v *viewer) OnAdd(o *testobj.ConfigMap, _ bool) {
 	v.slowdown()
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -106,7 +107,7 @@ func (v *viewer) OnAdd(o *ConfigMap, _ bool) {
 	v.calls++
 }
 
-func (v *viewer) OnUpdate(old, o *ConfigMap) {
+func (v *viewer) OnUpdate(old, o *testobj.ConfigMap) {
 	v.slowdown()
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -119,7 +120,7 @@ func (v *viewer) OnUpdate(old, o *ConfigMap) {
 	v.calls++
 }
 
-func (v *viewer) OnDelete(o *ConfigMap, _ bool) {
+func (v *viewer) OnDelete(o *testobj.ConfigMap, _ bool) {
 	v.slowdown()
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -232,7 +233,7 @@ func runConvergence(t *testing.T, seed uint64, figures *convergenceFigures) {
 	}
 
 	var late *viewer
-	var regLate *Registration[*ConfigMap]
+	var regLate *Registration[*testobj.ConfigMap]
 	var releases []func()
 	ops := 30 + rnd.IntN(60)
 	faults := 0
@@ -295,7 +296,7 @@ func runConvergence(t *testing.T, seed uint64, figures *convergenceFigures) {
 	}
 	target, _ := strconv.ParseUint(serverRV, 10, 64)
 	viewers := []*viewer{fast, slow, late}
-	regs := []*Registration[*ConfigMap]{regFast, regSlow, regLate}
+	regs := []*Registration[*testobj.ConfigMap]{regFast, regSlow, regLate}
 	converged := func() bool {
 		rv, _ := strconv.ParseUint(inf.LastSyncResourceVersion(), 10, 64)
 		if rv < target || inf.Stats().Queued != 0 {
@@ -352,10 +353,10 @@ func runConvergence(t *testing.T, seed uint64, figures *convergenceFigures) {
 
 // midListFaults returns a transform (the default one, DropManagedFields) that injects a
 // fault every few objects, at most eight times.
-func midListFaults(t *testing.T, s *apitest.Server, seed uint64) func(*ConfigMap) (*ConfigMap, error) {
+func midListFaults(t *testing.T, s *apitest.Server, seed uint64) func(*testobj.ConfigMap) (*testobj.ConfigMap, error) {
 	rnd := rand.New(rand.NewPCG(seed, 0x11a)) // used on the reflector's goroutine only
 	every, calls, left := 1+rnd.IntN(4), 0, 8
-	return func(o *ConfigMap) (*ConfigMap, error) {
+	return func(o *testobj.ConfigMap) (*testobj.ConfigMap, error) {
 		if calls++; left > 0 && calls%every == 0 {
 			left--
 			var err error
@@ -375,21 +376,21 @@ func midListFaults(t *testing.T, s *apitest.Server, seed uint64) func(*ConfigMap
 	}
 }
 
-func cacheEquals(inf *Informer[*ConfigMap], want map[string]string) bool {
+func cacheEquals(inf *Informer[*testobj.ConfigMap], want map[string]string) bool {
 	if inf.GetStore().Len() != len(want) {
 		return false
 	}
 	ok := true
-	inf.GetStore().Range(func(key string, o *ConfigMap) bool {
+	inf.GetStore().Range(func(key string, o *testobj.ConfigMap) bool {
 		ok = want[key] == o.ResourceVersion
 		return ok
 	})
 	return ok
 }
 
-func cacheSnapshot(inf *Informer[*ConfigMap]) map[string]string {
+func cacheSnapshot(inf *Informer[*testobj.ConfigMap]) map[string]string {
 	out := map[string]string{}
-	inf.GetStore().Range(func(key string, o *ConfigMap) bool {
+	inf.GetStore().Range(func(key string, o *testobj.ConfigMap) bool {
 		out[key] = o.ResourceVersion
 		return true
 	})

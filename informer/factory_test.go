@@ -9,6 +9,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/labels"
 	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/reflector"
@@ -23,30 +24,25 @@ func testFactory(t *testing.T, c *apiclient.Client, opts FactoryOptions) *Factor
 	return f
 }
 
-// Widget is a second object type for the same resource.
-type Widget struct {
-	meta.TypeMeta
-	meta.ObjectMeta `json:"metadata"`
-}
-
 func TestFactorySharesOneInformerPerKey(t *testing.T) {
 	s := newServer(t)
 	c := newClient(t, s)
 	f := testFactory(t, c, FactoryOptions{})
-	a := InformerFor[*ConfigMap](f, cmGVR)
-	if InformerFor[*ConfigMap](f, cmGVR) != a {
+	a := InformerFor[*testobj.ConfigMap](f, testobj.ConfigMapGVR)
+	if InformerFor[*testobj.ConfigMap](f, testobj.ConfigMapGVR) != a {
 		t.Fatal("same resource and type: different informers")
 	}
-	if InformerForWithOptions[*ConfigMap](f, cmGVR, InformerForOptions{Namespace: "default"}) == a {
+	if InformerForWithOptions[*testobj.ConfigMap](f, testobj.ConfigMapGVR, InformerForOptions{Namespace: "default"}) == a {
 		t.Fatal("a namespaced informer is the cluster-wide one")
 	}
-	if InformerForWithOptions[*ConfigMap](f, cmGVR, InformerForOptions{LabelSelector: labels.MustParse("app=x")}) == a {
+	if InformerForWithOptions[*testobj.ConfigMap](f, testobj.ConfigMapGVR, InformerForOptions{LabelSelector: labels.MustParse("app=x")}) == a {
 		t.Fatal("a selected informer is the unselected one")
 	}
-	if any(InformerFor[*Widget](f, cmGVR)) == any(a) {
+	// Another Go type (any will do: Widget) for the same resource is another informer.
+	if any(InformerFor[*testobj.Widget](f, testobj.ConfigMapGVR)) == any(a) {
 		t.Fatal("another Go type shares the informer")
 	}
-	if got := InformerForWithOptions[*ConfigMap](f, cmGVR, InformerForOptions{Namespace: "default", LabelSelector: labels.MustParse("app=x")}).Name(); got != "configmaps.v1 in default labels app=x" {
+	if got := InformerForWithOptions[*testobj.ConfigMap](f, testobj.ConfigMapGVR, InformerForOptions{Namespace: "default", LabelSelector: labels.MustParse("app=x")}).Name(); got != "configmaps.v1 in default labels app=x" {
 		t.Fatalf("Name() = %q", got)
 	}
 }
@@ -56,7 +52,7 @@ func TestFactoryStartIsIncrementalAndShutdownWaits(t *testing.T) {
 	c := newClient(t, s)
 	mkCM(t, s, "default", "a", nil)
 	f := testFactory(t, c, FactoryOptions{WatchList: reflector.WatchListOff})
-	all := InformerFor[*ConfigMap](f, cmGVR)
+	all := InformerFor[*testobj.ConfigMap](f, testobj.ConfigMapGVR)
 	reg, _ := all.AddEventHandler(newCalls())
 	ctx := ctxT(t)
 	f.Start(ctx)
@@ -65,7 +61,7 @@ func TestFactoryStartIsIncrementalAndShutdownWaits(t *testing.T) {
 	}
 	lists := s.CountRequests(apitest.VerbList, "configmaps")
 
-	ns := InformerForWithOptions[*ConfigMap](f, cmGVR, InformerForOptions{Namespace: "default"})
+	ns := InformerForWithOptions[*testobj.ConfigMap](f, testobj.ConfigMapGVR, InformerForOptions{Namespace: "default"})
 	f.Start(ctx)
 	if err := f.WaitForCacheSync(ctx); err != nil {
 		t.Fatal(err)
@@ -89,7 +85,7 @@ func TestFactoryStartIsIncrementalAndShutdownWaits(t *testing.T) {
 	default:
 		t.Fatal("Shutdown returned before the handlers stopped")
 	}
-	late := InformerFor[*Widget](f, cmGVR)
+	late := InformerFor[*testobj.Widget](f, testobj.ConfigMapGVR)
 	f.Start(ctx)
 	if late.HasStarted() {
 		t.Fatal("Start after Shutdown started an informer")
@@ -100,8 +96,8 @@ func TestFactoryWaitForCacheSyncNamesTheLaggards(t *testing.T) {
 	s := newServer(t)
 	c := newClient(t, s)
 	f := testFactory(t, c, FactoryOptions{NotFoundLogInterval: time.Hour})
-	configMaps := InformerFor[*ConfigMap](f, cmGVR)
-	widgets := InformerFor[*Widget](f, meta.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"})
+	configMaps := InformerFor[*testobj.ConfigMap](f, testobj.ConfigMapGVR)
+	widgets := InformerFor[*testobj.Widget](f, testobj.WidgetGVR)
 	refused := make(chan struct{}, 100)
 	if err := widgets.SetWatchErrorHandler(func(_ context.Context, err error) {
 		if meta.IsNotFound(err) {
@@ -143,7 +139,7 @@ func TestFactorySelectorsFilterOnTheServer(t *testing.T) {
 	}
 	mkCM(t, s, "default", "other", nil)
 	f := testFactory(t, c, FactoryOptions{})
-	inf := InformerForWithOptions[*ConfigMap](f, cmGVR, InformerForOptions{LabelSelector: labels.MustParse("app=web")})
+	inf := InformerForWithOptions[*testobj.ConfigMap](f, testobj.ConfigMapGVR, InformerForOptions{LabelSelector: labels.MustParse("app=web")})
 	h := newCalls()
 	reg, _ := inf.AddEventHandler(h)
 	f.Start(ctxT(t))
@@ -181,9 +177,9 @@ func TestFactoryInformersListsEveryInformerItMade(t *testing.T) {
 	if got := f.Informers(); len(got) != 0 {
 		t.Fatalf("a new factory lists %d informers", len(got))
 	}
-	all := InformerFor[*ConfigMap](f, cmGVR)
-	InformerFor[*ConfigMap](f, cmGVR) // the same one again
-	widgets := InformerForWithOptions[*Widget](f, cmGVR, InformerForOptions{Namespace: "default"})
+	all := InformerFor[*testobj.ConfigMap](f, testobj.ConfigMapGVR)
+	InformerFor[*testobj.ConfigMap](f, testobj.ConfigMapGVR) // the same one again
+	widgets := InformerForWithOptions[*testobj.Widget](f, testobj.ConfigMapGVR, InformerForOptions{Namespace: "default"})
 	infs := f.Informers()
 	if len(infs) != 2 || infs[0] != AnyInformer(all) || infs[1] != AnyInformer(widgets) {
 		t.Fatalf("Informers() = %v, want the two informers in creation order", infs)

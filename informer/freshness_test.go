@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/internal/testobj"
 )
 
 func rvNum(t *testing.T, rv string) uint64 {
@@ -24,7 +25,7 @@ func rvNum(t *testing.T, rv string) uint64 {
 func TestAppliedResourceVersionAndWaitUntil(t *testing.T) {
 	s := newServer(t)
 	mkCM(t, s, "default", "a", map[string]string{"k": "0"})
-	inf := New[*ConfigMap](configMaps(newClient(t, s)), fastOptions(t))
+	inf := New[*testobj.ConfigMap](configMaps(newClient(t, s)), fastOptions(t))
 	if inf.AppliedResourceVersion() != "" {
 		t.Fatal("applied resourceVersion before Run")
 	}
@@ -71,7 +72,7 @@ func TestAppliedResourceVersionAndWaitUntil(t *testing.T) {
 
 func TestWaitUntilEndsWhenTheInformerStops(t *testing.T) {
 	s := newServer(t)
-	inf := New[*ConfigMap](configMaps(newClient(t, s)), fastOptions(t))
+	inf := New[*testobj.ConfigMap](configMaps(newClient(t, s)), fastOptions(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	go inf.Run(ctx)
 	wait(t, inf.Synced(), "sync")
@@ -90,8 +91,8 @@ func TestWaitUntilEndsWhenTheInformerStops(t *testing.T) {
 func TestWaitUntilAdvancesWithBookmarks(t *testing.T) {
 	s := newServerWithOptions(t, apitest.Options{ProgressNotify: true, BookmarkInterval: 20 * time.Millisecond})
 	opts := fastOptions(t)
-	lw := &selectingLW[*ConfigMap]{lw: configMaps(newClient(t, s)), labels: "app=web"}
-	inf := New[*ConfigMap](lw, opts)
+	lw := &selectingLW[*testobj.ConfigMap]{lw: configMaps(newClient(t, s)), labels: "app=web"}
+	inf := New[*testobj.ConfigMap](lw, opts)
 	start(t, inf)
 	wait(t, inf.Synced(), "sync")
 	written := rvNum(t, mkCM(t, s, "default", "other", nil).ResourceVersion()) // not app=web
@@ -112,7 +113,7 @@ func TestWaitUntilAdvancesWithBookmarks(t *testing.T) {
 func TestLastStoreSyncResourceVersion(t *testing.T) {
 	s := newServer(t)
 	mkCM(t, s, "default", "a", nil)
-	inf := New[*ConfigMap](configMaps(newClient(t, s)), fastOptions(t))
+	inf := New[*testobj.ConfigMap](configMaps(newClient(t, s)), fastOptions(t))
 	if rv := inf.LastStoreSyncResourceVersion(); rv != "" {
 		t.Fatalf("before Run: %q", rv)
 	}

@@ -14,19 +14,11 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/indexer"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/labels"
 	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/reflector"
 )
-
-// ConfigMap is the object type of the tests: metadata and data only.
-type ConfigMap struct {
-	meta.TypeMeta
-	meta.ObjectMeta `json:"metadata"`
-	Data            map[string]string `json:"data,omitempty"`
-}
-
-var cmGVR = meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 
 // testTimeout bounds every wait of these tests; it is a failure guard, never a way to
 // synchronise (every wait ends on a channel or a server condition).
@@ -54,13 +46,13 @@ func newClient(t testing.TB, s *apitest.Server) *apiclient.Client {
 	return c
 }
 
-func configMaps(c *apiclient.Client) *apiclient.Resource[*ConfigMap] {
-	return apiclient.NewResource[*ConfigMap](c, cmGVR)
+func configMaps(c *apiclient.Client) *apiclient.Resource[*testobj.ConfigMap] {
+	return apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR)
 }
 
 // fastOptions are reflector timings that make the tests quick, and a logger into the test log.
-func fastOptions(t testing.TB) Options[*ConfigMap] {
-	return Options[*ConfigMap]{
+func fastOptions(t testing.TB) Options[*testobj.ConfigMap] {
+	return Options[*testobj.ConfigMap]{
 		Logger:          testLogger(t),
 		Backoff:         reflector.Backoff{Initial: time.Millisecond, Max: 10 * time.Millisecond, Jitter: -1},
 		MinWatchTimeout: time.Minute,
@@ -125,13 +117,13 @@ type calls struct {
 
 func newCalls() *calls { return &calls{ch: make(chan string, 10000)} }
 
-func (c *calls) OnAdd(o *ConfigMap, initial bool) {
+func (c *calls) OnAdd(o *testobj.ConfigMap, initial bool) {
 	c.ch <- fmt.Sprintf("add %s/%s %s %v", o.Namespace, o.Name, o.ResourceVersion, initial)
 }
-func (c *calls) OnUpdate(old, o *ConfigMap) {
+func (c *calls) OnUpdate(old, o *testobj.ConfigMap) {
 	c.ch <- fmt.Sprintf("update %s/%s %s→%s", o.Namespace, o.Name, old.ResourceVersion, o.ResourceVersion)
 }
-func (c *calls) OnDelete(o *ConfigMap, unknown bool) {
+func (c *calls) OnDelete(o *testobj.ConfigMap, unknown bool) {
 	c.ch <- fmt.Sprintf("delete %s/%s %s %v", o.Namespace, o.Name, o.ResourceVersion, unknown)
 }
 
@@ -260,7 +252,7 @@ type gated struct {
 	release chan struct{}
 }
 
-func (g *gated) OnAdd(o *ConfigMap, initial bool) {
+func (g *gated) OnAdd(o *testobj.ConfigMap, initial bool) {
 	g.calls.OnAdd(o, initial)
 	<-g.release
 }
@@ -324,11 +316,11 @@ func TestAHandlerCanRemoveItself(t *testing.T) {
 	s := newServer(t)
 	c := newClient(t, s)
 	inf := New(configMaps(c), fastOptions(t))
-	var reg *Registration[*ConfigMap]
+	var reg *Registration[*testobj.ConfigMap]
 	removed := make(chan error, 1)
 	regReady := make(chan struct{})
-	reg, _ = inf.AddEventHandler(ResourceEventHandlerFuncs[*ConfigMap]{
-		AddFunc: func(*ConfigMap, bool) {
+	reg, _ = inf.AddEventHandler(ResourceEventHandlerFuncs[*testobj.ConfigMap]{
+		AddFunc: func(*testobj.ConfigMap, bool) {
 			<-regReady
 			removed <- inf.RemoveEventHandler(reg)
 		},
@@ -414,7 +406,7 @@ func TestCustomTransform(t *testing.T) {
 	c := newClient(t, s)
 	mkCM(t, s, "default", "a", map[string]string{"big": strings.Repeat("x", 100), "small": "y"})
 	opts := fastOptions(t)
-	opts.Transform = func(o *ConfigMap) (*ConfigMap, error) {
+	opts.Transform = func(o *testobj.ConfigMap) (*testobj.ConfigMap, error) {
 		delete(o.Data, "big")
 		return o, nil
 	}
@@ -442,7 +434,7 @@ func TestTransformRunsOncePerObject(t *testing.T) {
 			opts.WatchList = mode
 			var mu sync.Mutex
 			calls := map[string]int{} // name@resourceVersion → transform calls
-			opts.Transform = func(o *ConfigMap) (*ConfigMap, error) {
+			opts.Transform = func(o *testobj.ConfigMap) (*testobj.ConfigMap, error) {
 				mu.Lock()
 				calls[o.Name+"@"+o.ResourceVersion]++
 				mu.Unlock()
@@ -492,8 +484,8 @@ func TestHandlerPanicIsRecoveredAndCounted(t *testing.T) {
 	inf := New(configMaps(c), fastOptions(t))
 	inf.logger = discardLogger()
 	after := newCalls()
-	reg, _ := inf.AddEventHandler(ResourceEventHandlerFuncs[*ConfigMap]{
-		AddFunc: func(o *ConfigMap, initial bool) {
+	reg, _ := inf.AddEventHandler(ResourceEventHandlerFuncs[*testobj.ConfigMap]{
+		AddFunc: func(o *testobj.ConfigMap, initial bool) {
 			if o.Name == "bad" {
 				panic("bad object")
 			}
@@ -568,12 +560,12 @@ func TestNotServedResourceIsRetriedQuietly(t *testing.T) {
 	s := newServer(t)
 	c := newClient(t, s)
 	logs := &logBuffer{}
-	opts := Options[*ConfigMap]{
+	opts := Options[*testobj.ConfigMap]{
 		Logger:  logs.logger(),
 		Backoff: reflector.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond, Jitter: -1},
 	}
-	gvr := meta.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
-	inf := New(apiclient.NewResource[*ConfigMap](c, gvr), opts)
+	gvr := testobj.WidgetGVR
+	inf := New(apiclient.NewResource[*testobj.ConfigMap](c, gvr), opts)
 	var handlerErrs sync.WaitGroup
 	handlerErrs.Add(1)
 	var once sync.Once
@@ -652,8 +644,8 @@ func TestAddIndexersBackfills(t *testing.T) {
 	inf := New(configMaps(c), fastOptions(t))
 	start(t, inf)
 	wait(t, inf.Synced(), "sync")
-	if err := inf.AddIndexers(indexer.Indexers[*ConfigMap]{
-		"team": func(o *ConfigMap) ([]string, error) { return []string{o.Data["team"]}, nil },
+	if err := inf.AddIndexers(indexer.Indexers[*testobj.ConfigMap]{
+		"team": func(o *testobj.ConfigMap) ([]string, error) { return []string{o.Data["team"]}, nil },
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -674,7 +666,7 @@ func TestLabelSelectorListing(t *testing.T) {
 	inf := New(configMaps(c), fastOptions(t))
 	start(t, inf)
 	wait(t, inf.Synced(), "sync")
-	names := func(objs []*ConfigMap) []string {
+	names := func(objs []*testobj.ConfigMap) []string {
 		var out []string
 		for _, o := range objs {
 			out = append(out, o.Namespace+"/"+o.Name)
@@ -708,12 +700,12 @@ func TestLabelSelectorListing(t *testing.T) {
 
 func TestFilteringResourceEventHandler(t *testing.T) {
 	h := newCalls()
-	f := FilteringResourceEventHandler[*ConfigMap]{
-		FilterFunc: func(o *ConfigMap) bool { return o.Labels["keep"] == "yes" },
+	f := FilteringResourceEventHandler[*testobj.ConfigMap]{
+		FilterFunc: func(o *testobj.ConfigMap) bool { return o.Labels["keep"] == "yes" },
 		Handler:    h,
 	}
-	obj := func(rv, keep string) *ConfigMap {
-		return &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "n", Name: "o", ResourceVersion: rv, Labels: map[string]string{"keep": keep}}}
+	obj := func(rv, keep string) *testobj.ConfigMap {
+		return &testobj.ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "n", Name: "o", ResourceVersion: rv, Labels: map[string]string{"keep": keep}}}
 	}
 	f.OnAdd(obj("1", "no"), true)
 	f.OnAdd(obj("2", "yes"), true)

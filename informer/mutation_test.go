@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/indexer"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -29,7 +30,7 @@ func (m mutations) next(t *testing.T) *CacheMutationError {
 // the tests change cached objects on purpose, then check from the goroutine that changed
 // them (sweep) or stop the informer (its final sweep), so that the race detector sees no
 // race between the change and the check.
-func detectorOptions(t *testing.T, found mutations) Options[*ConfigMap] {
+func detectorOptions(t *testing.T, found mutations) Options[*testobj.ConfigMap] {
 	opts := fastOptions(t)
 	opts.DetectCacheMutations = true
 	opts.OnCacheMutation = func(err *CacheMutationError) { found <- err }
@@ -37,7 +38,9 @@ func detectorOptions(t *testing.T, found mutations) Options[*ConfigMap] {
 	return opts
 }
 
-func sweep(inf *Informer[*ConfigMap]) { inf.cache.(*mutationDetector[*ConfigMap]).sweep() }
+func sweep(inf *Informer[*testobj.ConfigMap]) {
+	inf.cache.(*mutationDetector[*testobj.ConfigMap]).sweep()
+}
 
 // A handler that edits the labels it was given corrupts the cache, and with structural
 // sharing every object holding the same labels: the detector names the object and field.
@@ -50,9 +53,9 @@ func TestDetectorCatchesAHandlerMutatingSharedLabels(t *testing.T) {
 		}
 	}
 	found := make(mutations, 10)
-	inf := New[*ConfigMap](configMaps(newClient(t, s)).Namespace("default"), detectorOptions(t, found))
+	inf := New[*testobj.ConfigMap](configMaps(newClient(t, s)).Namespace("default"), detectorOptions(t, found))
 	mutated := make(chan struct{})
-	if _, err := inf.AddEventHandler(ResourceEventHandlerFuncs[*ConfigMap]{AddFunc: func(o *ConfigMap, _ bool) {
+	if _, err := inf.AddEventHandler(ResourceEventHandlerFuncs[*testobj.ConfigMap]{AddFunc: func(o *testobj.ConfigMap, _ bool) {
 		if o.Name == "a" {
 			o.Labels["app"] = "changed" // the bug under test
 			close(mutated)
@@ -97,7 +100,7 @@ func TestDetectorCatchesAListerResultMutation(t *testing.T) {
 	s := newServer(t)
 	mkCM(t, s, "default", "a", map[string]string{"k": "v"})
 	found := make(mutations, 10)
-	inf := New[*ConfigMap](configMaps(newClient(t, s)), detectorOptions(t, found))
+	inf := New[*testobj.ConfigMap](configMaps(newClient(t, s)), detectorOptions(t, found))
 	ctx, cancel := context.WithCancel(context.Background())
 	go inf.Run(ctx)
 	defer func() { cancel(); <-inf.Done() }()
@@ -126,8 +129,8 @@ func TestDetectorCatchesAListerResultMutation(t *testing.T) {
 }
 
 func TestDetectorDefaultReportPanicsUnderTest(t *testing.T) {
-	cache := withMutationDetector(indexer.New(indexer.MetaNamespaceKeyFunc[*ConfigMap], nil), "test", indexer.MetaNamespaceKeyFunc[*ConfigMap], true, nil, discardLogger())
-	cm := &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "n", Name: "a", ResourceVersion: "1"}, Data: map[string]string{"k": "v"}}
+	cache := withMutationDetector(indexer.New(indexer.MetaNamespaceKeyFunc[*testobj.ConfigMap], nil), "test", indexer.MetaNamespaceKeyFunc[*testobj.ConfigMap], true, nil, discardLogger())
+	cm := &testobj.ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "n", Name: "a", ResourceVersion: "1"}, Data: map[string]string{"k": "v"}}
 	if err := cache.Add(cm); err != nil {
 		t.Fatal(err)
 	}
@@ -144,30 +147,30 @@ func TestDetectorDefaultReportPanicsUnderTest(t *testing.T) {
 
 func TestDetectorIsOffByDefault(t *testing.T) {
 	t.Setenv(EnvCacheMutationDetector, "")
-	cache := withMutationDetector(indexer.New(indexer.MetaNamespaceKeyFunc[*ConfigMap], nil), "test", indexer.MetaNamespaceKeyFunc[*ConfigMap], false, nil, discardLogger())
-	if _, ok := cache.(*mutationDetector[*ConfigMap]); ok {
+	cache := withMutationDetector(indexer.New(indexer.MetaNamespaceKeyFunc[*testobj.ConfigMap], nil), "test", indexer.MetaNamespaceKeyFunc[*testobj.ConfigMap], false, nil, discardLogger())
+	if _, ok := cache.(*mutationDetector[*testobj.ConfigMap]); ok {
 		t.Fatal("detector on without the option or the environment")
 	}
 	t.Setenv(EnvCacheMutationDetector, "true")
-	cache = withMutationDetector(indexer.New(indexer.MetaNamespaceKeyFunc[*ConfigMap], nil), "test", indexer.MetaNamespaceKeyFunc[*ConfigMap], false, nil, discardLogger())
-	if _, ok := cache.(*mutationDetector[*ConfigMap]); !ok {
+	cache = withMutationDetector(indexer.New(indexer.MetaNamespaceKeyFunc[*testobj.ConfigMap], nil), "test", indexer.MetaNamespaceKeyFunc[*testobj.ConfigMap], false, nil, discardLogger())
+	if _, ok := cache.(*mutationDetector[*testobj.ConfigMap]); !ok {
 		t.Fatal("environment variable ignored")
 	}
 }
 
 func TestDetectorReplaceChecksAndRecords(t *testing.T) {
 	var got []*CacheMutationError
-	cache := withMutationDetector(indexer.New(indexer.MetaNamespaceKeyFunc[*ConfigMap], nil), "test", indexer.MetaNamespaceKeyFunc[*ConfigMap], true,
+	cache := withMutationDetector(indexer.New(indexer.MetaNamespaceKeyFunc[*testobj.ConfigMap], nil), "test", indexer.MetaNamespaceKeyFunc[*testobj.ConfigMap], true,
 		func(e *CacheMutationError) { got = append(got, e) }, discardLogger())
-	a := &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "n", Name: "a"}, Data: map[string]string{"k": "v"}}
-	b := &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "n", Name: "b"}}
-	if err := cache.Replace([]*ConfigMap{a, b}, "5"); err != nil {
+	a := &testobj.ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "n", Name: "a"}, Data: map[string]string{"k": "v"}}
+	b := &testobj.ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "n", Name: "b"}}
+	if err := cache.Replace([]*testobj.ConfigMap{a, b}, "5"); err != nil {
 		t.Fatal(err)
 	}
 	a.Data["k"] = "changed"
 	b.Labels = map[string]string{"new": "label"}
 	// A relist without b: a replaced (checked), b deleted (checked).
-	if err := cache.Replace([]*ConfigMap{{ObjectMeta: meta.ObjectMeta{Namespace: "n", Name: "a"}}}, "6"); err != nil {
+	if err := cache.Replace([]*testobj.ConfigMap{{ObjectMeta: meta.ObjectMeta{Namespace: "n", Name: "a"}}}, "6"); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 2 {
@@ -236,9 +239,9 @@ func TestFirstDifferencePaths(t *testing.T) {
 
 func TestDetectorPeriodicSweep(t *testing.T) {
 	found := make(mutations, 10)
-	cache := withMutationDetector(indexer.New(indexer.MetaNamespaceKeyFunc[*ConfigMap], nil), "test", indexer.MetaNamespaceKeyFunc[*ConfigMap], true,
+	cache := withMutationDetector(indexer.New(indexer.MetaNamespaceKeyFunc[*testobj.ConfigMap], nil), "test", indexer.MetaNamespaceKeyFunc[*testobj.ConfigMap], true,
 		func(e *CacheMutationError) { found <- e }, discardLogger())
-	cm := &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "n", Name: "a"}, Data: map[string]string{"k": "v"}}
+	cm := &testobj.ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "n", Name: "a"}, Data: map[string]string{"k": "v"}}
 	if err := cache.Add(cm); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/deltafifo"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -20,8 +21,8 @@ type resyncCounter struct {
 	others  int
 }
 
-func (r *resyncCounter) OnAdd(*ConfigMap, bool) {}
-func (r *resyncCounter) OnUpdate(old, o *ConfigMap) {
+func (r *resyncCounter) OnAdd(*testobj.ConfigMap, bool) {}
+func (r *resyncCounter) OnUpdate(old, o *testobj.ConfigMap) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if old.ResourceVersion == o.ResourceVersion {
@@ -33,7 +34,7 @@ func (r *resyncCounter) OnUpdate(old, o *ConfigMap) {
 		r.others++
 	}
 }
-func (r *resyncCounter) OnDelete(*ConfigMap, bool) {}
+func (r *resyncCounter) OnDelete(*testobj.ConfigMap, bool) {}
 
 func (r *resyncCounter) get() (map[string]int, int) {
 	r.mu.Lock()
@@ -45,8 +46,8 @@ func (r *resyncCounter) get() (map[string]int, int) {
 	return out, r.others
 }
 
-func cm(name, rv string) *ConfigMap {
-	return &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: name, ResourceVersion: rv}}
+func cm(name, rv string) *testobj.ConfigMap {
+	return &testobj.ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: name, ResourceVersion: rv}}
 }
 
 // TestResyncIsPerHandler drives an informer's cache by hand (handleDeltas; it is never Run,
@@ -59,7 +60,7 @@ func TestResyncIsPerHandler(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		opts := Options[*ConfigMap]{Logger: discardLogger(), DefaultResyncPeriod: 2 * time.Second}
+		opts := Options[*testobj.ConfigMap]{Logger: discardLogger(), DefaultResyncPeriod: 2 * time.Second}
 		inf := New(configMaps(c), opts)
 		inf.mu.Lock()
 		inf.started = true // drive by hand, as Run would after starting the reflector
@@ -73,8 +74,8 @@ func TestResyncIsPerHandler(t *testing.T) {
 		if regFast.ResyncPeriod() != MinimumResyncPeriod || regNone.ResyncPeriod() != 0 || regDflt.ResyncPeriod() != 2*time.Second {
 			t.Fatalf("periods: %v %v %v", regFast.ResyncPeriod(), regNone.ResyncPeriod(), regDflt.ResyncPeriod())
 		}
-		for _, o := range []*ConfigMap{cm("a", "1"), cm("b", "2")} {
-			if err := inf.handleDeltas(deltafifo.Deltas[*ConfigMap]{{Type: deltafifo.Replaced, Object: o}}, true); err != nil {
+		for _, o := range []*testobj.ConfigMap{cm("a", "1"), cm("b", "2")} {
+			if err := inf.handleDeltas(deltafifo.Deltas[*testobj.ConfigMap]{{Type: deltafifo.Replaced, Object: o}}, true); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -98,11 +99,11 @@ func TestResyncIsPerHandler(t *testing.T) {
 		check("default (2s)", dflt, 1)
 
 		// A relist that returns an unchanged object is not an update for anyone.
-		if err := inf.handleDeltas(deltafifo.Deltas[*ConfigMap]{{Type: deltafifo.Replaced, Object: cm("a", "1")}}, false); err != nil {
+		if err := inf.handleDeltas(deltafifo.Deltas[*testobj.ConfigMap]{{Type: deltafifo.Replaced, Object: cm("a", "1")}}, false); err != nil {
 			t.Fatal(err)
 		}
 		// A changed one is, for everyone.
-		if err := inf.handleDeltas(deltafifo.Deltas[*ConfigMap]{{Type: deltafifo.Updated, Object: cm("b", "3")}}, false); err != nil {
+		if err := inf.handleDeltas(deltafifo.Deltas[*testobj.ConfigMap]{{Type: deltafifo.Updated, Object: cm("b", "3")}}, false); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()
@@ -121,7 +122,7 @@ func TestResyncIsPerHandler(t *testing.T) {
 
 		cancel()
 		<-loopDone
-		for _, r := range []*Registration[*ConfigMap]{regFast, regSlow, regNone, regDflt, regLate} {
+		for _, r := range []*Registration[*testobj.ConfigMap]{regFast, regSlow, regNone, regDflt, regLate} {
 			if err := inf.RemoveEventHandler(r); err != nil {
 				t.Fatal(err)
 			}
