@@ -2,10 +2,8 @@ package informer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -120,47 +118,6 @@ type Options[T meta.Object] struct {
 	disableIncrementalRelist bool
 }
 
-// fifoMode selects the DeltaFIFO layout of an informer.
-type fifoMode int
-
-const (
-	// fifoAtomic (the default) is a deltafifo.AtomicFIFO with UnlockWhileProcessing: deltas
-	// in arrival order, a relist as one ReplacedAll delta that handleDeltas diffs against the
-	// cache, and a reflector that is never blocked while handlers are being fed.
-	fifoAtomic fifoMode = iota
-	// fifoCoalescing is a deltafifo.FIFO, client-go's classic DeltaFIFO.
-	fifoCoalescing
-	// fifoInOrder is a deltafifo.RealFIFO, client-go's RealFIFO without atomic events.
-	fifoInOrder
-)
-
-// String returns the mode's name.
-func (m fifoMode) String() string {
-	switch m {
-	case fifoAtomic:
-		return "Atomic"
-	case fifoCoalescing:
-		return "Coalescing"
-	case fifoInOrder:
-		return "InOrder"
-	}
-	return fmt.Sprintf("fifoMode(%d)", int(m))
-}
-
-// newFIFO returns the informer's DeltaFIFO in its layout. The FIFO sees the cache as its
-// KnownObjects except in the atomic layout, which never reads it, so handleDeltas needs no
-// FIFO lock there and the FIFO lets the reflector go on while handlers are fed.
-func (inf *Informer[T]) newFIFO() deltafifo.Queue[T] {
-	transform := withSharing(inf.transform, inf.sharer)
-	switch inf.opts.mode {
-	case fifoCoalescing:
-		return deltafifo.New(inf.keyFunc, deltafifo.Options[T]{KnownObjects: inf.cache, Transform: transform})
-	case fifoInOrder:
-		return deltafifo.NewRealFIFO(inf.keyFunc, deltafifo.RealFIFOOptions[T]{KnownObjects: inf.cache, Transform: transform})
-	}
-	return deltafifo.NewAtomicFIFO(inf.keyFunc, deltafifo.AtomicFIFOOptions[T]{Transform: transform, UnlockWhileProcessing: true})
-}
-
 // Informer is a shared index informer: a reflector lists and watches one collection into a
 // DeltaFIFO; handleDeltas pops the deltas, updates the indexed cache and hands notifications
 // to every registered handler through that handler's listener. Create it with New, register
@@ -220,16 +177,7 @@ func New[T meta.Object](lw apiclient.ListerWatcher[T], opts Options[T]) *Informe
 	}
 	name := opts.Name
 	if name == "" {
-		switch x := lw.(type) {
-		case fmt.Stringer:
-			name = x.String()
-		case interface {
-			GroupVersionResource() meta.GroupVersionResource
-		}:
-			name = x.GroupVersionResource().String()
-		default:
-			name = reflect.TypeFor[T]().String()
-		}
+		name = reflector.DefaultName(lw)
 	}
 	indexers := indexer.Indexers[T]{indexer.NamespaceIndex: indexer.MetaNamespaceIndexFunc[T]}
 	for k, f := range opts.Indexers {
@@ -258,61 +206,6 @@ func New[T meta.Object](lw apiclient.ListerWatcher[T], opts Options[T]) *Informe
 		syncedCh:         make(chan struct{}),
 		stoppedCh:        make(chan struct{}),
 	}
-}
-
-// DropManagedFields is the default transform: it removes metadata.managedFields, which is
-// large and which controllers almost never read. Objects that implement
-// meta.MetaObject (every struct embedding meta.ObjectMeta) get ManagedFields set to
-// nil; an *meta.Unstructured loses the "managedFields" key of its metadata map. Any other
-// pointer to a struct with a promoted ManagedFields field (client-go's typed objects, which
-// embed metav1.ObjectMeta) has that field zeroed, found once per type by reflection. Other
-// types pass unchanged: give such a type its own transform.
-func DropManagedFields[T any](obj T) (T, error) {
-	switch o := any(obj).(type) {
-	case meta.MetaObject:
-		if m := o.GetObjectMeta(); m != nil {
-			m.ManagedFields = nil
-		}
-	case *meta.Unstructured:
-		if o != nil {
-			if md, ok := o.Object["metadata"].(map[string]any); ok {
-				delete(md, "managedFields")
-			}
-		}
-	default:
-		v := reflect.ValueOf(obj)
-		if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-			break
-		}
-		if path := managedFieldsPath(v.Elem().Type()); len(path) > 0 {
-			if f, err := v.Elem().FieldByIndexErr(path); err == nil && f.CanSet() {
-				f.SetZero()
-			}
-		}
-	}
-	return obj, nil
-}
-
-// managedFieldPaths caches, per struct type, the index path of its promoted ManagedFields
-// field (an empty, non-nil slice when it has none).
-var managedFieldPaths sync.Map
-
-func managedFieldsPath(t reflect.Type) []int {
-	if p, ok := managedFieldPaths.Load(t); ok {
-		if path := p.([]int); len(path) > 0 {
-			return path
-		}
-		return nil
-	}
-	path := []int{}
-	if f, ok := t.FieldByName("ManagedFields"); ok && f.IsExported() && len(f.Index) > 1 {
-		path = f.Index
-	}
-	managedFieldPaths.Store(t, path)
-	if len(path) == 0 {
-		return nil
-	}
-	return path
 }
 
 // Name returns the informer's name.
@@ -424,153 +317,6 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 	close(inf.stoppedCh)
 }
 
-// processLoop pops deltas until ctx is done.
-func (inf *Informer[T]) processLoop(ctx context.Context, fifo deltafifo.Queue[T]) {
-	for {
-		err := fifo.PopBatch(ctx, inf.opts.BatchSize, inf.handleBatch)
-		if ctx.Err() != nil {
-			return
-		}
-		inf.afterBatch(fifo)
-		if err != nil {
-			// handleDeltas reports errors it could not apply (a key or index function failing);
-			// the deltas are dropped, as client-go does, and the informer goes on.
-			inf.logger.Error("informer: could not apply deltas", "err", err)
-		}
-	}
-}
-
-func (inf *Informer[T]) handleBatch(batch []deltafifo.Deltas[T], isInInitialList bool) error {
-	inf.deliverMu.Lock()
-	defer inf.deliverMu.Unlock()
-	var errs []error
-	for _, deltas := range batch {
-		if err := inf.handleDeltasLocked(deltas, isInInitialList); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	observeBatch(&inf.fresh, batch)
-	return errors.Join(errs...)
-}
-
-// handleDeltas applies the deltas of one key to the cache and notifies every handler:
-// client-go's processDeltas. The process loop goes through handleBatch; tests drive an
-// informer's cache with it by hand before Run.
-func (inf *Informer[T]) handleDeltas(deltas deltafifo.Deltas[T], isInInitialList bool) error {
-	inf.deliverMu.Lock()
-	defer inf.fresh.notify()
-	defer inf.deliverMu.Unlock()
-	err := inf.handleDeltasLocked(deltas, isInInitialList)
-	observeBatch(&inf.fresh, []deltafifo.Deltas[T]{deltas})
-	return err
-}
-
-func (inf *Informer[T]) handleDeltasLocked(deltas deltafifo.Deltas[T], isInInitialList bool) error {
-	var errs []error
-	for i := range deltas {
-		d := &deltas[i]
-		switch d.Type {
-		case deltafifo.ReplacedAll:
-			if err := inf.applyReplacedAll(d.All, isInInitialList); err != nil {
-				errs = append(errs, err)
-			}
-		case deltafifo.ReplacedChunk:
-			if err := inf.applyReplacedChunk(d.Chunk, isInInitialList); err != nil {
-				errs = append(errs, err)
-			}
-		case deltafifo.ReplacedEnd:
-			inf.applyReplacedEnd(d.End)
-		case deltafifo.SyncAll, deltafifo.Sync:
-			// Resyncs are generated per handler by the informer itself (see resync); the
-			// reflector is configured without a resync period. A SyncAll is a freshness
-			// marker (freshness.go).
-			if d.Type == deltafifo.SyncAll {
-				inf.fresh.markerApplied()
-			}
-		case deltafifo.Deleted:
-			key, err := inf.keyFunc(d.Object)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("informer %s: delete: %w", inf.name, err))
-				continue
-			}
-			old, existed := inf.cache.DeleteByKey(key)
-			if !existed {
-				// Handlers never saw the key; nothing to tell them.
-				continue
-			}
-			obj := d.Object
-			if isZero(obj) {
-				obj = old
-			}
-			inf.distribute(key, notification[T]{kind: kindDelete, old: obj, unknown: d.FinalStateUnknown})
-		default: // Added, Updated, Replaced
-			key, err := inf.keyFunc(d.Object)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("informer %s: %s: %w", inf.name, d.Type, err))
-				continue
-			}
-			old, existed, err := inf.cache.Upsert(d.Object)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("informer %s: %s %s: %w", inf.name, d.Type, key, err))
-				continue
-			}
-			inf.notifyUpsert(key, old, d.Object, existed, isInInitialList)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// notifyUpsert distributes the notification for an object that was stored: an add if the key
-// was new, an update if it changed. An update whose resourceVersion did not change (a relist
-// returning an unchanged object) reaches no handler: handlers that want periodic
-// re-deliveries ask for a resync period.
-func (inf *Informer[T]) notifyUpsert(key string, old, obj T, existed, isInInitialList bool) {
-	if !existed {
-		inf.distribute(key, notification[T]{kind: kindAdd, new: obj, initial: isInInitialList})
-		return
-	}
-	if old.GetResourceVersion() == obj.GetResourceVersion() {
-		return
-	}
-	inf.distribute(key, notification[T]{kind: kindUpdate, old: old, new: obj})
-}
-
-// applyReplacedAll applies an atomic relist (AtomicFIFO) to the cache and notifies.
-func (inf *Informer[T]) applyReplacedAll(all *deltafifo.ReplacedAllInfo[T], isInInitialList bool) error {
-	if all == nil {
-		return nil
-	}
-	return deltafifo.ApplyReplacedAll(inf.cache, inf.keyFunc, all, func(key string, d deltafifo.Delta[T], old T, existed bool) {
-		if d.Type == deltafifo.Deleted {
-			inf.distribute(key, notification[T]{kind: kindDelete, old: d.Object, unknown: true})
-			return
-		}
-		inf.notifyUpsert(key, old, d.Object, existed, isInInitialList)
-	})
-}
-
-// distribute hands n to every listener. Caller holds deliverMu.
-func (inf *Informer[T]) distribute(key string, n notification[T]) {
-	for _, l := range inf.listeners {
-		l.add(key, n)
-	}
-}
-
-func isZero[T any](v T) bool {
-	return any(v) == nil || reflect.ValueOf(&v).Elem().IsZero()
-}
-
-// markSynced records that the informer synced and tells every listener.
-func (inf *Informer[T]) markSynced() {
-	inf.deliverMu.Lock()
-	defer inf.deliverMu.Unlock()
-	inf.synced = true
-	close(inf.syncedCh)
-	for _, l := range inf.listeners {
-		l.setUpstreamSynced()
-	}
-}
-
 // HasSynced reports whether the cache holds the whole first list. Handlers may still be
 // processing it: a registration's HasSynced tells when that handler has.
 func (inf *Informer[T]) HasSynced() bool {
@@ -647,98 +393,4 @@ func (inf *Informer[T]) Staleness() time.Duration {
 		return 0
 	}
 	return refl.Staleness()
-}
-
-// Stats are an informer's figures.
-type Stats struct {
-	// Name is the informer's name.
-	Name string
-	// Synced is HasSynced.
-	Synced bool
-	// Cached is the number of objects in the cache; Queued the number of DeltaFIFO queue
-	// positions not yet processed.
-	Cached, Queued int
-	// Handlers is the number of registered handlers.
-	Handlers int
-	// NotFound counts list/watch attempts answered 404 (the resource is not served).
-	NotFound uint64
-	// Reflector holds the reflector's figures (zero before Run).
-	Reflector reflector.Stats
-	// Sharing holds the structural sharing figures.
-	Sharing SharingStats
-	// CacheMutations counts the changes to cached objects the mutation detector found (0
-	// without the detector).
-	CacheMutations uint64
-}
-
-// Stats returns the informer's figures.
-func (inf *Informer[T]) Stats() Stats {
-	inf.mu.Lock()
-	refl, fifo := inf.refl, inf.fifo
-	inf.mu.Unlock()
-	s := Stats{Name: inf.name, Synced: inf.HasSynced(), Cached: inf.cache.Len(), NotFound: inf.notFound.Load(), Sharing: sharingStats(inf.sharer),
-		CacheMutations: cacheMutations(inf.cache)}
-	if refl != nil {
-		s.Reflector = refl.Stats()
-	}
-	if fifo != nil {
-		s.Queued = fifo.Len()
-	}
-	inf.deliverMu.Lock()
-	s.Handlers = len(inf.listeners)
-	inf.deliverMu.Unlock()
-	return s
-}
-
-// onWatchError counts 404s and logs them at most once per NotFoundLogInterval (the
-// reflector's own log line is filtered out by quietNotFound), then calls the user's handler.
-func (inf *Informer[T]) onWatchError(ctx context.Context, err error) {
-	if meta.IsNotFound(err) {
-		n := inf.notFound.Add(1)
-		now := time.Now().UnixNano()
-		last := inf.lastNotFound.Load()
-		if (last == 0 || time.Duration(now-last) >= inf.opts.NotFoundLogInterval) && inf.lastNotFound.CompareAndSwap(last, now) {
-			inf.logger.Warn("informer: the resource is not served (404); retrying with backoff until it is",
-				"err", err, "attempts", n, "nextLogIn", inf.opts.NotFoundLogInterval)
-		}
-	}
-	inf.mu.Lock()
-	h := inf.watchErrorHandler
-	inf.mu.Unlock()
-	if h != nil {
-		h(ctx, err)
-	}
-}
-
-// quietNotFound is a slog.Handler that drops records carrying an "err" attribute for which
-// meta.IsNotFound holds: the informer logs those itself, rate-limited.
-type quietNotFound struct {
-	inner slog.Handler
-}
-
-func (q *quietNotFound) Enabled(ctx context.Context, l slog.Level) bool {
-	return q.inner.Enabled(ctx, l)
-}
-
-func (q *quietNotFound) Handle(ctx context.Context, r slog.Record) error {
-	drop := false
-	r.Attrs(func(a slog.Attr) bool {
-		if err, ok := a.Value.Any().(error); ok && a.Key == "err" && meta.IsNotFound(err) {
-			drop = true
-			return false
-		}
-		return true
-	})
-	if drop {
-		return nil
-	}
-	return q.inner.Handle(ctx, r)
-}
-
-func (q *quietNotFound) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &quietNotFound{inner: q.inner.WithAttrs(attrs)}
-}
-
-func (q *quietNotFound) WithGroup(name string) slog.Handler {
-	return &quietNotFound{inner: q.inner.WithGroup(name)}
 }

@@ -71,16 +71,7 @@ func New[T meta.Object](lw apiclient.ListerWatcher[T], store Store[T], opts Opti
 	cfg := opts.withDefaults()
 	name := cfg.Name
 	if name == "" {
-		switch lw := lw.(type) {
-		case fmt.Stringer:
-			name = lw.String()
-		case interface {
-			GroupVersionResource() meta.GroupVersionResource
-		}:
-			name = lw.GroupVersionResource().String()
-		default:
-			name = reflect.TypeFor[T]().String()
-		}
+		name = DefaultName(lw)
 	}
 	r := &Reflector[T]{
 		cfg:     cfg,
@@ -98,6 +89,21 @@ func New[T meta.Object](lw apiclient.ListerWatcher[T], store Store[T], opts Opti
 		r.watchListOffUntil = farFuture
 	}
 	return r
+}
+
+// DefaultName returns the name a reflector (or an informer) of lw gets when its options name
+// none: lw's String() if it has one, else its resource ("configmaps.v1" for an
+// *apiclient.Resource), else the Go type of T.
+func DefaultName[T meta.Object](lw apiclient.ListerWatcher[T]) string {
+	switch lw := lw.(type) {
+	case fmt.Stringer:
+		return lw.String()
+	case interface {
+		GroupVersionResource() meta.GroupVersionResource
+	}:
+		return lw.GroupVersionResource().String()
+	}
+	return reflect.TypeFor[T]().String()
 }
 
 var farFuture = time.Unix(1<<62, 0)
