@@ -10,7 +10,7 @@ import (
 
 // incrementalFIFO is the informer's DeltaFIFO as its reflector sees it: a
 // reflector.IncrementalReplacer, so that a relist reaches the FIFO, and the cache, object by
-// object instead of as one slice next to the whole cache (see the package documentation,
+// object instead of as one slice next to the whole cache (see bench/README.md,
 // "Relist memory"). deltafifo cannot import reflector, so the adaptation lives here.
 type incrementalFIFO[T any] struct {
 	deltafifo.Queue[T]
