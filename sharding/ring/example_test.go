@@ -10,6 +10,7 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/sharding"
 	"github.com/informerkit/informerkit/sharding/ring"
 )
@@ -29,6 +30,12 @@ func ExampleAssign() {
 	// ctrl-a: [[0x8000000000000000, 0x10000000000000000)]
 	// ctrl-b: [[0x0000000000000000, 0x8000000000000000)]
 	// owner of hash 0: ctrl-b
+}
+
+// ConfigMap declares the fields of a ConfigMap the example's informer keeps: metadata.
+type ConfigMap struct {
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
 }
 
 // A replica of a sharded controller: its Ring holds the member Lease and the share; its
@@ -51,8 +58,8 @@ func Example_replica() {
 	if err != nil {
 		panic(err)
 	}
-	cms := apiclient.NewResource[*configMap](client, configMapsGVR).Namespace("default")
-	inf := informer.New(ring.ShardedListerWatcher[*configMap](cms, r), informer.Options[*configMap]{Logger: slog.New(slog.DiscardHandler)})
+	cms := apiclient.NewResource[*ConfigMap](client, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("default")
+	inf := informer.New(ring.ShardedListerWatcher[*ConfigMap](cms, r), informer.Options[*ConfigMap]{Logger: slog.New(slog.DiscardHandler)})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

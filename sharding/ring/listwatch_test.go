@@ -12,20 +12,13 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/informer"
-	"github.com/informerkit/informerkit/meta"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/sharding"
 	"github.com/informerkit/informerkit/sharding/ring"
 )
 
-type configMap struct {
-	meta.TypeMeta
-	meta.ObjectMeta `json:"metadata"`
-}
-
-var configMapsGVR = meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-
 // shardedInformer runs an informer of configmaps through the replica's ShardedListerWatcher.
-func shardedInformer(t *testing.T, srv *apitest.Server, rep *replica) (*informer.Informer[*configMap], apiclient.ListerWatcher[*configMap]) {
+func shardedInformer(t *testing.T, srv *apitest.Server, rep *replica) (*informer.Informer[*testobj.ConfigMap], apiclient.ListerWatcher[*testobj.ConfigMap]) {
 	t.Helper()
 	cfg := srv.Config()
 	cfg.WatchProtocol = apiclient.WatchChunked
@@ -34,8 +27,8 @@ func shardedInformer(t *testing.T, srv *apitest.Server, rep *replica) (*informer
 	if err != nil {
 		t.Fatal(err)
 	}
-	lw := ring.ShardedListerWatcher[*configMap](apiclient.NewResource[*configMap](c, configMapsGVR).Namespace("default"), rep.ring)
-	inf := informer.New(lw, informer.Options[*configMap]{Logger: slog.New(slog.DiscardHandler)})
+	lw := ring.ShardedListerWatcher[*testobj.ConfigMap](apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR).Namespace("default"), rep.ring)
+	inf := informer.New(lw, informer.Options[*testobj.ConfigMap]{Logger: slog.New(slog.DiscardHandler)})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { inf.Run(ctx) })
@@ -49,7 +42,7 @@ func shardedInformer(t *testing.T, srv *apitest.Server, rep *replica) (*informer
 
 // waitCaches waits until every informer's cache holds exactly the objects whose uid its
 // replica holds.
-func waitCaches(t *testing.T, srv *apitest.Server, reps []*replica, infs []*informer.Informer[*configMap]) {
+func waitCaches(t *testing.T, srv *apitest.Server, reps []*replica, infs []*informer.Informer[*testobj.ConfigMap]) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -104,8 +97,8 @@ func TestShardedInformersFollowTheRing(t *testing.T) {
 			c := newChecker()
 			reps := []*replica{startReplica(t, srv, c, "r0"), startReplica(t, srv, c, "r1")}
 			waitBalanced(t, reps)
-			var infs []*informer.Informer[*configMap]
-			var lws []apiclient.ListerWatcher[*configMap]
+			var infs []*informer.Informer[*testobj.ConfigMap]
+			var lws []apiclient.ListerWatcher[*testobj.ConfigMap]
 			for _, rep := range reps {
 				inf, lw := shardedInformer(t, srv, rep)
 				infs, lws = append(infs, inf), append(lws, lw)
@@ -168,13 +161,13 @@ func TestShardedListerWatcherForwardsDecodeOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	lw := ring.ShardedListerWatcher[*configMap](apiclient.NewResource[*configMap](c, configMapsGVR), rep.ring)
-	tun, ok := lw.(apiclient.DecodeTunable[*configMap])
+	lw := ring.ShardedListerWatcher[*testobj.ConfigMap](apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR), rep.ring)
+	tun, ok := lw.(apiclient.DecodeTunable[*testobj.ConfigMap])
 	if !ok {
 		t.Fatal("the sharded ListerWatcher of a Resource is not DecodeTunable")
 	}
 	tuned := tun.WithDecodeOptions(apiclient.DecodeOptions{OmitManagedFields: true})
-	if _, ok := tuned.(apiclient.DecodeTunable[*configMap]); !ok || tuned == lw {
+	if _, ok := tuned.(apiclient.DecodeTunable[*testobj.ConfigMap]); !ok || tuned == lw {
 		t.Fatalf("WithDecodeOptions returned %T, the same one: %v", tuned, tuned == lw)
 	}
 }

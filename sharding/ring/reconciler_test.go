@@ -12,6 +12,7 @@ import (
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/sharding/ring"
 )
 
@@ -42,8 +43,8 @@ func TestReconcilerShardsAController(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		inf := informer.New(ring.ShardedListerWatcher[*configMap](apiclient.NewResource[*configMap](c, configMapsGVR).Namespace("default"), rep.ring),
-			informer.Options[*configMap]{Logger: slog.New(slog.DiscardHandler)})
+		inf := informer.New(ring.ShardedListerWatcher[*testobj.ConfigMap](apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR).Namespace("default"), rep.ring),
+			informer.Options[*testobj.ConfigMap]{Logger: slog.New(slog.DiscardHandler)})
 		uidOf := func(req controller.Request) (string, bool) {
 			o, ok, _ := inf.GetStore().GetByKey(req.Namespace + "/" + req.Name)
 			if !ok {
@@ -71,7 +72,7 @@ func TestReconcilerShardsAController(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := ctrl.Watch(controller.Kind[*configMap](inf, controller.EnqueueRequestForObject[*configMap]())); err != nil {
+		if err := ctrl.Watch(controller.Kind[*testobj.ConfigMap](inf, controller.EnqueueRequestForObject[*testobj.ConfigMap]())); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
