@@ -16,6 +16,7 @@ import (
 	"github.com/informerkit/informerkit/controller/client"
 	"github.com/informerkit/informerkit/controller/controllerutil"
 	"github.com/informerkit/informerkit/controller/expectations"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -23,25 +24,7 @@ import (
 // Tests of expectations in a controller: a ReplicaSet-like controller that keeps
 // spec.replicas ConfigMaps per Widget, against apitest.
 
-type Widget struct {
-	meta.TypeMeta
-	meta.ObjectMeta `json:"metadata"`
-	Spec            struct {
-		Replicas int `json:"replicas"`
-	} `json:"spec"`
-}
-
-type ConfigMap struct {
-	meta.TypeMeta
-	meta.ObjectMeta `json:"metadata"`
-}
-
-var (
-	widgetGVR  = meta.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
-	cmGVR      = meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	widgetKind = kinds.Info{Group: "example.com", Version: "v1", Kind: "Widget", Resource: "widgets", Namespaced: true}
-	quiet      = slog.New(slog.DiscardHandler)
-)
+var quiet = slog.New(slog.DiscardHandler)
 
 const testTimeout = 20 * time.Second
 
@@ -49,7 +32,7 @@ func newServer(t *testing.T) *apitest.Server {
 	t.Helper()
 	srv := apitest.NewServer()
 	t.Cleanup(srv.Close)
-	if err := srv.AddResource(apitest.ResourceType{Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets", Namespaced: true}); err != nil {
+	if err := srv.AddResource(apitest.ResourceType{Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets", Namespaced: true, StatusSubresource: true}); err != nil {
 		t.Fatal(err)
 	}
 	return srv
@@ -58,7 +41,7 @@ func newServer(t *testing.T) *apitest.Server {
 func newManager(t *testing.T, srv *apitest.Server) *controller.Manager {
 	t.Helper()
 	reg := kinds.NewRegistry()
-	if err := reg.Register(reflect.TypeFor[*Widget](), widgetKind); err != nil {
+	if err := reg.Register(reflect.TypeFor[*testobj.Widget](), testobj.WidgetInfo); err != nil {
 		t.Fatal(err)
 	}
 	m, err := controller.NewManager(srv.Config(), controller.ManagerOptions{Kinds: reg, Logger: quiet})
@@ -102,9 +85,9 @@ type reconciled struct {
 // widget has spec.replicas of them, trusting the cache only when exp (if set) is satisfied,
 // as the seed's ReplicaSet controller does.
 type replicas struct {
-	widgets  *controller.PrimaryType[*Widget]
-	children *controller.OwnedType[*ConfigMap]
-	cms      *client.Typed[*ConfigMap]
+	widgets  *controller.PrimaryType[*testobj.Widget]
+	children *controller.OwnedType[*testobj.ConfigMap]
+	cms      *client.Typed[*testobj.ConfigMap]
 	reg      *kinds.Registry
 	exp      *expectations.UIDTracking[controller.Request]
 	done     chan reconciled
@@ -136,7 +119,7 @@ func (r *replicas) Reconcile(ctx context.Context, req controller.Request) (contr
 			r.exp.ExpectCreations(req, diff)
 		}
 		for range diff {
-			cm := &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: w.Namespace, GenerateName: w.Name + "-"}}
+			cm := &testobj.ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: w.Namespace, GenerateName: w.Name + "-"}}
 			if err := controllerutil.SetControllerReferenceWithOptions(w, cm, controllerutil.OwnerReferenceOptions{Registry: r.reg}); err != nil {
 				return controller.Result{}, err
 			}
@@ -218,17 +201,17 @@ func TestExpectationsPreventDuplicateCreates(t *testing.T) {
 			srv := newServer(t)
 			m := newManager(t, srv)
 			r := &replicas{
-				widgets: controller.Primary[*Widget](widgetGVR),
-				cms:     client.TypedFor[*ConfigMap](m.Client()),
+				widgets: controller.Primary[*testobj.Widget](testobj.WidgetGVR),
+				cms:     client.TypedFor[*testobj.ConfigMap](m.Client()),
 				reg:     m.Kinds(),
 				done:    make(chan reconciled, 100),
 			}
-			opts := controller.OwnedOptions[*ConfigMap]{}
+			opts := controller.OwnedOptions[*testobj.ConfigMap]{}
 			if withExpectations {
 				r.exp = expectations.NewUIDTracking[controller.Request](expectations.Options{})
 				opts.Expectations = r.exp
 			}
-			r.children = controller.OwnedWithOptions(cmGVR, opts)
+			r.children = controller.OwnedWithOptions(testobj.ConfigMapGVR, opts)
 			ctl, err := controller.NewBuilder(m, "replicas").For(r.widgets).Owns(r.children).
 				WithOptions(controller.Options{Logger: quiet}).Build(r)
 			if err != nil {
@@ -304,10 +287,10 @@ func TestOwnsObservesDeletions(t *testing.T) {
 	exp := expectations.NewUIDTracking[controller.Request](expectations.Options{})
 	var mu sync.Mutex
 	var tombstones []string
-	children := controller.OwnedWithOptions(cmGVR, controller.OwnedOptions[*ConfigMap]{
+	children := controller.OwnedWithOptions(testobj.ConfigMapGVR, controller.OwnedOptions[*testobj.ConfigMap]{
 		Expectations: exp,
-		Predicates: []controller.Predicate[*ConfigMap]{controller.PredicateFuncs[*ConfigMap]{
-			DeleteFunc: func(e controller.DeleteEvent[*ConfigMap]) bool {
+		Predicates: []controller.Predicate[*testobj.ConfigMap]{controller.PredicateFuncs[*testobj.ConfigMap]{
+			DeleteFunc: func(e controller.DeleteEvent[*testobj.ConfigMap]) bool {
 				if e.DeleteStateUnknown {
 					mu.Lock()
 					tombstones = append(tombstones, e.Object.Name)
@@ -317,7 +300,7 @@ func TestOwnsObservesDeletions(t *testing.T) {
 			},
 		}},
 	})
-	ctl, err := controller.NewBuilder(m, "observer").For(controller.Primary[*Widget](widgetGVR)).Owns(children).
+	ctl, err := controller.NewBuilder(m, "observer").For(controller.Primary[*testobj.Widget](testobj.WidgetGVR)).Owns(children).
 		WithOptions(controller.Options{Logger: quiet}).
 		Build(controller.ReconcilerFunc(func(context.Context, controller.Request) (controller.Result, error) { return controller.Result{}, nil }))
 	if err != nil {
