@@ -11,20 +11,14 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/meta"
 )
 
-// widget is a cached object as informers hold them: no apiVersion or kind.
-type widget struct {
-	meta.ObjectMeta `json:"metadata"`
-}
-
 type node struct {
 	meta.ObjectMeta `json:"metadata"`
 }
-
-var widgetInfo = kinds.Info{Group: "example.com", Version: "v1", Kind: "Widget", Resource: "widgets", Namespaced: true}
 
 type env struct {
 	srv *apitest.Server
@@ -49,7 +43,7 @@ func newEnv(t *testing.T, opts Options) *env {
 	}
 	t.Cleanup(client.Close)
 	reg := kinds.NewRegistry()
-	if err := reg.Register(reflect.TypeFor[*widget](), widgetInfo); err != nil {
+	if err := reg.Register(reflect.TypeFor[*testobj.Widget](), testobj.WidgetInfo); err != nil {
 		t.Fatal(err)
 	}
 	if err := reg.Register(reflect.TypeFor[*node](), kinds.Node); err != nil {
@@ -113,7 +107,7 @@ func (e *env) waitEvents(t *testing.T, ns string, what string, cond func([]Event
 // broadcaster writes in order, so every event recorded before it has been processed.
 func (e *env) sentinel(t *testing.T) {
 	t.Helper()
-	e.rec.Event(&widget{meta.ObjectMeta{Namespace: "sentinel", Name: "s"}}, Normal, "Sentinel", "done")
+	e.rec.Event(testobj.NewWidget("sentinel", "s"), Normal, "Sentinel", "done")
 	e.waitEvents(t, "sentinel", "the sentinel event", func(ev []Event) bool { return len(ev) == 1 })
 }
 
@@ -136,8 +130,9 @@ func (e *env) waitStats(t *testing.T, what string, cond func(Stats) bool) Stats 
 	}
 }
 
-func w(name string) *widget {
-	return &widget{meta.ObjectMeta{Namespace: "shop", Name: name, UID: "uid-" + name, ResourceVersion: "42"}}
+// w is a widget as informers cache it: without apiVersion or kind, which the registry gives.
+func w(name string) *testobj.Widget {
+	return &testobj.Widget{ObjectMeta: meta.ObjectMeta{Namespace: "shop", Name: name, UID: "uid-" + name, ResourceVersion: "42"}}
 }
 
 func TestEventFields(t *testing.T) {
