@@ -13,39 +13,16 @@ import (
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller/client"
 	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/reflector"
 )
 
-type widget struct {
-	meta.TypeMeta
-	meta.ObjectMeta `json:"metadata"`
-	Spec            widgetSpec   `json:"spec"`
-	Status          widgetStatus `json:"status,omitzero"`
-}
-
-type widgetSpec struct {
-	Size int `json:"size"`
-}
-
-type widgetStatus struct {
-	Ready   bool   `json:"ready,omitempty"`
-	Message string `json:"message,omitempty"`
-}
-
-type configMap struct {
-	meta.TypeMeta
-	meta.ObjectMeta `json:"metadata"`
-	Data            map[string]string `json:"data,omitempty"`
-}
-
-var widgetInfo = kinds.Info{Group: "example.com", Version: "v1", Kind: "Widget", Resource: "widgets", Namespaced: true, StatusSubresource: true}
-
 type cuEnv struct {
 	srv     *apitest.Server
-	widgets *client.Typed[*widget]
-	cms     *client.Typed[*configMap]
+	widgets *client.Typed[*testobj.Widget]
+	cms     *client.Typed[*testobj.ConfigMap]
 }
 
 func newCUEnv(t *testing.T) *cuEnv {
@@ -66,10 +43,10 @@ func newCUEnv(t *testing.T) *cuEnv {
 	factory := informer.NewFactoryWithOptions(api, informer.FactoryOptions{Logger: slog.New(slog.DiscardHandler),
 		Backoff: reflector.Backoff{Initial: time.Millisecond, Max: 10 * time.Millisecond, Jitter: -1}})
 	reg := kinds.NewRegistry()
-	if err := reg.Register(reflect.TypeFor[*widget](), widgetInfo); err != nil {
+	if err := reg.Register(reflect.TypeFor[*testobj.Widget](), testobj.WidgetInfo); err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.Register(reflect.TypeFor[*configMap](), kinds.ConfigMap); err != nil {
+	if err := reg.Register(reflect.TypeFor[*testobj.ConfigMap](), kinds.ConfigMap); err != nil {
 		t.Fatal(err)
 	}
 	c, err := client.New(api, factory, client.Options{Registry: reg})
@@ -79,17 +56,13 @@ func newCUEnv(t *testing.T) *cuEnv {
 	ctx, cancel := context.WithCancel(context.Background())
 	c.Start(ctx)
 	t.Cleanup(func() { cancel(); factory.Shutdown() })
-	return &cuEnv{srv: srv, widgets: client.TypedFor[*widget](c), cms: client.TypedFor[*configMap](c)}
+	return &cuEnv{srv: srv, widgets: client.TypedFor[*testobj.Widget](c), cms: client.TypedFor[*testobj.ConfigMap](c)}
 }
 
 func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-func newWidget() *widget {
-	return &widget{ObjectMeta: meta.ObjectMeta{Namespace: "shop", Name: "w"}}
 }
 
 // writes counts the write requests to widgets since the last call.
@@ -116,10 +89,10 @@ func TestCreateOrUpdate(t *testing.T) {
 	for _, patch := range []bool{false, true} {
 		t.Run(fmt.Sprint("patch=", patch), func(t *testing.T) {
 			e := newCUEnv(t)
-			op := CreateOrUpdate[*widget]
+			op := CreateOrUpdate[*testobj.Widget]
 			updateVerb := apitest.VerbUpdate
 			if patch {
-				op, updateVerb = CreateOrPatch[*widget], apitest.VerbPatch
+				op, updateVerb = CreateOrPatch[*testobj.Widget], apitest.VerbPatch
 			}
 			wc := &writeCounter{srv: e.srv}
 			state := struct {
@@ -127,7 +100,7 @@ func TestCreateOrUpdate(t *testing.T) {
 				ready bool
 				label string
 			}{size: 1, ready: true, label: "a"}
-			mutate := func(w *widget) error {
+			mutate := func(w *testobj.Widget) error {
 				w.Spec.Size = state.size
 				w.Status.Ready = state.ready
 				if state.label == "" {
@@ -140,9 +113,9 @@ func TestCreateOrUpdate(t *testing.T) {
 				}
 				return nil
 			}
-			step := func(want OperationResult, wantWrites ...string) *widget {
+			step := func(want OperationResult, wantWrites ...string) *testobj.Widget {
 				t.Helper()
-				got, res, err := op(ctxT(t), e.widgets, newWidget(), mutate)
+				got, res, err := op(ctxT(t), e.widgets, testobj.NewWidget("shop", "w"), mutate)
 				if err != nil || res != want {
 					t.Fatalf("result %q, %v; want %q", res, err, want)
 				}
@@ -160,7 +133,7 @@ func TestCreateOrUpdate(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var sw widget
+				var sw testobj.Widget
 				if err := stored.Into(&sw); err != nil {
 					t.Fatal(err)
 				}
@@ -191,8 +164,8 @@ func TestCreateOrUpdate(t *testing.T) {
 func TestCreateOrUpdateWithoutStatusSubresource(t *testing.T) {
 	e := newCUEnv(t)
 	data := "1"
-	mutate := func(c *configMap) error { c.Data = map[string]string{"v": data}; return nil }
-	obj := &configMap{ObjectMeta: meta.ObjectMeta{Namespace: "shop", Name: "c"}}
+	mutate := func(c *testobj.ConfigMap) error { c.Data = map[string]string{"v": data}; return nil }
+	obj := testobj.NewConfigMap("shop", "c", nil)
 	if _, res, err := CreateOrUpdate(ctxT(t), e.cms, obj, mutate); err != nil || res != OperationResultCreated {
 		t.Fatalf("%q %v", res, err)
 	}
@@ -209,22 +182,22 @@ func TestCreateOrUpdateWithoutStatusSubresource(t *testing.T) {
 func TestCreateOrUpdateErrors(t *testing.T) {
 	e := newCUEnv(t)
 	boom := errors.New("boom")
-	if _, _, err := CreateOrUpdate(ctxT(t), e.widgets, newWidget(), func(*widget) error { return boom }); !errors.Is(err, boom) {
+	if _, _, err := CreateOrUpdate(ctxT(t), e.widgets, testobj.NewWidget("shop", "w"), func(*testobj.Widget) error { return boom }); !errors.Is(err, boom) {
 		t.Fatalf("mutate error: %v", err)
 	}
-	if _, _, err := CreateOrUpdate(ctxT(t), e.widgets, newWidget(), func(w *widget) error { w.Name = "other"; return nil }); !errors.Is(err, ErrMutateChangedKey) {
+	if _, _, err := CreateOrUpdate(ctxT(t), e.widgets, testobj.NewWidget("shop", "w"), func(w *testobj.Widget) error { w.Name = "other"; return nil }); !errors.Is(err, ErrMutateChangedKey) {
 		t.Fatalf("renaming mutate: %v", err)
 	}
 	if e.srv.CountRequests(apitest.VerbCreate, "widgets") != 0 {
 		t.Fatal("a failed mutate wrote")
 	}
-	if _, _, err := CreateOrUpdate(ctxT(t), e.widgets, nil, func(*widget) error { return nil }); err == nil {
+	if _, _, err := CreateOrUpdate(ctxT(t), e.widgets, nil, func(*testobj.Widget) error { return nil }); err == nil {
 		t.Fatal("nil object accepted")
 	}
 
 	// A change the cache has not seen: the update carries the old resourceVersion and
 	// conflicts.
-	if _, _, err := CreateOrUpdate(ctxT(t), e.widgets, newWidget(), func(w *widget) error { w.Spec.Size = 1; return nil }); err != nil {
+	if _, _, err := CreateOrUpdate(ctxT(t), e.widgets, testobj.NewWidget("shop", "w"), func(w *testobj.Widget) error { w.Spec.Size = 1; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	// The cache has the widget (a read through the client waits for its own create).
@@ -242,7 +215,7 @@ func TestCreateOrUpdateErrors(t *testing.T) {
 	if _, err := e.srv.Mutate("widgets", "shop", "w", func(o apitest.Object) { o["spec"] = map[string]any{"size": 7} }); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := CreateOrUpdate(ctxT(t), e.widgets, newWidget(), func(w *widget) error { w.Spec.Size = 2; return nil }); !meta.IsConflict(err) {
+	if _, _, err := CreateOrUpdate(ctxT(t), e.widgets, testobj.NewWidget("shop", "w"), func(w *testobj.Widget) error { w.Spec.Size = 2; return nil }); !meta.IsConflict(err) {
 		t.Fatalf("stale update: %v", err)
 	}
 }

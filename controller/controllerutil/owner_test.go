@@ -5,16 +5,12 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/meta"
 )
 
 type replicaSet struct {
-	meta.TypeMeta
-	meta.ObjectMeta `json:"metadata"`
-}
-
-type pod struct {
 	meta.TypeMeta
 	meta.ObjectMeta `json:"metadata"`
 }
@@ -28,7 +24,7 @@ var clusterThingInfo = kinds.Info{Group: "example.com", Version: "v1", Kind: "Cl
 
 func init() {
 	kinds.MustRegister[*replicaSet](kinds.ReplicaSet)
-	kinds.MustRegister[*pod](kinds.Pod)
+	kinds.MustRegister[*testobj.Pod](kinds.Pod)
 	kinds.MustRegister[*clusterThing](clusterThingInfo)
 }
 
@@ -38,7 +34,7 @@ func rs(ns, name, uid string) *replicaSet {
 
 func TestSetControllerReference(t *testing.T) {
 	owner := rs("default", "web", "uid-1")
-	p := &pod{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "web-x"}}
+	p := testobj.NewPod("default", "web-x")
 	if err := SetControllerReference(owner, p); err != nil {
 		t.Fatal(err)
 	}
@@ -89,10 +85,10 @@ func TestOwnerReferenceRules(t *testing.T) {
 		object meta.Accessor
 		want   error
 	}{
-		{"cross-namespace", rs("a", "o", "u"), &pod{ObjectMeta: meta.ObjectMeta{Namespace: "b", Name: "p"}}, ErrCrossNamespaceOwner},
+		{"cross-namespace", rs("a", "o", "u"), testobj.NewPod("b", "p"), ErrCrossNamespaceOwner},
 		{"cluster-scoped object, namespaced owner", rs("a", "o", "u"), &clusterThing{ObjectMeta: meta.ObjectMeta{Name: "c"}}, ErrNamespacedOwnerOfClusterScoped},
-		{"owner never created", rs("a", "o", ""), &pod{ObjectMeta: meta.ObjectMeta{Namespace: "a", Name: "p"}}, ErrOwnerNotPersisted},
-		{"unregistered owner", &struct{ meta.ObjectMeta }{meta.ObjectMeta{Namespace: "a", Name: "o", UID: "u"}}, &pod{ObjectMeta: meta.ObjectMeta{Namespace: "a", Name: "p"}}, kinds.ErrNotRegistered},
+		{"owner never created", rs("a", "o", ""), testobj.NewPod("a", "p"), ErrOwnerNotPersisted},
+		{"unregistered owner", &struct{ meta.ObjectMeta }{meta.ObjectMeta{Namespace: "a", Name: "o", UID: "u"}}, testobj.NewPod("a", "p"), kinds.ErrNotRegistered},
 	}
 	for _, tc := range cases {
 		for name, set := range map[string]func(o, x meta.Accessor) error{"controller": SetControllerReference, "owner": SetOwnerReference} {
@@ -107,7 +103,7 @@ func TestOwnerReferenceRules(t *testing.T) {
 	}
 	// A cluster-scoped owner may own namespaced and cluster-scoped objects.
 	owner := &clusterThing{ObjectMeta: meta.ObjectMeta{Name: "c", UID: "u"}}
-	for _, obj := range []meta.Accessor{&pod{ObjectMeta: meta.ObjectMeta{Namespace: "x", Name: "p"}}, &clusterThing{ObjectMeta: meta.ObjectMeta{Name: "d"}}} {
+	for _, obj := range []meta.Accessor{testobj.NewPod("x", "p"), &clusterThing{ObjectMeta: meta.ObjectMeta{Name: "d"}}} {
 		if err := SetControllerReference(owner, obj); err != nil {
 			t.Errorf("cluster-scoped owner: %v", err)
 		}
@@ -148,7 +144,7 @@ func TestOwnerReferenceOptionsAndUnstructured(t *testing.T) {
 
 func TestOwnerReferencesNotChangedInPlace(t *testing.T) {
 	shared := []meta.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: "old"}}
-	p := &pod{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "p", OwnerReferences: shared}}
+	p := &testobj.Pod{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "p", OwnerReferences: shared}}
 	if err := SetControllerReference(rs("default", "web", "new"), p); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +155,7 @@ func TestOwnerReferencesNotChangedInPlace(t *testing.T) {
 
 func TestFinalizers(t *testing.T) {
 	shared := []string{"a"}
-	p := &pod{ObjectMeta: meta.ObjectMeta{Finalizers: shared[:1:1]}}
+	p := &testobj.Pod{ObjectMeta: meta.ObjectMeta{Finalizers: shared[:1:1]}}
 	if ContainsFinalizer(p, "b") || !AddFinalizer(p, "b") || AddFinalizer(p, "b") || !ContainsFinalizer(p, "b") {
 		t.Fatal("AddFinalizer/ContainsFinalizer")
 	}
