@@ -430,7 +430,7 @@ func (s *Server) respondObject(w http.ResponseWriter, r *http.Request, ri *reqIn
 			writeStatus(w, st)
 			return
 		}
-		writeBody(w, out, code, mustJSON(s.table(ri.res, []*storedObj{o}, meta.ListMeta{ResourceVersion: strconv.FormatUint(o.rv, 10)}, opts, true)))
+		writeBody(w, out, code, mustJSON(table(ri.res, []*storedObj{o}, meta.ListMeta{ResourceVersion: strconv.FormatUint(o.rv, 10)}, opts, true)))
 		return
 	case "PartialObjectMetadata":
 		writeBody(w, out, code, mustJSON(partialMeta(o, out.asAPIVersion())))
@@ -462,7 +462,7 @@ func (s *Server) respondList(w http.ResponseWriter, r *http.Request, ri *reqInfo
 			writeStatus(w, st)
 			return
 		}
-		writeBody(w, out, http.StatusOK, mustJSON(s.table(res, items, lm, opts, true)))
+		writeBody(w, out, http.StatusOK, mustJSON(table(res, items, lm, opts, true)))
 		return
 	case "PartialObjectMetadata":
 		writeStatus(w, apierr.New(http.StatusNotAcceptable, meta.StatusReasonNotAcceptable,

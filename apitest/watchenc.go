@@ -6,6 +6,7 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
+	"github.com/informerkit/informerkit/apitest/internal/printers"
 	"github.com/informerkit/informerkit/internal/kubeproto"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -38,9 +39,9 @@ func (w *watcher) objectFrame(typ apiclient.EventType, obj map[string]any) []byt
 	case "PartialObjectMetadata":
 		obj = map[string]any{"kind": "PartialObjectMetadata", "apiVersion": w.out.asAPIVersion(), "metadata": obj["metadata"]}
 	case "Table":
-		raw, _ := json.Marshal(obj)
-		include := w.info.Query.Get("includeObject")
-		t := w.s.table(w.res, []*storedObj{{raw: raw}}, meta.ListMeta{ResourceVersion: jsonobj.Str(jsonobj.Meta(obj), "resourceVersion")}, include, !w.headersSent)
+		lm := meta.ListMeta{ResourceVersion: jsonobj.Str(jsonobj.Meta(obj), "resourceVersion")}
+		t := printers.Table(w.res.typ.Group, w.res.typ.Kind, []map[string]any{obj}, lm, printers.Options{
+			IncludeObject: w.info.Query.Get("includeObject"), NoHeaders: w.headersSent, Generic: w.res.typ.custom})
 		w.headersSent = true
 		b, _ := json.Marshal(t)
 		obj = mustDecode(b)
