@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/informerkit/informerkit/internal/kubeschema"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -217,4 +218,26 @@ func (s *Server) Resources() []ResourceType {
 		out = append(out, r.typ)
 	}
 	return out
+}
+
+// kindKey is the kind as kubeschema.Field.DefaultKinds names it ("v1/Pod", "apps/v1/Deployment").
+func (t *ResourceType) kindKey() string {
+	if t.Group == "" {
+		return t.Version + "/" + t.Kind
+	}
+	return t.Group + "/" + t.Version + "/" + t.Kind
+}
+
+// gvk is the kind of the resource's objects.
+func (t *ResourceType) gvk() meta.GroupVersionKind {
+	return meta.GroupVersionKind{Group: t.Group, Version: t.Version, Kind: t.Kind}
+}
+
+// schemaType is the kubeschema type of a built-in resource's objects (nil for others).
+func (r *resource) schemaType() *kubeschema.Type {
+	if !r.builtin() {
+		return nil
+	}
+	k, _ := kubeschema.ForKind(r.typ.Group, r.typ.Version, r.typ.Kind)
+	return k.Type
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest/internal/admission"
 )
 
 // InitialEventsMode says how the server answers watches with sendInitialEvents=true.
@@ -117,8 +118,8 @@ type Server struct {
 	writeWait map[string]time.Duration // resource name ("" = all) → delay per write
 	// hasWriteWait lets the hot paths skip s.mu when no write delay is set.
 	hasWriteWait atomic.Bool
-	// serviceIPs and nodePorts count the allocations of Services (strategy.go).
-	serviceIPs, nodePorts int
+	// admission holds the allocations of Services (cluster IPs, node ports).
+	admission admission.Chain
 	// openapi caches the OpenAPI v3 documents, built for openapiFor resources.
 	openapi    map[string]openAPIDoc
 	openapiFor int

@@ -6,30 +6,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest/internal/admission"
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
-	"github.com/informerkit/informerkit/labels"
 	"github.com/informerkit/informerkit/meta"
 )
 
 // This file holds the write path shared by HTTP requests and the Go helpers: every change
 // goes through commitLocked, which assigns the resourceVersion and records the event.
-
-var (
-	subdomainRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-	labelRE     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-)
-
-const (
-	subdomainMsg = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-	labelMsg     = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-)
 
 // commitLocked stores a new state of one object and appends the event. prev is the state
 // before (nil for Added). For Deleted the object is removed and obj is the last state the
@@ -117,34 +105,25 @@ func checkNamespace(t *ResourceType, meta map[string]any, ns string) *meta.Statu
 	return nil
 }
 
-func validateMeta(t *ResourceType, meta map[string]any) []apierr.FieldError {
-	var errs []apierr.FieldError
-	name := jsonobj.Str(meta, "name")
-	if t.nameIsLabel {
-		if len(name) > 63 || !labelRE.MatchString(name) {
-			errs = append(errs, apierr.InvalidValue("metadata.name", name, labelMsg))
-		}
-	} else if len(name) > 253 || !subdomainRE.MatchString(name) {
-		errs = append(errs, apierr.InvalidValue("metadata.name", name, subdomainMsg))
+// admitLocked runs the admission of a create (old nil) or update of obj through the
+// endpoint sub ("" or "status"): decoding and defaults, the field manager's record of the
+// write, then the strategy and validation (internal/admission). Custom resources are only
+// recorded. It returns the object to store; the warnings go to wo.
+func (s *Server) admitLocked(r *resource, sub string, obj, old map[string]any, wo writeOptions) (map[string]any, *meta.Status) {
+	if !r.builtin() {
+		s.trackLocked(r, sub, old, obj, wo)
+		return obj, nil
 	}
-	if l, ok := meta["labels"].(map[string]any); ok {
-		for k, v := range l {
-			s, isStr := v.(string)
-			if err := labels.ValidateKey(k); err != nil {
-				errs = append(errs, apierr.InvalidValue("metadata.labels", k, "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"))
-			} else if !isStr || labels.ValidateValue(s) != nil {
-				errs = append(errs, apierr.InvalidValue("metadata.labels", v, "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"))
-			}
-		}
-	} else if meta["labels"] != nil {
-		errs = append(errs, apierr.InvalidValue("metadata.labels", meta["labels"], "must be a map of strings"))
+	obj, warnings, st := admission.Decode(r.typ.gvk(), obj, wo.fieldValidation)
+	if st != nil {
+		return nil, st
 	}
-	for i, f := range jsonobj.Strings(meta["finalizers"]) {
-		if f != "kubernetes" && f != "orphan" && f != "foregroundDeletion" && !strings.Contains(f, "/") {
-			errs = append(errs, apierr.InvalidValue(fmt.Sprintf("metadata.finalizers[%d]", i), f, "name is neither a standard finalizer name nor is it fully qualified"))
-		}
+	s.trackLocked(r, sub, old, obj, wo)
+	if obj, st = s.admission.Admit(r.typ.gvk(), obj, old); st != nil {
+		return nil, st
 	}
-	return errs
+	wo.warn(warnings)
+	return obj, nil
 }
 
 // createLocked validates obj and stores it as a new object.
@@ -169,16 +148,13 @@ func (s *Server) createLocked(r *resource, ns string, obj map[string]any, wo wri
 		}
 	}
 	name := jsonobj.Str(md, "name")
-	if errs := validateMeta(t, md); len(errs) > 0 {
+	if errs := admission.ValidateObjectMeta(md, t.nameIsLabel); len(errs) > 0 {
 		return nil, apierr.Invalid(t.Kind, t.Group, name, errs)
 	}
-	obj, warnings, st := s.defaultWriteLocked(r, obj, nil, wo.fieldValidation, func(o map[string]any) {
-		s.trackLocked(r, "", nil, o, wo)
-	})
+	obj, st := s.admitLocked(r, "", obj, nil, wo)
 	if st != nil {
 		return nil, st
 	}
-	wo.warn(warnings)
 	md = jsonobj.Meta(obj)
 	if t.Namespaced {
 		if _, ok := s.resources["namespaces"].objects[ns]; !ok {
@@ -196,17 +172,6 @@ func (s *Server) createLocked(r *resource, ns string, obj map[string]any, wo wri
 		md["generation"] = json.Number("1")
 	} else {
 		delete(md, "generation")
-	}
-	if t.Group == "" && t.Plural == "namespaces" {
-		spec, _ := obj["spec"].(map[string]any)
-		if spec == nil {
-			spec = map[string]any{}
-			obj["spec"] = spec
-		}
-		if spec["finalizers"] == nil {
-			spec["finalizers"] = []any{"kubernetes"}
-		}
-		obj["status"] = map[string]any{"phase": "Active"}
 	}
 	if wo.dryRun {
 		o, err := newStored(obj, s.rv)
@@ -270,13 +235,10 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 	}
 	prev := mustDecode(old.raw)
 	prevMeta := jsonobj.Meta(prev)
-	obj, warnings, st := s.defaultWriteLocked(r, obj, prev, wo.fieldValidation, func(o map[string]any) {
-		s.trackLocked(r, subOf(mode), prev, o, wo)
-	})
+	obj, st := s.admitLocked(r, subOf(mode), obj, prev, wo)
 	if st != nil {
 		return nil, false, st
 	}
-	wo.warn(warnings)
 	meta = jsonobj.Meta(obj)
 	if mode == updateStatus {
 		// Only the status changes.
@@ -286,14 +248,7 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 		} else {
 			delete(next, "status")
 		}
-		if t.kindKey() == "v1/Pod" {
-			// The pod status strategy backfills the QoS class, immutable once set.
-			if st := jsonobj.Map(next["status"]); st != nil && jsonobj.Str(st, "qosClass") == "" {
-				if q := jsonobj.Str(jsonobj.Map(prev["status"]), "qosClass"); q != "" {
-					st["qosClass"] = q
-				}
-			}
-		}
+		admission.PrepareForStatusUpdate(t.gvk(), next, prev)
 		// The status update's managedFields are kept, as the registry strategies keep them.
 		if mf, ok := meta["managedFields"]; ok {
 			jsonobj.Meta(next)["managedFields"] = mf
@@ -317,21 +272,7 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 				delete(obj, "status")
 			}
 		}
-		var errs []apierr.FieldError
-		if old.deleting {
-			oldF := stringSet(prevMeta["finalizers"])
-			var added []string
-			for _, f := range jsonobj.Strings(meta["finalizers"]) {
-				if !oldF[f] {
-					added = append(added, f)
-				}
-			}
-			if len(added) > 0 {
-				errs = append(errs, apierr.ForbiddenValue("metadata.finalizers",
-					fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %#v", added)))
-			}
-		}
-		if errs = append(errs, validateMeta(t, meta)...); len(errs) > 0 {
+		if errs := admission.ValidateObjectMetaUpdate(meta, prevMeta, old.deleting, t.nameIsLabel); len(errs) > 0 {
 			return nil, false, apierr.Invalid(t.Kind, t.Group, name, errs)
 		}
 		// The deployment strategy also counts annotations: they are copied to the
@@ -386,14 +327,6 @@ func specChanged(a, b map[string]any, withStatus bool) bool {
 		return b
 	}
 	return !bytes.Equal(strip(a), strip(b))
-}
-
-func stringSet(v any) map[string]bool {
-	m := map[string]bool{}
-	for _, s := range jsonobj.Strings(v) {
-		m[s] = true
-	}
-	return m
 }
 
 // deleteOptions is the part of DeleteOptions the server honours.

@@ -1,4 +1,4 @@
-package apitest
+package admission
 
 import (
 	"encoding/json"
@@ -27,11 +27,10 @@ var specRoots = map[string][]string{
 	"coordination.k8s.io/Lease": {"spec"},
 }
 
-// validateBuiltin validates a defaulted object of a built-in kind (old: the stored object on
+// validate validates a defaulted object of a built-in kind (old: the stored object on
 // update, nil on create).
-func validateBuiltin(r *resource, obj, old map[string]any) []apierr.FieldError {
-	t := r.schemaType()
-	kind := r.typ.Group + "/" + r.typ.Kind
+func validate(gk string, t *kubeschema.Type, obj, old map[string]any) []apierr.FieldError {
+	kind := gk
 	var errs []apierr.FieldError
 	for _, root := range specRoots[kind] {
 		if f := t.Field(root); f != nil && f.Kind == kubeschema.Message {
