@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/controller/leaderelection"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/workqueue"
 )
 
@@ -98,6 +99,7 @@ type Controller struct {
 	started bool
 	queue   Queue
 	running chan struct{} // closed once the workers run
+	stats   stats
 
 	defaultLogger bool // Options.Logger was nil: a Manager's Add gives its own
 }
@@ -358,33 +360,52 @@ func (w *worker) process(ctx context.Context, req Request) {
 	res, err := w.reconcile(ctx, req)
 	w.m.reconcileTime.Observe(time.Since(start).Seconds())
 	w.m.activeWorkers.Dec()
+	st := &w.c.stats
+	st.reconciles.Add(1)
 	log := w.c.log
 	switch {
 	case err != nil:
 		w.m.total[ResultError].Inc()
 		w.m.errors.Inc()
+		st.errors.Add(1)
+		conflict := meta.IsConflict(err)
+		if conflict {
+			w.m.conflicts.Inc()
+			st.conflicts.Add(1)
+		}
 		if isTerminal(err) {
 			w.q.Forget(req)
+			st.terminal.Add(1)
 			log.Error("reconcile failed; not retrying", "request", req.String(), "err", err)
 			return
 		}
 		if n := w.q.NumRequeues(req); w.maxRetries > 0 && n >= w.maxRetries {
 			w.q.Forget(req)
 			w.m.dropped.Inc()
+			st.dropped.Add(1)
 			log.Error("reconcile failed too often; dropping the request until an event enqueues it again",
 				"request", req.String(), "err", err, "retries", n, "maxRetries", w.maxRetries)
 			return
 		}
 		w.q.AddRateLimited(req)
+		st.requeues.Add(1)
+		if conflict {
+			// A write from a stale read: normal under concurrent writers, and the retry
+			// reads again. Counted (metric and Stats) rather than logged as a failure.
+			log.Debug("reconcile hit a conflict; retrying with backoff", "request", req.String(), "err", err, "retries", w.q.NumRequeues(req))
+			return
+		}
 		log.Error("reconcile failed; retrying with backoff", "request", req.String(), "err", err, "retries", w.q.NumRequeues(req))
 	case res.RequeueAfter > 0:
 		w.m.total[ResultRequeueAfter].Inc()
 		w.q.Forget(req)
 		w.q.AddAfter(req, res.RequeueAfter)
+		st.requeues.Add(1)
 		log.Debug("reconciled; requeue after", "request", req.String(), "after", res.RequeueAfter)
 	case res.Requeue:
 		w.m.total[ResultRequeue].Inc()
 		w.q.AddRateLimited(req)
+		st.requeues.Add(1)
 		log.Debug("reconciled; requeue", "request", req.String())
 	default:
 		w.m.total[ResultSuccess].Inc()
@@ -403,6 +424,7 @@ func (w *worker) reconcile(ctx context.Context, req Request) (res Result, err er
 	defer func() {
 		if v := recover(); v != nil {
 			w.m.panics.Inc()
+			w.c.stats.panics.Add(1)
 			pe := &PanicError{Request: req, Value: v, Stack: debug.Stack()}
 			w.c.log.Error("reconcile panicked", "request", req.String(), "panic", fmt.Sprint(v), "stack", string(pe.Stack))
 			res, err = Result{}, pe

@@ -37,6 +37,7 @@
 //
 //   - error (or a panic, recovered and counted): AddRateLimited, exponential backoff per
 //     Request; past Options.MaxRetries retries the Request is forgotten, logged and counted;
+//     a 409 Conflict is retried the same way but logged at debug level (Stats, metric);
 //   - TerminalError: logged and counted, not retried;
 //   - Result.RequeueAfter > 0: Forget, then AddAfter(d);
 //   - Result.Requeue: AddRateLimited;

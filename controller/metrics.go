@@ -22,7 +22,9 @@ const (
 //   - active workers (controller_runtime_active_workers): reconciles in progress;
 //   - max concurrent reconciles (controller_runtime_max_concurrent_reconciles);
 //   - requests dropped after Options.MaxRetries failed reconciles
-//     (informerkit_controller_dropped_requests_total; controller-runtime has no MaxRetries).
+//     (informerkit_controller_dropped_requests_total; controller-runtime has no MaxRetries);
+//   - reconciles that failed with a 409 Conflict
+//     (informerkit_controller_reconcile_conflicts_total, through ConflictsMetricsProvider).
 //
 // The metrics are called from the workers and must be safe for concurrent use and quick.
 type MetricsProvider interface {
@@ -44,6 +46,7 @@ type controllerMetrics struct {
 	activeWorkers workqueue.GaugeMetric
 	maxConcurrent workqueue.SettableGaugeMetric
 	dropped       workqueue.CounterMetric
+	conflicts     workqueue.CounterMetric
 }
 
 type noopMetric struct{}
@@ -60,8 +63,8 @@ func newControllerMetrics(name string, p MetricsProvider) *controllerMetrics {
 		for _, r := range results {
 			m.total[r] = noopMetric{}
 		}
-		m.errors, m.panics, m.reconcileTime, m.activeWorkers, m.maxConcurrent, m.dropped =
-			noopMetric{}, noopMetric{}, noopMetric{}, noopMetric{}, noopMetric{}, noopMetric{}
+		m.errors, m.panics, m.reconcileTime, m.activeWorkers, m.maxConcurrent, m.dropped, m.conflicts =
+			noopMetric{}, noopMetric{}, noopMetric{}, noopMetric{}, noopMetric{}, noopMetric{}, noopMetric{}
 		return m
 	}
 	for _, r := range results {
@@ -73,5 +76,9 @@ func newControllerMetrics(name string, p MetricsProvider) *controllerMetrics {
 	m.activeWorkers = p.NewActiveWorkersMetric(name)
 	m.maxConcurrent = p.NewMaxConcurrentReconcilesMetric(name)
 	m.dropped = p.NewDroppedRequestsMetric(name)
+	m.conflicts = noopMetric{}
+	if cp, ok := p.(ConflictsMetricsProvider); ok {
+		m.conflicts = cp.NewReconcileConflictsMetric(name)
+	}
 	return m
 }

@@ -66,6 +66,11 @@ func (r registryMetrics) NewDroppedRequestsMetric(controller string) workqueue.C
 	return r.reg.NewCounter("informerkit_controller_dropped_requests_total", "Requests forgotten after MaxRetries failed reconciles, per controller.", "controller").With(controller)
 }
 
+// NewReconcileConflictsMetric implements ConflictsMetricsProvider.
+func (r registryMetrics) NewReconcileConflictsMetric(controller string) workqueue.CounterMetric {
+	return r.reg.NewCounter("informerkit_controller_reconcile_conflicts_total", "Reconciles that failed with a 409 Conflict (a write from a stale read; retried), per controller.", "controller").With(controller)
+}
+
 // Work queue metrics (workqueue.MetricsProvider), with client-go's names; each vector has
 // the one label "name".
 
@@ -146,6 +151,7 @@ func (r registryMetrics) DeleteMetrics(name string) {
 
 var (
 	_ MetricsProvider           = registryMetrics{}
+	_ ConflictsMetricsProvider  = registryMetrics{}
 	_ workqueue.MetricsProvider = registryMetrics{}
 	_ workqueue.MetricsDeleter  = registryMetrics{}
 )

@@ -1,0 +1,52 @@
+package controller
+
+import (
+	"sync/atomic"
+
+	"github.com/informerkit/informerkit/workqueue"
+)
+
+// Stats counts what a controller's workers did since Start, for tests and diagnostics that
+// need the figures without scraping /metrics (controller/controllertest reads them). Every
+// count only grows.
+type Stats struct {
+	// Reconciles is the number of Reconcile calls that returned (or panicked).
+	Reconciles uint64
+	// Errors is the number of reconciles that returned an error or panicked.
+	Errors uint64
+	// Conflicts is the number of those errors that were 409 Conflicts (meta.IsConflict): a
+	// write from a stale read, retried with backoff and logged at debug level only.
+	Conflicts uint64
+	// Panics is the number of reconciles that panicked.
+	Panics uint64
+	// Requeues is the number of Requests the workers put back in the queue: after an error
+	// (with backoff), Result.Requeue or Result.RequeueAfter.
+	Requeues uint64
+	// Dropped is the number of Requests forgotten after Options.MaxRetries failed reconciles.
+	Dropped uint64
+	// Terminal is the number of reconciles that failed with a TerminalError (not retried).
+	Terminal uint64
+}
+
+// stats holds a controller's counts.
+type stats struct {
+	reconciles, errors, conflicts, panics, requeues, dropped, terminal atomic.Uint64
+}
+
+func (s *stats) snapshot() Stats {
+	return Stats{
+		Reconciles: s.reconciles.Load(), Errors: s.errors.Load(), Conflicts: s.conflicts.Load(),
+		Panics: s.panics.Load(), Requeues: s.requeues.Load(), Dropped: s.dropped.Load(), Terminal: s.terminal.Load(),
+	}
+}
+
+// Stats returns the controller's counts so far (zero before Start).
+func (c *Controller) Stats() Stats { return c.stats.snapshot() }
+
+// ConflictsMetricsProvider is implemented by a MetricsProvider that also counts the
+// reconciles that failed with a 409 Conflict (the Manager's Registry does, as
+// informerkit_controller_reconcile_conflicts_total{controller}). A provider without it
+// still counts them in the reconcile errors.
+type ConflictsMetricsProvider interface {
+	NewReconcileConflictsMetric(controller string) workqueue.CounterMetric
+}
