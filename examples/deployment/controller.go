@@ -164,16 +164,20 @@ func (r *Reconciler) scale(ctx context.Context, req controller.Request, d *MiniD
 
 func (r *Reconciler) deletePod(ctx context.Context, req controller.Request, d *MiniDeployment, p *Pod) error {
 	err := r.pods.Delete(ctx, p, apiclient.DeleteOptions{})
-	if meta.IsNotFound(err) {
-		err = nil // gone already: its delete event lowers the expectation
-	} else if err != nil {
+	switch {
+	case meta.IsNotFound(err):
+		// Gone already, as upstream's ReplicaSetController reasons: its delete event may
+		// have been handled before ExpectDeletions (and lowered nothing), so it is counted
+		// now. Counting a uid twice is harmless: UIDTracking counts each once.
+		r.expectations.DeletionObserved(req, p.UID)
+		return nil
+	case err != nil:
 		r.expectations.DeletionObserved(req, p.UID) // no event will come for it
 		r.recorder.Eventf(d, events.Warning, "FailedDelete", "Error deleting pod %s: %v", p.Name, err)
 		return err
-	} else {
-		r.recorder.Eventf(d, events.Normal, "SuccessfulDelete", "Deleted pod: %s", p.Name)
 	}
-	return err
+	r.recorder.Eventf(d, events.Normal, "SuccessfulDelete", "Deleted pod: %s", p.Name)
+	return nil
 }
 
 // finalize deletes the Pods of a MiniDeployment being deleted, then lets it go.

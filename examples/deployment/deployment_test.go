@@ -319,3 +319,28 @@ func TestStalledPodWatchCreatesNoDuplicates(t *testing.T) {
 		t.Errorf("%d pod creations, want 3", n)
 	}
 }
+
+// A Pod delete answered NotFound lowers the expectation at once, as upstream's
+// ReplicaSetController does: the Pod's delete event may have come before the deletion was
+// expected (and counted for nothing), or, as here, never come. Without that, the
+// MiniDeployment waits for the 5-minute expiry of its expectations.
+func TestDeleteAnsweredNotFound(t *testing.T) {
+	e := newEnv(t)
+	e.start(t, controller.ManagerOptions{})
+	e.createDeployment(t, "web", 3)
+	e.waitFor(t, "3 pods", func() bool { return e.settled(t, "web", 3) })
+	if err := e.srv.FailRequests(apitest.VerbDelete, "pods", 1, http.StatusNotFound, 0); err != nil {
+		t.Fatal(err)
+	}
+	e.scale(t, "web", 2)
+	e.waitFor(t, "2 pods", func() bool { return e.settled(t, "web", 2) })
+	var notFound int
+	for _, r := range e.srv.RequestsMatching(apitest.RequestFilter{Verb: apitest.VerbDelete, Resource: "pods"}) {
+		if r.Code == http.StatusNotFound {
+			notFound++
+		}
+	}
+	if notFound != 1 {
+		t.Errorf("%d deletes answered NotFound, want 1", notFound)
+	}
+}
