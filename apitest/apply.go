@@ -8,6 +8,7 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
+	"github.com/informerkit/informerkit/apitest/internal/negotiation"
 	"github.com/informerkit/informerkit/apitest/internal/ssa"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -36,7 +37,7 @@ func validatePatchOptions(pt apiclient.PatchType, wo writeOptions) *meta.Status 
 // applyLocked serves an apply of body to ns/name through mode's endpoint. created reports
 // that the apply created the object.
 func (s *Server) applyLocked(r *resource, ns, name string, body []byte, mode updateMode, wo writeOptions) (*storedObj, bool, *meta.Status) {
-	config, err := decodeYAML(body)
+	config, err := negotiation.DecodeYAML(body)
 	if err != nil {
 		return nil, false, apierr.BadRequest(fmt.Sprintf("error decoding YAML: error converting YAML to JSON: %v", err))
 	}

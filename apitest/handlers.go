@@ -16,6 +16,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
+	"github.com/informerkit/informerkit/apitest/internal/negotiation"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -61,7 +62,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveNonResource(w, r)
 		return
 	}
-	out, st := negotiate(r, ri.res, ri.verb == VerbWatch)
+	out, st := negotiation.Negotiate(r.Header.Get("Accept"), ri.res.builtin(), ri.verb == VerbWatch)
 	if st != nil {
 		writeStatus(w, st)
 		return
@@ -107,7 +108,7 @@ type codeWriter struct {
 	rec  *Request
 	done bool
 	// out is the negotiated representation of the response (errors too).
-	out output
+	out negotiation.Output
 }
 
 func (c *codeWriter) WriteHeader(code int) {
@@ -299,6 +300,17 @@ func readBody(r *http.Request) ([]byte, *meta.Status) {
 		return nil, apierr.New(http.StatusRequestEntityTooLarge, meta.StatusReasonRequestEntityTooLarge, "the request is too large")
 	}
 	return b, nil
+}
+
+// readObject reads a request body in the media type of its Content-Type (JSON by default)
+// into the JSON form: 415 for a media type the resource cannot read, 400 for a body that
+// does not decode.
+func readObject(r *http.Request, res *resource) (map[string]any, *meta.Status) {
+	b, st := readBody(r)
+	if st != nil {
+		return nil, st
+	}
+	return negotiation.DecodeObject(r.Header.Get("Content-Type"), b, res.typ.Kind, res.mediaTypes())
 }
 
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, ri *reqInfo) {
@@ -734,7 +746,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, ri *reqInfo)
 // decodeDeleteOptions reads a DeleteOptions body in JSON, YAML or protobuf (client-go's
 // typed clients send it in protobuf).
 func decodeDeleteOptions(r *http.Request, b []byte, opts *deleteOptions) *meta.Status {
-	m, st := decodeAs(r.Header.Get("Content-Type"), b, []string{mediaJSON, mediaYAML, mediaProtobuf})
+	m, st := negotiation.Decode(r.Header.Get("Content-Type"), b, []string{negotiation.MediaJSON, negotiation.MediaYAML, negotiation.MediaProtobuf})
 	if st != nil {
 		return st
 	}

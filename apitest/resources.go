@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/informerkit/informerkit/apitest/internal/negotiation"
 	"github.com/informerkit/informerkit/internal/kubeschema"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -241,3 +242,15 @@ func (r *resource) schemaType() *kubeschema.Type {
 	k, _ := kubeschema.ForKind(r.typ.Group, r.typ.Version, r.typ.Kind)
 	return k.Type
 }
+
+// builtin reports whether the resource's kind has a protobuf schema (the built-in kinds).
+func (r *resource) builtin() bool {
+	r.builtinOnce.Do(func() {
+		_, r.isBuiltin = kubeschema.ForKind(r.typ.Group, r.typ.Version, r.typ.Kind)
+		r.isBuiltin = r.isBuiltin && !r.typ.custom
+	})
+	return r.isBuiltin
+}
+
+// mediaTypes are the media types the resource reads and writes, in the server's order.
+func (r *resource) mediaTypes() []string { return negotiation.MediaTypes(r.builtin()) }

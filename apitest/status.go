@@ -98,6 +98,6 @@ func writeStatus(w http.ResponseWriter, st *meta.Status) {
 		w.Header().Set("Retry-After", fmt.Sprint(st.Details.RetryAfterSeconds))
 	}
 	out := outputOf(w)
-	out.as = ""
+	out.As = ""
 	writeBody(w, out, int(st.Code), mustJSON(st))
 }

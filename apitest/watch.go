@@ -18,6 +18,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
+	"github.com/informerkit/informerkit/apitest/internal/negotiation"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -90,7 +91,7 @@ type watcher struct {
 
 	// out is the negotiated representation of events (watchenc.go); headersSent records
 	// that a Table watch has sent its column definitions (only the first event has them).
-	out         output
+	out         negotiation.Output
 	headersSent bool
 }
 
@@ -264,7 +265,7 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, ri *reqInfo
 		protocol = "websocket"
 	}
 	wt := &watcher{s: s, res: res, f: f, bookmark: bookmarks, wake: make(chan struct{}, 1), out: outputOf(w)}
-	if wt.out.as == "PartialObjectMetadataList" {
+	if wt.out.As == "PartialObjectMetadataList" {
 		writeStatus(w, apierr.New(http.StatusNotAcceptable, meta.StatusReasonNotAcceptable,
 			fmt.Sprintf("you requested PartialObjectMetadataList, but the requested object is not a list (%s)", goTypeName(res, false))))
 		return
@@ -303,7 +304,7 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, ri *reqInfo
 		}
 		s.setRequestCodeFromWriter(w, http.StatusSwitchingProtocols)
 		wsConn = conn
-		sk = &wsSink{conn: conn, binary: wt.out.format == formatProtobuf}
+		sk = &wsSink{conn: conn, binary: wt.out.Format == negotiation.Protobuf}
 		conn.SetPingHandler(func(data string) error {
 			if wt.partitioned.Load() {
 				return nil // nothing gets through a partition
@@ -329,9 +330,9 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, ri *reqInfo
 			<-readDone
 		}()
 	} else {
-		ct := mediaJSON
-		if wt.out.format == formatProtobuf {
-			ct = mediaProtobuf + ";stream=watch"
+		ct := negotiation.MediaJSON
+		if wt.out.Format == negotiation.Protobuf {
+			ct = negotiation.MediaProtobuf + ";stream=watch"
 		}
 		w.Header().Set("Content-Type", ct)
 		w.Header().Set("Cache-Control", "no-cache, private")
@@ -605,7 +606,7 @@ func (w *watcher) bookmarkFrame(rv uint64, initialEnd bool, padding int) []byte 
 		meta["annotations"] = ann
 	}
 	obj := map[string]any{"kind": w.res.typ.Kind, "apiVersion": w.res.typ.GroupVersion().String(), "metadata": meta}
-	if !w.out.plain() {
+	if !w.out.Plain() {
 		return w.objectFrame(apiclient.Bookmark, obj)
 	}
 	b, _ := json.Marshal(map[string]any{"type": apiclient.Bookmark, "object": obj})

@@ -6,6 +6,7 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
+	"github.com/informerkit/informerkit/apitest/internal/negotiation"
 	"github.com/informerkit/informerkit/apitest/internal/printers"
 	"github.com/informerkit/informerkit/internal/kubeproto"
 	"github.com/informerkit/informerkit/meta"
@@ -21,13 +22,13 @@ func (w *watcher) eventFrame(typ apiclient.EventType, o *storedObj, raw, shared 
 	if o != nil {
 		raw = o.raw
 	}
-	if w.out.plain() {
+	if w.out.Plain() {
 		if shared != nil {
 			return shared
 		}
 		return frameFor(typ, raw)
 	}
-	if w.out.format == formatProtobuf && w.out.as == "" && o != nil {
+	if w.out.Format == negotiation.Protobuf && w.out.As == "" && o != nil {
 		return kubeproto.AppendFrame(nil, kubeproto.WatchEvent(string(typ), o.protobuf(w.res)))
 	}
 	return w.objectFrame(typ, mustDecode(raw))
@@ -35,9 +36,9 @@ func (w *watcher) eventFrame(typ apiclient.EventType, o *storedObj, raw, shared 
 
 // objectFrame transforms and encodes an event's object (JSON form) for this watcher.
 func (w *watcher) objectFrame(typ apiclient.EventType, obj map[string]any) []byte {
-	switch w.out.as {
+	switch w.out.As {
 	case "PartialObjectMetadata":
-		obj = map[string]any{"kind": "PartialObjectMetadata", "apiVersion": w.out.asAPIVersion(), "metadata": obj["metadata"]}
+		obj = map[string]any{"kind": "PartialObjectMetadata", "apiVersion": w.out.AsAPIVersion(), "metadata": obj["metadata"]}
 	case "Table":
 		lm := meta.ListMeta{ResourceVersion: jsonobj.Str(jsonobj.Meta(obj), "resourceVersion")}
 		t := printers.Table(w.res.typ.Group, w.res.typ.Kind, []map[string]any{obj}, lm, printers.Options{
@@ -56,7 +57,7 @@ func (w *watcher) errorFrame(st *meta.Status) []byte {
 }
 
 func (w *watcher) encodeFrame(typ string, obj map[string]any) []byte {
-	if w.out.format == formatProtobuf {
+	if w.out.Format == negotiation.Protobuf {
 		b, err := kubeproto.EncodeObject(obj)
 		if err != nil {
 			st := apierr.Internal("protobuf: " + err.Error())
@@ -72,7 +73,7 @@ func (w *watcher) encodeFrame(typ string, obj map[string]any) []byte {
 
 // corruptFrame is a frame the client's decoder cannot read.
 func (w *watcher) corruptFrame() []byte {
-	if w.out.format == formatProtobuf {
+	if w.out.Format == negotiation.Protobuf {
 		return kubeproto.AppendFrame(nil, []byte{0x0a, 0x7f, 0xff, 0xff})
 	}
 	// Balanced braces (so a framing reader hands it over) but not JSON.
