@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
 	"github.com/informerkit/informerkit/apitest/internal/negotiation"
@@ -17,22 +16,6 @@ import (
 // object by internal/ssa's field manager, which checks it against the other managers'
 // fields and records the applier's in managedFields; the result is then created or
 // updated as any write is (defaults, strategy, validation).
-
-// validatePatchOptions checks the PatchOptions of a patch of type pt.
-func validatePatchOptions(pt apiclient.PatchType, wo writeOptions) *meta.Status {
-	var errs []apierr.FieldError
-	if pt == apiclient.ApplyPatchType {
-		if wo.fieldManagerParam == "" {
-			errs = append(errs, apierr.RequiredValue("fieldManager", "is required for apply patch"))
-		}
-	} else if wo.forceSet {
-		errs = append(errs, apierr.ForbiddenValue("force", "may not be specified for non-apply patch"))
-	}
-	if len(errs) > 0 {
-		return apierr.Invalid("PatchOptions", "meta.k8s.io", "", errs)
-	}
-	return nil
-}
 
 // applyLocked serves an apply of body to ns/name through mode's endpoint. created reports
 // that the apply created the object.

@@ -392,45 +392,6 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, ri *reqInf
 	s.respondObject(w, r, ri, code, o)
 }
 
-func (s *Server) patchLocked(r *resource, ns, name string, pt apiclient.PatchType, patch []byte, mode updateMode, wo writeOptions) (*storedObj, bool, *meta.Status) {
-	switch pt {
-	case apiclient.JSONPatchType, apiclient.MergePatchType, apiclient.ApplyPatchType:
-	case apiclient.StrategicMergePatchType:
-		if !r.builtin() {
-			return nil, false, errPatchType(r)
-		}
-	default:
-		return nil, false, errPatchType(r)
-	}
-	if st := validatePatchOptions(pt, wo); st != nil {
-		return nil, false, st
-	}
-	if pt == apiclient.ApplyPatchType {
-		return s.applyLocked(r, ns, name, patch, mode, wo)
-	}
-	old := r.objects[objectKey(ns, name)]
-	if old == nil {
-		return nil, false, errNotFound(&r.typ, name)
-	}
-	var doc map[string]any
-	if pt == apiclient.StrategicMergePatchType {
-		var st *meta.Status
-		if doc, st = strategicPatch(r, mustDecode(old.raw), patch); st != nil {
-			return nil, false, st
-		}
-	} else {
-		var err error
-		if doc, err = applyPatch(mustDecode(old.raw), pt, patch); err != nil {
-			if pt == apiclient.JSONPatchType && strings.Contains(err.Error(), "testing value") {
-				return nil, false, apierr.Invalid(r.typ.Kind, r.typ.Group, name, []apierr.FieldError{{Type: "FieldValueInvalid", Message: err.Error()}})
-			}
-			return nil, false, apierr.BadRequest(err.Error())
-		}
-	}
-	o, _, st := s.updateLocked(r, ns, name, doc, mode, wo)
-	return o, false, st
-}
-
 func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, ri *reqInfo) {
 	var opts deleteOptions
 	if b, st := readBody(r); st != nil {

@@ -1,267 +1,83 @@
 package apitest
 
 import (
-	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/informerkit/informerkit/apiclient"
-	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
+	"github.com/informerkit/informerkit/apitest/internal/apierr"
+	"github.com/informerkit/informerkit/apitest/internal/jsonpatch"
+	"github.com/informerkit/informerkit/meta"
 )
 
+// PATCH, in its four media types: JSON patch and JSON merge patch (internal/jsonpatch),
+// strategic merge patch (smp.go) and server-side apply (apply.go).
+
+// patchLocked patches the object ns/name of r through mode's endpoint. created reports
+// that the patch (an apply) created the object.
+func (s *Server) patchLocked(r *resource, ns, name string, pt apiclient.PatchType, patch []byte, mode updateMode, wo writeOptions) (*storedObj, bool, *meta.Status) {
+	switch pt {
+	case apiclient.JSONPatchType, apiclient.MergePatchType, apiclient.ApplyPatchType:
+	case apiclient.StrategicMergePatchType:
+		if !r.builtin() {
+			return nil, false, errPatchType(r)
+		}
+	default:
+		return nil, false, errPatchType(r)
+	}
+	if st := validatePatchOptions(pt, wo); st != nil {
+		return nil, false, st
+	}
+	if pt == apiclient.ApplyPatchType {
+		return s.applyLocked(r, ns, name, patch, mode, wo)
+	}
+	old := r.objects[objectKey(ns, name)]
+	if old == nil {
+		return nil, false, errNotFound(&r.typ, name)
+	}
+	var doc map[string]any
+	if pt == apiclient.StrategicMergePatchType {
+		var st *meta.Status
+		if doc, st = strategicPatch(r, mustDecode(old.raw), patch); st != nil {
+			return nil, false, st
+		}
+	} else {
+		var err error
+		if doc, err = applyPatch(mustDecode(old.raw), pt, patch); err != nil {
+			var failed *jsonpatch.TestFailedError
+			if errors.As(err, &failed) {
+				return nil, false, apierr.Invalid(r.typ.Kind, r.typ.Group, name, []apierr.FieldError{{Type: "FieldValueInvalid", Message: err.Error()}})
+			}
+			return nil, false, apierr.BadRequest(err.Error())
+		}
+	}
+	o, _, st := s.updateLocked(r, ns, name, doc, mode, wo)
+	return o, false, st
+}
+
 // applyPatch applies a JSON patch or a JSON merge patch (pt) to the JSON document doc.
-// Strategic merge patches are smp.go's, applies apply.go's.
 func applyPatch(doc map[string]any, pt apiclient.PatchType, patch []byte) (map[string]any, error) {
 	switch pt {
 	case apiclient.MergePatchType:
-		var p any
-		d := json.NewDecoder(bytes.NewReader(patch))
-		d.UseNumber()
-		if err := d.Decode(&p); err != nil {
-			return nil, fmt.Errorf("error decoding patch: %v", err)
-		}
-		pm, ok := p.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("the patch must be a JSON object")
-		}
-		out, _ := mergePatch(doc, pm).(map[string]any)
-		if out == nil {
-			out = map[string]any{}
-		}
-		return out, nil
+		return jsonpatch.Merge(doc, patch)
 	case apiclient.JSONPatchType:
-		var ops []map[string]any
-		d := json.NewDecoder(bytes.NewReader(patch))
-		d.UseNumber()
-		if err := d.Decode(&ops); err != nil {
-			return nil, fmt.Errorf("error decoding patch: %v", err)
-		}
-		var cur any = doc
-		for i, op := range ops {
-			var err error
-			cur, err = jsonPatchOp(cur, op)
-			if err != nil {
-				return nil, fmt.Errorf("json patch operation %d: %v", i, err)
-			}
-		}
-		out, ok := cur.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("the patched document is not an object")
-		}
-		return out, nil
+		return jsonpatch.Apply(doc, patch)
 	}
 	return nil, fmt.Errorf("unsupported patch type %q", pt)
 }
 
-// mergePatch implements RFC 7386.
-func mergePatch(target, patch any) any {
-	pm, ok := patch.(map[string]any)
-	if !ok {
-		return patch
+// validatePatchOptions checks the PatchOptions of a patch of type pt.
+func validatePatchOptions(pt apiclient.PatchType, wo writeOptions) *meta.Status {
+	var errs []apierr.FieldError
+	if pt == apiclient.ApplyPatchType {
+		if wo.fieldManagerParam == "" {
+			errs = append(errs, apierr.RequiredValue("fieldManager", "is required for apply patch"))
+		}
+	} else if wo.forceSet {
+		errs = append(errs, apierr.ForbiddenValue("force", "may not be specified for non-apply patch"))
 	}
-	tm, ok := target.(map[string]any)
-	if !ok {
-		tm = map[string]any{}
+	if len(errs) > 0 {
+		return apierr.Invalid("PatchOptions", "meta.k8s.io", "", errs)
 	}
-	for k, v := range pm {
-		if v == nil {
-			delete(tm, k)
-			continue
-		}
-		tm[k] = mergePatch(tm[k], v)
-	}
-	return tm
-}
-
-func parsePointer(p string) ([]string, error) {
-	if p == "" {
-		return nil, nil
-	}
-	if p[0] != '/' {
-		return nil, fmt.Errorf("path %q must start with /", p)
-	}
-	parts := strings.Split(p[1:], "/")
-	for i, s := range parts {
-		parts[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
-	}
-	return parts, nil
-}
-
-// jsonPatchOp applies one RFC 6902 operation to doc and returns the new document.
-func jsonPatchOp(doc any, op map[string]any) (any, error) {
-	name, _ := op["op"].(string)
-	path, _ := op["path"].(string)
-	parts, err := parsePointer(path)
-	if err != nil {
-		return nil, err
-	}
-	switch name {
-	case "add":
-		return setAt(doc, parts, op["value"], true)
-	case "replace":
-		if _, err := getAt(doc, parts); err != nil {
-			return nil, err
-		}
-		return setAt(doc, parts, op["value"], false)
-	case "remove":
-		return removeAt(doc, parts)
-	case "test":
-		v, err := getAt(doc, parts)
-		if err != nil {
-			return nil, err
-		}
-		if !jsonobj.Equal(v, op["value"]) {
-			return nil, fmt.Errorf("testing value %s failed", path)
-		}
-		return doc, nil
-	case "move", "copy":
-		from, _ := op["from"].(string)
-		fp, err := parsePointer(from)
-		if err != nil {
-			return nil, err
-		}
-		v, err := getAt(doc, fp)
-		if err != nil {
-			return nil, err
-		}
-		if name == "move" {
-			if doc, err = removeAt(doc, fp); err != nil {
-				return nil, err
-			}
-		} else {
-			v = deepCopyJSON(v)
-		}
-		return setAt(doc, parts, v, true)
-	}
-	return nil, fmt.Errorf("unexpected operation %q", name)
-}
-
-func deepCopyJSON(v any) any {
-	b, _ := json.Marshal(v)
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var out any
-	d.Decode(&out)
-	return out
-}
-
-func getAt(doc any, parts []string) (any, error) {
-	cur := doc
-	for _, p := range parts {
-		switch c := cur.(type) {
-		case map[string]any:
-			v, ok := c[p]
-			if !ok {
-				return nil, fmt.Errorf("missing value at %q", p)
-			}
-			cur = v
-		case []any:
-			i, err := strconv.Atoi(p)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, fmt.Errorf("index %q out of range", p)
-			}
-			cur = c[i]
-		default:
-			return nil, fmt.Errorf("cannot descend into %q", p)
-		}
-	}
-	return cur, nil
-}
-
-// setAt sets (insert: adds) the value at parts and returns the new document.
-func setAt(doc any, parts []string, v any, insert bool) (any, error) {
-	if len(parts) == 0 {
-		return v, nil
-	}
-	p := parts[0]
-	switch c := doc.(type) {
-	case map[string]any:
-		if len(parts) == 1 {
-			c[p] = v
-			return c, nil
-		}
-		child, ok := c[p]
-		if !ok {
-			return nil, fmt.Errorf("missing value at %q", p)
-		}
-		nc, err := setAt(child, parts[1:], v, insert)
-		if err != nil {
-			return nil, err
-		}
-		c[p] = nc
-		return c, nil
-	case []any:
-		if len(parts) == 1 {
-			if p == "-" && insert {
-				return append(c, v), nil
-			}
-			i, err := strconv.Atoi(p)
-			if err != nil || i < 0 || i > len(c) || (!insert && i == len(c)) {
-				return nil, fmt.Errorf("index %q out of range", p)
-			}
-			if !insert {
-				c[i] = v
-				return c, nil
-			}
-			c = append(c, nil)
-			copy(c[i+1:], c[i:])
-			c[i] = v
-			return c, nil
-		}
-		i, err := strconv.Atoi(p)
-		if err != nil || i < 0 || i >= len(c) {
-			return nil, fmt.Errorf("index %q out of range", p)
-		}
-		nc, err := setAt(c[i], parts[1:], v, insert)
-		if err != nil {
-			return nil, err
-		}
-		c[i] = nc
-		return c, nil
-	}
-	return nil, fmt.Errorf("cannot descend into %q", p)
-}
-
-func removeAt(doc any, parts []string) (any, error) {
-	if len(parts) == 0 {
-		return nil, fmt.Errorf("cannot remove the whole document")
-	}
-	p := parts[0]
-	switch c := doc.(type) {
-	case map[string]any:
-		if len(parts) == 1 {
-			if _, ok := c[p]; !ok {
-				return nil, fmt.Errorf("missing value at %q", p)
-			}
-			delete(c, p)
-			return c, nil
-		}
-		child, ok := c[p]
-		if !ok {
-			return nil, fmt.Errorf("missing value at %q", p)
-		}
-		nc, err := removeAt(child, parts[1:])
-		if err != nil {
-			return nil, err
-		}
-		c[p] = nc
-		return c, nil
-	case []any:
-		i, err := strconv.Atoi(p)
-		if err != nil || i < 0 || i >= len(c) {
-			return nil, fmt.Errorf("index %q out of range", p)
-		}
-		if len(parts) == 1 {
-			return append(c[:i:i], c[i+1:]...), nil
-		}
-		nc, err := removeAt(c[i], parts[1:])
-		if err != nil {
-			return nil, err
-		}
-		c[i] = nc
-		return c, nil
-	}
-	return nil, fmt.Errorf("cannot descend into %q", p)
+	return nil
 }
