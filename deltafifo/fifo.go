@@ -147,19 +147,19 @@ func (f *FIFO[T]) Resync() error {
 	if f.known == nil {
 		return nil
 	}
-	for _, k := range f.known.ListKeys() {
-		if _, queued := f.index[k]; queued {
-			continue
-		}
-		obj, exists, err := f.known.GetByKey(k)
-		if err != nil || !exists {
-			continue
-		}
-		f.appendLocked(k, Delta[T]{Type: Sync, Object: obj})
-	}
+	queueKnown(f.known, Sync, f.queuedLocked, f.appendDeltaLocked)
 	f.signalLocked(f.slots.len())
 	return nil
 }
+
+// queuedLocked reports whether key has a queue position.
+func (f *FIFO[T]) queuedLocked(key string) bool {
+	_, queued := f.index[key]
+	return queued
+}
+
+// appendDeltaLocked is appendLocked for queueKnown.
+func (f *FIFO[T]) appendDeltaLocked(key string, d Delta[T]) { f.appendLocked(key, d) }
 
 // Pop waits until a key is queued and calls process with every delta queued for the oldest
 // key, under the FIFO's lock, so that process can update the consumer's store without racing
@@ -192,29 +192,17 @@ func (f *FIFO[T]) pop(ctx context.Context, limit int, one func(Deltas[T], bool) 
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.slots.len() == 0 {
-		if err := f.waitLocked(ctx, f.slots.len); err != nil {
-			return err
-		}
+	isInInitialList, limit, err := f.popWaitLocked(ctx, f.slots.len, limit)
+	if err != nil {
+		return err
 	}
-	isInInitialList, limit := f.popStartLocked(limit)
 	n := min(limit, f.slots.len())
 	start := f.slots.head
 	for s := start; s != start+uint64(n); s++ {
 		delete(f.index, f.slots.at(s).key)
 	}
 	f.slots.head += uint64(n)
-	var err error
-	if batch == nil {
-		err = one(f.slots.at(start).deltas, isInInitialList)
-	} else {
-		f.batchBuf = f.batchBuf[:0]
-		for s := start; s != start+uint64(n); s++ {
-			f.batchBuf = append(f.batchBuf, f.slots.at(s).deltas)
-		}
-		err = batch(f.batchBuf, isInInitialList)
-		clear(f.batchBuf)
-	}
+	err = f.handOut(n, func(i int) Deltas[T] { return f.slots.at(start + uint64(i)).deltas }, isInInitialList, one, batch)
 	if isRequeue(err) {
 		// Nothing could touch the ring while process ran (the lock was held): the slots are
 		// intact behind head.

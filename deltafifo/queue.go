@@ -196,6 +196,56 @@ func (b *base[T]) popStartLocked(limit int) (bool, int) {
 	return !b.synced, limit
 }
 
+// popWaitLocked waits until the queue holds a position (length() > 0), then returns what
+// popStartLocked returns; the error is waitLocked's.
+func (b *base[T]) popWaitLocked(ctx context.Context, length func() int, limit int) (bool, int, error) {
+	if err := b.waitLocked(ctx, length); err != nil {
+		return false, 0, err
+	}
+	isInInitialList, limit := b.popStartLocked(limit)
+	return isInInitialList, limit, nil
+}
+
+// handOut gives n popped queue positions to the process function: one gets the first
+// position's deltas, or batch gets every position's, deltas(i) being the i-th's. The batch
+// slice is reused.
+func (b *base[T]) handOut(n int, deltas func(i int) Deltas[T], isInInitialList bool, one func(Deltas[T], bool) error, batch func([]Deltas[T], bool) error) error {
+	if batch == nil {
+		return one(deltas(0), isInInitialList)
+	}
+	b.batchBuf = b.batchBuf[:0]
+	for i := range n {
+		b.batchBuf = append(b.batchBuf, deltas(i))
+	}
+	err := batch(b.batchBuf, isInInitialList)
+	clear(b.batchBuf)
+	return err
+}
+
+// queueKnown queues, through push, a delta of type t (Sync or Deleted) carrying the
+// consumer's object for every key of known that skip does not exclude. A Sync needs the
+// object, so a key that has gone (or that the store cannot read) is passed over; a tombstone
+// (FinalStateUnknown) is queued anyway, without state (the zero object) when there is none.
+// A nil known queues nothing.
+func queueKnown[T any](known KnownObjects[T], t DeltaType, skip func(key string) bool, push func(key string, d Delta[T])) {
+	if known == nil {
+		return
+	}
+	for _, k := range known.ListKeys() {
+		if skip(k) {
+			continue
+		}
+		obj, exists, err := known.GetByKey(k)
+		d := Delta[T]{Type: t, Object: obj}
+		if t == Deleted {
+			d.FinalStateUnknown = true
+		} else if err != nil || !exists {
+			continue
+		}
+		push(k, d)
+	}
+}
+
 // popEndLocked counts n popped positions down for HasSynced unless process asked for a
 // requeue, and wakes another Pop if left positions remain.
 func (b *base[T]) popEndLocked(n int, err error, left int) {

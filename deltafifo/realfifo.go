@@ -165,17 +165,8 @@ func (f *seq[T]) Resync() error {
 	for s := f.items.head; s != f.items.tail; s++ {
 		queued[f.items.at(s).key] = struct{}{}
 	}
-	for _, k := range f.known.ListKeys() {
-		if _, isQueued := queued[k]; isQueued {
-			continue
-		}
-		obj, exists, err := f.known.GetByKey(k)
-		if err != nil || !exists {
-			continue
-		}
-		f.pushLocked(k, Delta[T]{Type: Sync, Object: obj})
-		queued[k] = struct{}{}
-	}
+	queueKnown(f.known, Sync, func(k string) bool { _, isQueued := queued[k]; return isQueued },
+		func(k string, d Delta[T]) { f.pushLocked(k, d); queued[k] = struct{}{} })
 	f.signalLocked(f.items.len())
 	return nil
 }
@@ -222,12 +213,10 @@ func (f *seq[T]) pop(ctx context.Context, limit int, one func(Deltas[T], bool) e
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.items.len() == 0 {
-		if err := f.waitLocked(ctx, f.items.len); err != nil {
-			return err
-		}
+	isInInitialList, limit, err := f.popWaitLocked(ctx, f.items.len, limit)
+	if err != nil {
+		return err
 	}
-	isInInitialList, limit := f.popStartLocked(limit)
 
 	f.popBuf = f.popBuf[:0]
 	if limit > 1 && f.batchKeys == nil {
@@ -266,17 +255,7 @@ func (f *seq[T]) pop(ctx context.Context, limit int, one func(Deltas[T], bool) e
 	if f.unlocked {
 		f.mu.Unlock()
 	}
-	var err error
-	if batch == nil {
-		err = one(f.popBuf[:1:1], isInInitialList)
-	} else {
-		f.batchBuf = f.batchBuf[:0]
-		for i := range n {
-			f.batchBuf = append(f.batchBuf, f.popBuf[i:i+1:i+1])
-		}
-		err = batch(f.batchBuf, isInInitialList)
-		clear(f.batchBuf)
-	}
+	err = f.handOut(n, func(i int) Deltas[T] { return f.popBuf[i : i+1 : i+1] }, isInInitialList, one, batch)
 	if f.unlocked {
 		f.mu.Lock()
 	}

@@ -55,16 +55,10 @@ func (f *FIFO[T]) Replace(list []T, resourceVersion string) error {
 	}
 	// Known keys that are not queued are, after the loops above, exactly the known keys
 	// missing from the list.
-	if f.known != nil {
-		for _, k := range f.known.ListKeys() {
-			if _, queued := f.index[k]; queued {
-				continue
-			}
-			obj, _, _ := f.known.GetByKey(k) // zero object if unknown: a tombstone without state
-			deletions++
-			f.appendLocked(k, Delta[T]{Type: Deleted, Object: obj, FinalStateUnknown: true})
-		}
-	}
+	queueKnown(f.known, Deleted, f.queuedLocked, func(k string, d Delta[T]) {
+		deletions++
+		f.appendLocked(k, d)
+	})
 	f.afterReplaceLocked(distinct + deletions)
 	return nil
 }
@@ -328,19 +322,10 @@ func (f *FIFO[T]) replaceFinishLocked(seen map[string]struct{}, _ string) {
 		}
 		f.appendLocked(sl.key, Delta[T]{Type: Deleted, Object: sl.deltas.Newest().Object, FinalStateUnknown: true})
 	}
-	if f.known == nil {
-		return
-	}
-	for _, k := range f.known.ListKeys() {
-		if _, ok := seen[k]; ok {
-			continue
-		}
-		if _, queued := f.index[k]; queued {
-			continue
-		}
-		obj, _, _ := f.known.GetByKey(k) // zero object if unknown: a tombstone without state
-		f.appendLocked(k, Delta[T]{Type: Deleted, Object: obj, FinalStateUnknown: true})
-	}
+	queueKnown(f.known, Deleted, func(k string) bool {
+		_, ok := seen[k]
+		return ok || f.queuedLocked(k)
+	}, f.appendDeltaLocked)
 }
 
 // queueTombstonesLocked queues the tombstones of a relist of a RealFIFO, listed being the
@@ -369,17 +354,9 @@ func (f *seq[T]) queueTombstonesLocked(listed map[string]struct{}) {
 			f.pushLocked(k, Delta[T]{Type: Deleted, Object: d.Object, FinalStateUnknown: true})
 		}
 	}
-	if f.known == nil {
-		return
-	}
-	for _, k := range f.known.ListKeys() {
-		if _, ok := listed[k]; ok {
-			continue
-		}
-		if _, queued := last[k]; queued {
-			continue
-		}
-		obj, _, _ := f.known.GetByKey(k) // zero object if unknown: a tombstone without state
-		f.pushLocked(k, Delta[T]{Type: Deleted, Object: obj, FinalStateUnknown: true})
-	}
+	queueKnown(f.known, Deleted, func(k string) bool {
+		_, isListed := listed[k]
+		_, queued := last[k]
+		return isListed || queued
+	}, f.pushLocked)
 }
