@@ -15,35 +15,17 @@ import (
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/indexer"
 	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/labels"
 	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/reflector"
 )
 
-type ConfigMap struct {
-	meta.TypeMeta
-	meta.ObjectMeta `json:"metadata"`
-	Data            map[string]string `json:"data,omitempty"`
-}
-
 type Namespace struct {
 	meta.TypeMeta
 	meta.ObjectMeta `json:"metadata"`
 }
-
-type Widget struct {
-	meta.TypeMeta
-	meta.ObjectMeta `json:"metadata"`
-	Spec            struct {
-		Size int `json:"size"`
-	} `json:"spec"`
-	Status struct {
-		Ready bool `json:"ready"`
-	} `json:"status,omitzero"`
-}
-
-var widgetInfo = kinds.Info{Group: "example.com", Version: "v1", Kind: "Widget", Resource: "widgets", Namespaced: true, StatusSubresource: true}
 
 const timeout = 30 * time.Second
 
@@ -52,7 +34,7 @@ type env struct {
 	api     *apiclient.Client
 	factory *informer.Factory
 	c       *Client
-	cms     *Typed[*ConfigMap]
+	cms     *Typed[*testobj.ConfigMap]
 }
 
 // newEnv starts apitest, a factory and a started client over it.
@@ -79,7 +61,7 @@ func newEnv(t *testing.T, opts Options) *env {
 	})
 	reg := kinds.NewRegistry()
 	for typ, info := range map[reflect.Type]kinds.Info{
-		reflect.TypeFor[*ConfigMap](): kinds.ConfigMap, reflect.TypeFor[*Namespace](): kinds.Namespace, reflect.TypeFor[*Widget](): widgetInfo,
+		reflect.TypeFor[*testobj.ConfigMap](): kinds.ConfigMap, reflect.TypeFor[*Namespace](): kinds.Namespace, reflect.TypeFor[*testobj.Widget](): testobj.WidgetInfo,
 	} {
 		if err := reg.Register(typ, info); err != nil {
 			t.Fatal(err)
@@ -93,7 +75,7 @@ func newEnv(t *testing.T, opts Options) *env {
 	ctx, cancel := context.WithCancel(context.Background())
 	c.Start(ctx)
 	t.Cleanup(func() { cancel(); factory.Shutdown() })
-	return &env{srv: srv, api: api, factory: factory, c: c, cms: TypedFor[*ConfigMap](c)}
+	return &env{srv: srv, api: api, factory: factory, c: c, cms: TypedFor[*testobj.ConfigMap](c)}
 }
 
 func ctxT(t *testing.T) context.Context {
@@ -102,16 +84,12 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
-func cm(ns, name string, data map[string]string) *ConfigMap {
-	return &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: ns, Name: name}, Data: data}
-}
-
 func TestGetStartsTheInformerAndReturnsCopies(t *testing.T) {
 	e := newEnv(t, Options{})
 	if _, err := e.srv.Create("configmaps", map[string]any{"metadata": map[string]any{"namespace": "a", "name": "x"}, "data": map[string]any{"k": "v"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := informer.Lookup[*ConfigMap](e.factory, kinds.ConfigMap.GroupVersionResource()); ok {
+	if _, ok := informer.Lookup[*testobj.ConfigMap](e.factory, kinds.ConfigMap.GroupVersionResource()); ok {
 		t.Fatal("informer exists before the first read")
 	}
 	got, err := e.cms.Get(ctxT(t), "a", "x", GetOptions{})
@@ -121,7 +99,7 @@ func TestGetStartsTheInformerAndReturnsCopies(t *testing.T) {
 	if got.Data["k"] != "v" {
 		t.Fatalf("got %+v", got)
 	}
-	inf, ok := informer.Lookup[*ConfigMap](e.factory, kinds.ConfigMap.GroupVersionResource())
+	inf, ok := informer.Lookup[*testobj.ConfigMap](e.factory, kinds.ConfigMap.GroupVersionResource())
 	if !ok || !inf.HasSynced() {
 		t.Fatal("no synced informer after the first read")
 	}
@@ -150,7 +128,7 @@ func TestList(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := e.cms.AddIndexers(indexer.Indexers[*ConfigMap]{"byTier": func(o *ConfigMap) ([]string, error) { return []string{o.Labels["tier"]}, nil }}); err != nil {
+	if err := e.cms.AddIndexers(indexer.Indexers[*testobj.ConfigMap]{"byTier": func(o *testobj.ConfigMap) ([]string, error) { return []string{o.Labels["tier"]}, nil }}); err != nil {
 		t.Fatal(err)
 	}
 	names := func(opts ListOptions) []string {
@@ -205,7 +183,7 @@ func TestReadStartRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := TypedFor[*ConfigMap](c).Get(ctxT(t), "a", "x", GetOptions{}); !errors.Is(err, ErrNotStarted) {
+	if _, err := TypedFor[*testobj.ConfigMap](c).Get(ctxT(t), "a", "x", GetOptions{}); !errors.Is(err, ErrNotStarted) {
 		t.Fatalf("before Start: %v", err)
 	}
 }
@@ -249,7 +227,7 @@ func TestClusterScopedIgnoresNamespace(t *testing.T) {
 
 func TestWritesSetTypeMeta(t *testing.T) {
 	e := newEnv(t, Options{})
-	obj := cm("a", "x", nil)
+	obj := testobj.NewConfigMap("a", "x", nil)
 	if _, err := e.cms.Create(ctxT(t), obj, apiclient.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +251,7 @@ func TestReadYourWrites(t *testing.T) {
 				opts.ReadYourWritesTimeout = -1
 			}
 			e := newEnv(t, opts)
-			created, err := e.cms.Create(ctxT(t), cm("a", "x", map[string]string{"v": "1"}), apiclient.CreateOptions{})
+			created, err := e.cms.Create(ctxT(t), testobj.NewConfigMap("a", "x", map[string]string{"v": "1"}), apiclient.CreateOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -301,7 +279,7 @@ func TestReadYourWrites(t *testing.T) {
 				return
 			}
 			// The read blocks until the watch delivers the update.
-			got := make(chan *ConfigMap, 1)
+			got := make(chan *testobj.ConfigMap, 1)
 			errs := make(chan error, 1)
 			go func() {
 				o, err := e.cms.Get(ctxT(t), "a", "x", GetOptions{})
@@ -320,7 +298,7 @@ func TestReadYourWrites(t *testing.T) {
 
 func TestReadYourWritesTimeout(t *testing.T) {
 	e := newEnv(t, Options{ReadYourWritesTimeout: 50 * time.Millisecond})
-	created, err := e.cms.Create(ctxT(t), cm("a", "x", nil), apiclient.CreateOptions{})
+	created, err := e.cms.Create(ctxT(t), testobj.NewConfigMap("a", "x", nil), apiclient.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +340,7 @@ func TestReadYourWritesTimeout(t *testing.T) {
 
 func TestDeleteIsReadBack(t *testing.T) {
 	e := newEnv(t, Options{})
-	created, err := e.cms.Create(ctxT(t), cm("a", "x", nil), apiclient.CreateOptions{})
+	created, err := e.cms.Create(ctxT(t), testobj.NewConfigMap("a", "x", nil), apiclient.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,8 +370,8 @@ func TestDeleteIsReadBack(t *testing.T) {
 
 func TestStatus(t *testing.T) {
 	e := newEnv(t, Options{})
-	widgets := TypedFor[*Widget](e.c)
-	w := &Widget{ObjectMeta: meta.ObjectMeta{Namespace: "a", Name: "w"}}
+	widgets := TypedFor[*testobj.Widget](e.c)
+	w := testobj.NewWidget("a", "w")
 	w.Spec.Size = 3
 	created, err := widgets.Create(ctxT(t), w, apiclient.CreateOptions{})
 	if err != nil {
@@ -416,7 +394,7 @@ func TestStatus(t *testing.T) {
 	if got, err := widgets.Get(ctxT(t), "a", "w", GetOptions{}); err != nil || got.Status.Ready {
 		t.Fatalf("after the status patch: %+v %v", got, err)
 	}
-	if _, err := e.cms.Status().Update(ctxT(t), cm("a", "x", nil), apiclient.UpdateOptions{}); !errors.Is(err, ErrNoStatusSubresource) {
+	if _, err := e.cms.Status().Update(ctxT(t), testobj.NewConfigMap("a", "x", nil), apiclient.UpdateOptions{}); !errors.Is(err, ErrNoStatusSubresource) {
 		t.Fatalf("status of a kind without one: %v", err)
 	}
 	p, err := e.cms.Patch(ctxT(t), "a", "missing", apiclient.MergePatchType, []byte(`{}`), apiclient.PatchOptions{})
@@ -431,7 +409,7 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 	for i := range 4 {
 		wg.Go(func() {
 			name := fmt.Sprint("x", i)
-			obj, err := e.cms.Create(ctxT(t), cm("a", name, map[string]string{"n": "0"}), apiclient.CreateOptions{})
+			obj, err := e.cms.Create(ctxT(t), testobj.NewConfigMap("a", name, map[string]string{"n": "0"}), apiclient.CreateOptions{})
 			if err != nil {
 				t.Error(err)
 				return
@@ -487,8 +465,8 @@ func TestWritesOutsideTheFactoryNamespaceAreNotWaitedFor(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c.Start(ctx)
 	defer func() { cancel(); factory.Shutdown() }()
-	cms := TypedFor[*ConfigMap](c)
-	if _, err := cms.Create(ctxT(t), cm("b", "x", nil), apiclient.CreateOptions{}); err != nil {
+	cms := TypedFor[*testobj.ConfigMap](c)
+	if _, err := cms.Create(ctxT(t), testobj.NewConfigMap("b", "x", nil), apiclient.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// Not in the cache, and no wait for a write the cache will never show.
