@@ -12,17 +12,16 @@ import (
 
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller/client"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/meta"
 )
-
-var widgetKind = kinds.Info{Group: "example.com", Version: "v1", Kind: "Widget", Resource: "widgets", Namespaced: true, StatusSubresource: true}
 
 // widgetManager returns a Manager whose registry knows Widget.
 func widgetManager(t *testing.T, srv *apitest.Server) *Manager {
 	t.Helper()
 	reg := kinds.NewRegistry()
-	if err := reg.Register(reflect.TypeFor[*Widget](), widgetKind); err != nil {
+	if err := reg.Register(reflect.TypeFor[*testobj.Widget](), testobj.WidgetInfo); err != nil {
 		t.Fatal(err)
 	}
 	return newManager(t, srv, ManagerOptions{Kinds: reg})
@@ -50,9 +49,9 @@ func TestBuilderForOwnsChildrenOf(t *testing.T) {
 	srv, _ := newWidgetServer(t)
 	m := widgetManager(t, srv)
 	got := make(chan Request, 100)
-	children := Owned[*ConfigMap](cmGVR)
+	children := Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)
 	ctl, err := NewBuilder(m, "widgets").
-		For(Primary[*Widget](widgetGVR)).
+		For(Primary[*testobj.Widget](testobj.WidgetGVR)).
 		Owns(children).
 		WithOptions(Options{Logger: quiet}).
 		Build(recordingReconciler(got))
@@ -102,7 +101,7 @@ func TestBuilderForOwnsChildrenOf(t *testing.T) {
 		t.Fatalf("a plain owner reference was indexed: %v", names(kids))
 	}
 	// The same index through the Manager's client.
-	viaClient, err := client.TypedFor[*ConfigMap](m.Client()).List(context.Background(),
+	viaClient, err := client.TypedFor[*testobj.ConfigMap](m.Client()).List(context.Background(),
 		client.ListOptions{Index: IndexByControllerUID, IndexValue: a.UID()})
 	if err != nil {
 		t.Fatal(err)
@@ -129,8 +128,8 @@ func TestBuilderEventFilter(t *testing.T) {
 	got := make(chan Request, 100)
 	skip := NewPredicateFuncs(func(o meta.Object) bool { return o.GetLabels()["skip"] != "true" })
 	_, err := NewBuilder(m, "filtered").
-		For(Primary[*Widget](widgetGVR)).
-		Owns(Owned[*ConfigMap](cmGVR)).
+		For(Primary[*testobj.Widget](testobj.WidgetGVR)).
+		Owns(Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)).
 		WithEventFilter(skip).
 		WithOptions(Options{Logger: quiet}).
 		Build(recordingReconciler(got))
@@ -168,7 +167,7 @@ func TestBuilderErrors(t *testing.T) {
 
 	t.Run("unregistered primary", func(t *testing.T) {
 		m := newManager(t, srv, ManagerOptions{Kinds: kinds.NewRegistry()})
-		_, err := NewBuilder(m, "w").For(Primary[*Widget](widgetGVR)).Owns(Owned[*ConfigMap](cmGVR)).Build(r)
+		_, err := NewBuilder(m, "w").For(Primary[*testobj.Widget](testobj.WidgetGVR)).Owns(Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)).Build(r)
 		if !errors.Is(err, kinds.ErrNotRegistered) {
 			t.Fatalf("err = %v, want kinds.ErrNotRegistered", err)
 		}
@@ -178,35 +177,35 @@ func TestBuilderErrors(t *testing.T) {
 	})
 	t.Run("registered as another resource", func(t *testing.T) {
 		reg := kinds.NewRegistry()
-		wrong := widgetKind
+		wrong := testobj.WidgetInfo
 		wrong.Group = "examples.com" // a typo: owner references would name examples.com/v1
-		if err := reg.Register(reflect.TypeFor[*Widget](), wrong); err != nil {
+		if err := reg.Register(reflect.TypeFor[*testobj.Widget](), wrong); err != nil {
 			t.Fatal(err)
 		}
 		m := newManager(t, srv, ManagerOptions{Kinds: reg})
-		_, err := NewBuilder(m, "w").For(Primary[*Widget](widgetGVR)).Build(r)
+		_, err := NewBuilder(m, "w").For(Primary[*testobj.Widget](testobj.WidgetGVR)).Build(r)
 		var km *KindMismatchError
-		if !errors.Is(err, ErrKindMismatch) || !errors.As(err, &km) || km.Registered != wrong || km.Watched != widgetGVR {
+		if !errors.Is(err, ErrKindMismatch) || !errors.As(err, &km) || km.Registered != wrong || km.Watched != testobj.WidgetGVR {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("built-in child registered as another kind", func(t *testing.T) {
 		reg := kinds.NewRegistry()
-		if err := reg.Register(reflect.TypeFor[*Widget](), widgetKind); err != nil {
+		if err := reg.Register(reflect.TypeFor[*testobj.Widget](), testobj.WidgetInfo); err != nil {
 			t.Fatal(err)
 		}
-		if err := reg.Register(reflect.TypeFor[*ConfigMap](), kinds.Secret); err != nil {
+		if err := reg.Register(reflect.TypeFor[*testobj.ConfigMap](), kinds.Secret); err != nil {
 			t.Fatal(err)
 		}
 		m := newManager(t, srv, ManagerOptions{Kinds: reg})
-		_, err := NewBuilder(m, "w").For(Primary[*Widget](widgetGVR)).Owns(Owned[*ConfigMap](cmGVR)).Build(r)
+		_, err := NewBuilder(m, "w").For(Primary[*testobj.Widget](testobj.WidgetGVR)).Owns(Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)).Build(r)
 		if !errors.Is(err, ErrKindMismatch) {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("Owns without For", func(t *testing.T) {
 		m := widgetManager(t, srv)
-		if _, err := NewBuilder(m, "w").Owns(Owned[*ConfigMap](cmGVR)).Build(r); !errors.Is(err, ErrNoPrimary) {
+		if _, err := NewBuilder(m, "w").Owns(Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)).Build(r); !errors.Is(err, ErrNoPrimary) {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -218,7 +217,7 @@ func TestBuilderErrors(t *testing.T) {
 	})
 	t.Run("built twice, input reused", func(t *testing.T) {
 		m := widgetManager(t, srv)
-		p := Primary[*Widget](widgetGVR)
+		p := Primary[*testobj.Widget](testobj.WidgetGVR)
 		b := NewBuilder(m, "w").For(p)
 		if _, err := b.Build(r); err != nil {
 			t.Fatal(err)
@@ -231,13 +230,13 @@ func TestBuilderErrors(t *testing.T) {
 		}
 	})
 	t.Run("ChildrenOf before Build", func(t *testing.T) {
-		if _, err := Owned[*ConfigMap](cmGVR).ChildrenOfUID("u"); !errors.Is(err, ErrNotBuilt) {
+		if _, err := Owned[*testobj.ConfigMap](testobj.ConfigMapGVR).ChildrenOfUID("u"); !errors.Is(err, ErrNotBuilt) {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("For twice", func(t *testing.T) {
 		m := widgetManager(t, srv)
-		if _, err := NewBuilder(m, "w").For(Primary[*Widget](widgetGVR)).For(Primary[*Widget](widgetGVR)).Build(r); err == nil {
+		if _, err := NewBuilder(m, "w").For(Primary[*testobj.Widget](testobj.WidgetGVR)).For(Primary[*testobj.Widget](testobj.WidgetGVR)).Build(r); err == nil {
 			t.Fatal("no error")
 		}
 	})
@@ -248,11 +247,11 @@ func TestBuilderOwnsSharedIndex(t *testing.T) {
 	srv, _ := newWidgetServer(t)
 	m := widgetManager(t, srv)
 	r := ReconcilerFunc(func(context.Context, Request) (Result, error) { return Result{}, nil })
-	first, second := Owned[*ConfigMap](cmGVR), Owned[*ConfigMap](cmGVR)
-	if _, err := NewBuilder(m, "one").For(Primary[*Widget](widgetGVR)).Owns(first).WithOptions(Options{Logger: quiet}).Build(r); err != nil {
+	first, second := Owned[*testobj.ConfigMap](testobj.ConfigMapGVR), Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)
+	if _, err := NewBuilder(m, "one").For(Primary[*testobj.Widget](testobj.WidgetGVR)).Owns(first).WithOptions(Options{Logger: quiet}).Build(r); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewBuilder(m, "two").For(Primary[*Widget](widgetGVR)).Owns(second).WithOptions(Options{Logger: quiet}).Build(r); err != nil {
+	if _, err := NewBuilder(m, "two").For(Primary[*testobj.Widget](testobj.WidgetGVR)).Owns(second).WithOptions(Options{Logger: quiet}).Build(r); err != nil {
 		t.Fatal(err)
 	}
 	if first.Informer() != second.Informer() {
@@ -289,15 +288,15 @@ func TestBuilderKindCheckedAgainstDiscovery(t *testing.T) {
 		{"scope", func(i *kinds.Info) { i.Namespaced = false }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			wrong := widgetKind
+			wrong := testobj.WidgetInfo
 			c.change(&wrong)
 			reg := kinds.NewRegistry()
-			if err := reg.Register(reflect.TypeFor[*Widget](), wrong); err != nil {
+			if err := reg.Register(reflect.TypeFor[*testobj.Widget](), wrong); err != nil {
 				t.Fatal(err)
 			}
 			m := newManager(t, srv, ManagerOptions{Kinds: reg})
 			r := ReconcilerFunc(func(context.Context, Request) (Result, error) { return Result{}, nil })
-			if _, err := NewBuilder(m, "w").For(Primary[*Widget](widgetGVR)).Owns(Owned[*ConfigMap](cmGVR)).
+			if _, err := NewBuilder(m, "w").For(Primary[*testobj.Widget](testobj.WidgetGVR)).Owns(Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)).
 				WithOptions(Options{Logger: quiet}).Build(r); err != nil {
 				t.Fatal(err)
 			}
@@ -340,8 +339,8 @@ func TestBuilderOwnsObservesBeforePredicates(t *testing.T) {
 	got := make(chan Request, 100)
 	dropChildren := NewPredicateFuncs(func(o meta.Object) bool { return o.GetLabels()["child"] != "true" })
 	_, err := NewBuilder(m, "observed").
-		For(Primary[*Widget](widgetGVR)).
-		Owns(OwnedWithOptions(cmGVR, OwnedOptions[*ConfigMap]{Expectations: obs})).
+		For(Primary[*testobj.Widget](testobj.WidgetGVR)).
+		Owns(OwnedWithOptions(testobj.ConfigMapGVR, OwnedOptions[*testobj.ConfigMap]{Expectations: obs})).
 		WithEventFilter(dropChildren).
 		WithOptions(Options{Logger: quiet}).
 		Build(recordingReconciler(got))
@@ -396,17 +395,17 @@ func TestBuilderWatches(t *testing.T) {
 	srv, _ := newWidgetServer(t)
 	m := widgetManager(t, srv)
 	got := make(chan Request, 100)
-	generic := make(chan GenericEvent[*Widget], 1)
-	toWidget := EnqueueRequestsFromMapFunc(func(_ context.Context, cm *ConfigMap) []Request {
+	generic := make(chan GenericEvent[*testobj.Widget], 1)
+	toWidget := EnqueueRequestsFromMapFunc(func(_ context.Context, cm *testobj.ConfigMap) []Request {
 		if w := cm.Labels["widget"]; w != "" {
 			return []Request{{Namespace: cm.Namespace, Name: w}}
 		}
 		return nil
 	})
 	_, err := NewBuilder(m, "watcher").
-		For(Primary[*Widget](widgetGVR)).
-		Watches(Watched(cmGVR, toWidget)).
-		WatchesSource(Channel(generic, EnqueueRequestForObject[*Widget]())).
+		For(Primary[*testobj.Widget](testobj.WidgetGVR)).
+		Watches(Watched(testobj.ConfigMapGVR, toWidget)).
+		WatchesSource(Channel(generic, EnqueueRequestForObject[*testobj.Widget]())).
 		WithOptions(Options{Logger: quiet}).
 		Build(recordingReconciler(got))
 	if err != nil {
@@ -419,6 +418,6 @@ func TestBuilderWatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(t, got, Request{Namespace: "default", Name: "mapped"}, "the mapped Request")
-	generic <- GenericEvent[*Widget]{Object: &Widget{ObjectMeta: meta.ObjectMeta{Namespace: "ext", Name: "poked"}}}
+	generic <- GenericEvent[*testobj.Widget]{Object: &testobj.Widget{ObjectMeta: meta.ObjectMeta{Namespace: "ext", Name: "poked"}}}
 	expect(t, got, Request{Namespace: "ext", Name: "poked"}, "the channel's Request")
 }

@@ -5,18 +5,14 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/workqueue"
 )
 
-// Obj is a minimal object: metadata only.
-type Obj struct {
-	meta.TypeMeta
-	meta.ObjectMeta `json:"metadata"`
-}
-
-func obj(ns, name string, owners ...meta.OwnerReference) *Obj {
-	return &Obj{ObjectMeta: meta.ObjectMeta{Namespace: ns, Name: name, OwnerReferences: owners}}
+// obj returns an object with nothing but metadata (a ConfigMap: any object will do).
+func obj(ns, name string, owners ...meta.OwnerReference) *testobj.ConfigMap {
+	return &testobj.ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: ns, Name: name, OwnerReferences: owners}}
 }
 
 func owner(apiVersion, kind, name string, controller bool) meta.OwnerReference {
@@ -40,16 +36,16 @@ func drain(q Queue) []Request {
 
 func TestEnqueueRequestForObject(t *testing.T) {
 	ctx := context.Background()
-	h := EnqueueRequestForObject[*Obj]()
+	h := EnqueueRequestForObject[*testobj.ConfigMap]()
 	q := newQueue()
 	defer q.ShutDown()
-	h.Create(ctx, CreateEvent[*Obj]{Object: obj("ns", "initial"), IsInInitialList: true}, q)
-	h.Create(ctx, CreateEvent[*Obj]{Object: obj("ns", "live")}, q)
-	h.Update(ctx, UpdateEvent[*Obj]{ObjectOld: obj("ns", "u"), ObjectNew: obj("ns", "u")}, q)
-	h.Delete(ctx, DeleteEvent[*Obj]{Object: obj("", "cluster-scoped"), DeleteStateUnknown: true}, q)
-	h.Generic(ctx, GenericEvent[*Obj]{Object: obj("ns", "generic")}, q)
-	h.Create(ctx, CreateEvent[*Obj]{}, q) // nil object: ignored
-	h.Update(ctx, UpdateEvent[*Obj]{ObjectOld: obj("ns", "old-only")}, q)
+	h.Create(ctx, CreateEvent[*testobj.ConfigMap]{Object: obj("ns", "initial"), IsInInitialList: true}, q)
+	h.Create(ctx, CreateEvent[*testobj.ConfigMap]{Object: obj("ns", "live")}, q)
+	h.Update(ctx, UpdateEvent[*testobj.ConfigMap]{ObjectOld: obj("ns", "u"), ObjectNew: obj("ns", "u")}, q)
+	h.Delete(ctx, DeleteEvent[*testobj.ConfigMap]{Object: obj("", "cluster-scoped"), DeleteStateUnknown: true}, q)
+	h.Generic(ctx, GenericEvent[*testobj.ConfigMap]{Object: obj("ns", "generic")}, q)
+	h.Create(ctx, CreateEvent[*testobj.ConfigMap]{}, q) // nil object: ignored
+	h.Update(ctx, UpdateEvent[*testobj.ConfigMap]{ObjectOld: obj("ns", "old-only")}, q)
 	got := drain(q)
 	// Live events first; the initial-list add waits at low priority.
 	want := []Request{{"ns", "live"}, {"ns", "u"}, {"", "cluster-scoped"}, {"ns", "generic"}, {"ns", "old-only"}, {"ns", "initial"}}
@@ -69,24 +65,24 @@ func TestEnqueueRequestForOwner(t *testing.T) {
 	)
 	for _, tc := range []struct {
 		name string
-		h    EventHandler[*Obj]
+		h    EventHandler[*testobj.ConfigMap]
 		want []Request
 	}{
-		{"every matching owner", EnqueueRequestForOwner[*Obj]("example.com", "Widget", OwnerOptions{}), []Request{{"ns", "w1"}, {"ns", "w2"}}},
-		{"controller only", EnqueueRequestForOwner[*Obj]("example.com", "Widget", OwnerOptions{OnlyController: true}), []Request{{"ns", "w1"}}},
-		{"cluster-scoped owner", EnqueueRequestForOwner[*Obj]("example.com", "Widget", OwnerOptions{OnlyController: true, ClusterScoped: true}), []Request{{"", "w1"}}},
-		{"core group", EnqueueRequestForOwner[*Obj]("", "ConfigMap", OwnerOptions{}), nil},
+		{"every matching owner", EnqueueRequestForOwner[*testobj.ConfigMap]("example.com", "Widget", OwnerOptions{}), []Request{{"ns", "w1"}, {"ns", "w2"}}},
+		{"controller only", EnqueueRequestForOwner[*testobj.ConfigMap]("example.com", "Widget", OwnerOptions{OnlyController: true}), []Request{{"ns", "w1"}}},
+		{"cluster-scoped owner", EnqueueRequestForOwner[*testobj.ConfigMap]("example.com", "Widget", OwnerOptions{OnlyController: true, ClusterScoped: true}), []Request{{"", "w1"}}},
+		{"core group", EnqueueRequestForOwner[*testobj.ConfigMap]("", "ConfigMap", OwnerOptions{}), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, ev := range []string{"create", "delete", "generic"} {
 				q := newQueue()
 				switch ev {
 				case "create":
-					tc.h.Create(ctx, CreateEvent[*Obj]{Object: child}, q)
+					tc.h.Create(ctx, CreateEvent[*testobj.ConfigMap]{Object: child}, q)
 				case "delete":
-					tc.h.Delete(ctx, DeleteEvent[*Obj]{Object: child}, q)
+					tc.h.Delete(ctx, DeleteEvent[*testobj.ConfigMap]{Object: child}, q)
 				case "generic":
-					tc.h.Generic(ctx, GenericEvent[*Obj]{Object: child}, q)
+					tc.h.Generic(ctx, GenericEvent[*testobj.ConfigMap]{Object: child}, q)
 				}
 				if got := drain(q); !slices.Equal(got, tc.want) {
 					t.Errorf("%s: enqueued %v, want %v", ev, got, tc.want)
@@ -97,13 +93,13 @@ func TestEnqueueRequestForOwner(t *testing.T) {
 	}
 
 	// An update reaches the old and the new owner, once each.
-	h := EnqueueRequestForOwner[*Obj]("", "ConfigMap", OwnerOptions{OnlyController: true})
+	h := EnqueueRequestForOwner[*testobj.ConfigMap]("", "ConfigMap", OwnerOptions{OnlyController: true})
 	q := newQueue()
 	defer q.ShutDown()
 	before := obj("ns", "c", owner("v1", "ConfigMap", "a", true))
 	after := obj("ns", "c", owner("v1", "ConfigMap", "b", true))
-	h.Update(ctx, UpdateEvent[*Obj]{ObjectOld: before, ObjectNew: after}, q)
-	h.Update(ctx, UpdateEvent[*Obj]{ObjectOld: after, ObjectNew: after}, q)
+	h.Update(ctx, UpdateEvent[*testobj.ConfigMap]{ObjectOld: before, ObjectNew: after}, q)
+	h.Update(ctx, UpdateEvent[*testobj.ConfigMap]{ObjectOld: after, ObjectNew: after}, q)
 	if got, want := drain(q), []Request{{"ns", "a"}, {"ns", "b"}}; !slices.Equal(got, want) {
 		t.Fatalf("update enqueued %v, want %v", got, want)
 	}
@@ -113,18 +109,18 @@ func TestEnqueueRequestsFromMapFunc(t *testing.T) {
 	ctx := context.Background()
 	// A namespace maps to every "watcher" object in it.
 	calls := 0
-	h := EnqueueRequestsFromMapFunc(func(_ context.Context, ns *Obj) []Request {
+	h := EnqueueRequestsFromMapFunc(func(_ context.Context, ns *testobj.ConfigMap) []Request {
 		calls++
 		return []Request{{Namespace: ns.Name, Name: "w1"}, {Namespace: ns.Name, Name: "w2"}}
 	})
 	q := newQueue()
 	defer q.ShutDown()
-	h.Create(ctx, CreateEvent[*Obj]{Object: obj("", "a"), IsInInitialList: true}, q)
-	h.Create(ctx, CreateEvent[*Obj]{Object: obj("", "b")}, q)
-	h.Update(ctx, UpdateEvent[*Obj]{ObjectOld: obj("", "c"), ObjectNew: obj("", "c")}, q)
-	h.Delete(ctx, DeleteEvent[*Obj]{Object: obj("", "d")}, q)
-	h.Generic(ctx, GenericEvent[*Obj]{Object: obj("", "e")}, q)
-	h.Delete(ctx, DeleteEvent[*Obj]{}, q) // nil: not mapped
+	h.Create(ctx, CreateEvent[*testobj.ConfigMap]{Object: obj("", "a"), IsInInitialList: true}, q)
+	h.Create(ctx, CreateEvent[*testobj.ConfigMap]{Object: obj("", "b")}, q)
+	h.Update(ctx, UpdateEvent[*testobj.ConfigMap]{ObjectOld: obj("", "c"), ObjectNew: obj("", "c")}, q)
+	h.Delete(ctx, DeleteEvent[*testobj.ConfigMap]{Object: obj("", "d")}, q)
+	h.Generic(ctx, GenericEvent[*testobj.ConfigMap]{Object: obj("", "e")}, q)
+	h.Delete(ctx, DeleteEvent[*testobj.ConfigMap]{}, q) // nil: not mapped
 	got := drain(q)
 	want := []Request{{"b", "w1"}, {"b", "w2"}, {"c", "w1"}, {"c", "w2"}, {"d", "w1"}, {"d", "w2"}, {"e", "w1"}, {"e", "w2"}, {"a", "w1"}, {"a", "w2"}}
 	if !slices.Equal(got, want) {
@@ -136,20 +132,20 @@ func TestEnqueueRequestsFromMapFunc(t *testing.T) {
 }
 
 func TestEventHandlerFuncsIgnoreNil(t *testing.T) {
-	var h EventHandlerFuncs[*Obj]
+	var h EventHandlerFuncs[*testobj.ConfigMap]
 	q := newQueue()
 	defer q.ShutDown()
-	h.Create(context.Background(), CreateEvent[*Obj]{Object: obj("a", "b")}, q)
-	h.Update(context.Background(), UpdateEvent[*Obj]{}, q)
-	h.Delete(context.Background(), DeleteEvent[*Obj]{}, q)
-	h.Generic(context.Background(), GenericEvent[*Obj]{}, q)
+	h.Create(context.Background(), CreateEvent[*testobj.ConfigMap]{Object: obj("a", "b")}, q)
+	h.Update(context.Background(), UpdateEvent[*testobj.ConfigMap]{}, q)
+	h.Delete(context.Background(), DeleteEvent[*testobj.ConfigMap]{}, q)
+	h.Generic(context.Background(), GenericEvent[*testobj.ConfigMap]{}, q)
 	if q.Len() != 0 {
 		t.Fatal("empty EventHandlerFuncs enqueued something")
 	}
 }
 
 func TestIsNil(t *testing.T) {
-	var p *Obj
+	var p *testobj.ConfigMap
 	var m map[string]int
 	var i meta.Object
 	for _, tc := range []struct {

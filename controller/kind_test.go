@@ -8,31 +8,8 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/labels"
-	"github.com/informerkit/informerkit/meta"
-)
-
-// ConfigMap and Widget are the typed objects of the tests against apitest.
-type ConfigMap struct {
-	meta.TypeMeta
-	meta.ObjectMeta `json:"metadata"`
-	Data            map[string]string `json:"data,omitempty"`
-}
-
-type Widget struct {
-	meta.TypeMeta
-	meta.ObjectMeta `json:"metadata"`
-	Spec            struct {
-		Size int `json:"size"`
-	} `json:"spec"`
-	Status struct {
-		Ready bool `json:"ready"`
-	} `json:"status"`
-}
-
-var (
-	cmGVR     = meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	widgetGVR = meta.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 )
 
 // testTimeout guards every wait; waits end on channels, never on the clock.
@@ -102,8 +79,8 @@ func TestKindSourcesOwnersAndPredicatesAgainstAPIServer(t *testing.T) {
 		must(srv.Create("configmaps", ownedConfigMap("default", "pre-"+string(rune('a'+i%26))+string(rune('a'+i/26)), pre, true)))
 	}
 
-	widgets := informer.New[*Widget](apiclient.NewResource[*Widget](client, widgetGVR), informer.Options[*Widget]{Logger: quiet})
-	cms := informer.New[*ConfigMap](apiclient.NewResource[*ConfigMap](client, cmGVR), informer.Options[*ConfigMap]{Logger: quiet})
+	widgets := informer.New[*testobj.Widget](apiclient.NewResource[*testobj.Widget](client, testobj.WidgetGVR), informer.Options[*testobj.Widget]{Logger: quiet})
+	cms := informer.New[*testobj.ConfigMap](apiclient.NewResource[*testobj.ConfigMap](client, testobj.ConfigMapGVR), informer.Options[*testobj.ConfigMap]{Logger: quiet})
 	got := make(chan Request, 100)
 	childrenSeen := make(chan int, 1)
 	rec := ReconcilerFunc(func(_ context.Context, req Request) (Result, error) {
@@ -126,10 +103,10 @@ func TestKindSourcesOwnersAndPredicatesAgainstAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Watch(Kind[*Widget](widgets, EnqueueRequestForObject[*Widget](), GenerationChanged[*Widget]())); err != nil {
+	if err := c.Watch(Kind[*testobj.Widget](widgets, EnqueueRequestForObject[*testobj.Widget](), GenerationChanged[*testobj.Widget]())); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Watch(Kind[*ConfigMap](cms, EnqueueRequestForOwner[*ConfigMap]("example.com", "Widget", OwnerOptions{OnlyController: true}))); err != nil {
+	if err := c.Watch(Kind[*testobj.ConfigMap](cms, EnqueueRequestForOwner[*testobj.ConfigMap]("example.com", "Widget", OwnerOptions{OnlyController: true}))); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -202,15 +179,15 @@ func TestKindSourcesOwnersAndPredicatesAgainstAPIServer(t *testing.T) {
 func TestKindSourceNames(t *testing.T) {
 	srv, client := newWidgetServer(t)
 	_ = srv
-	inf := informer.New[*Widget](apiclient.NewResource[*Widget](client, widgetGVR), informer.Options[*Widget]{Name: "widgets", Logger: quiet})
-	src := Kind[*Widget](inf, EnqueueRequestForObject[*Widget]())
+	inf := informer.New[*testobj.Widget](apiclient.NewResource[*testobj.Widget](client, testobj.WidgetGVR), informer.Options[*testobj.Widget]{Name: "widgets", Logger: quiet})
+	src := Kind[*testobj.Widget](inf, EnqueueRequestForObject[*testobj.Widget]())
 	if s := describe(src); s != "informer widgets" {
 		t.Fatalf("describe = %q", s)
 	}
 	if src.HasSynced() {
 		t.Fatal("synced before running")
 	}
-	bad := Kind[*Widget](nil, EnqueueRequestForObject[*Widget]())
+	bad := Kind[*testobj.Widget](nil, EnqueueRequestForObject[*testobj.Widget]())
 	if err := bad.Run(context.Background(), newQueue()); err == nil {
 		t.Fatal("Kind without informer ran")
 	}

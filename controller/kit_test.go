@@ -15,6 +15,7 @@ import (
 	"github.com/informerkit/informerkit/controller/events"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/internal/promtest"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/workqueue"
 )
@@ -66,7 +67,7 @@ func TestManagerEventRecorder(t *testing.T) {
 	inReconcile := make(chan struct{})
 	finish := make(chan struct{})
 	configMapController(t, m, "cm-controller", ReconcilerFunc(func(ctx context.Context, req Request) (Result, error) {
-		cm, err := InformerFor[*ConfigMap](m, cmGVR).Lister().Get(req.Namespace, req.Name)
+		cm, err := InformerFor[*testobj.ConfigMap](m, testobj.ConfigMapGVR).Lister().Get(req.Namespace, req.Name)
 		if err != nil {
 			return Result{}, nil
 		}
@@ -79,7 +80,7 @@ func TestManagerEventRecorder(t *testing.T) {
 		return Result{}, nil
 	}))
 	// The ConfigMap type was registered by For: ConfigMap is a built-in resource.
-	if info, err := kinds.InfoForIn[*ConfigMap](m.Kinds()); err != nil || info != kinds.ConfigMap {
+	if info, err := kinds.InfoForIn[*testobj.ConfigMap](m.Kinds()); err != nil || info != kinds.ConfigMap {
 		t.Fatalf("For did not register the type: %v %v", info, err)
 	}
 	stop, _ := startManager(t, m)
@@ -122,7 +123,7 @@ func TestManagerEventRecorder(t *testing.T) {
 func TestManagerClientReadsItsWrites(t *testing.T) {
 	srv := newTestServer(t)
 	m := newManager(t, srv, ManagerOptions{Kinds: kinds.NewRegistry()})
-	cms := client.TypedFor[*ConfigMap](m.Client())
+	cms := client.TypedFor[*testobj.ConfigMap](m.Client())
 	done := make(chan struct{})
 	configMapController(t, m, "counter", ReconcilerFunc(func(ctx context.Context, req Request) (Result, error) {
 		cm, err := cms.Get(ctx, req.Namespace, req.Name, client.GetOptions{})
@@ -169,7 +170,7 @@ func TestMaxRetries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Watch(Kind[*ConfigMap](InformerFor[*ConfigMap](m, cmGVR), EnqueueRequestForObject[*ConfigMap]())); err != nil {
+	if err := c.Watch(Kind[*testobj.ConfigMap](InformerFor[*testobj.ConfigMap](m, testobj.ConfigMapGVR), EnqueueRequestForObject[*testobj.ConfigMap]())); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Add(c); err != nil {
@@ -227,7 +228,7 @@ func TestReconcilerMutatingAListerResultIsCaught(t *testing.T) {
 	}})
 	mutated := make(chan struct{})
 	configMapController(t, m, "mutator", ReconcilerFunc(func(ctx context.Context, req Request) (Result, error) {
-		cm, err := InformerFor[*ConfigMap](m, cmGVR).Lister().Get(req.Namespace, req.Name)
+		cm, err := InformerFor[*testobj.ConfigMap](m, testobj.ConfigMapGVR).Lister().Get(req.Namespace, req.Name)
 		if err != nil {
 			return Result{}, nil
 		}

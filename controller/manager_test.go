@@ -19,6 +19,7 @@ import (
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/internal/promtest"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/reflector"
 )
 
@@ -83,12 +84,12 @@ func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
 // configMapController adds to m a controller of ConfigMaps that sends every Request to got.
 func configMapController(t *testing.T, m *Manager, name string, rec Reconciler) {
 	t.Helper()
-	cms := InformerFor[*ConfigMap](m, cmGVR)
+	cms := InformerFor[*testobj.ConfigMap](m, testobj.ConfigMapGVR)
 	c, err := New(name, rec, Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Watch(Kind[*ConfigMap](cms, EnqueueRequestForObject[*ConfigMap]())); err != nil {
+	if err := c.Watch(Kind[*testobj.ConfigMap](cms, EnqueueRequestForObject[*testobj.ConfigMap]())); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Add(c); err != nil {
@@ -248,7 +249,7 @@ func TestReadyzCoversInformersMadeOnTheFactory(t *testing.T) {
 	})
 	// Made with informer.InformerFor on the manager's factory, not with For: no controller and no
 	// Add registers it.
-	cms := informer.InformerFor[*ConfigMap](m.Factory(), cmGVR)
+	cms := informer.InformerFor[*testobj.ConfigMap](m.Factory(), testobj.ConfigMapGVR)
 	h := m.Handler()
 	get := func(path string) (int, string) {
 		rec := httptest.NewRecorder()
@@ -315,11 +316,11 @@ func TestCacheSyncTimeoutNamesTheInformer(t *testing.T) {
 	srv := newTestServer(t)
 	m := newManager(t, srv, ManagerOptions{CacheSyncTimeout: 300 * time.Millisecond})
 	// Widgets are not served: the informer retries quietly and never syncs.
-	widgets := InformerFor[*Widget](m, widgetGVR)
+	widgets := InformerFor[*testobj.Widget](m, testobj.WidgetGVR)
 	c, _ := New("widgets", ReconcilerFunc(func(context.Context, Request) (Result, error) { return Result{}, nil }), Options{Logger: quiet})
-	_ = c.Watch(Kind[*Widget](widgets, EnqueueRequestForObject[*Widget]()))
+	_ = c.Watch(Kind[*testobj.Widget](widgets, EnqueueRequestForObject[*testobj.Widget]()))
 	_ = m.Add(c)
-	_ = InformerFor[*ConfigMap](m, cmGVR)
+	_ = InformerFor[*testobj.ConfigMap](m, testobj.ConfigMapGVR)
 	err := m.Start(context.Background())
 	var nse *informer.NotSyncedError
 	if !errors.As(err, &nse) || len(nse.Informers) != 1 || nse.Informers[0] != "widgets.v1.example.com" {
