@@ -11,6 +11,7 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller/client"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/workqueue"
 )
@@ -50,7 +51,7 @@ func TestConflictsAreCountedNotLoggedAsErrors(t *testing.T) {
 	srv := newTestServer(t)
 	logs := &levelRecorder{}
 	m := newManager(t, srv, ManagerOptions{Kinds: kinds.NewRegistry(), Logger: slog.New(logs)})
-	cms := client.TypedFor[*ConfigMap](m.Client())
+	cms := client.TypedFor[*testobj.ConfigMap](m.Client())
 	done := make(chan struct{}, 10)
 	c, err := New("touch", ReconcilerFunc(func(ctx context.Context, req Request) (Result, error) {
 		cm, err := cms.Get(ctx, req.Namespace, req.Name, client.GetOptions{})
@@ -68,7 +69,7 @@ func TestConflictsAreCountedNotLoggedAsErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Watch(Kind[*ConfigMap](InformerFor[*ConfigMap](m, cmGVR), EnqueueRequestForObject[*ConfigMap]())); err != nil {
+	if err := c.Watch(Kind[*testobj.ConfigMap](InformerFor[*testobj.ConfigMap](m, testobj.ConfigMapGVR), EnqueueRequestForObject[*testobj.ConfigMap]())); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Add(c); err != nil {
