@@ -1,0 +1,279 @@
+package apitest
+
+import (
+	"bufio"
+	"encoding/base64"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/informerkit/informerkit/apitest/internal/apierr"
+	"github.com/informerkit/informerkit/apitest/internal/negotiation"
+	"github.com/informerkit/informerkit/meta"
+)
+
+// Every request goes through serveHTTP: recorded, authenticated, routed to its resource
+// and verb, negotiated, possibly failed by an injected fault, then handled.
+
+// reqInfo is a parsed resource request.
+type reqInfo struct {
+	verb      Verb
+	res       *resource
+	namespace string
+	name      string
+	sub       string
+	rec       *Request
+}
+
+const maxBody = 8 << 20
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.track.addHandler() {
+		writeStatus(w, apierr.New(http.StatusServiceUnavailable, meta.StatusReasonServiceUnavailable, "apitest server is closing"))
+		return
+	}
+	defer s.track.doneHandler()
+
+	rec := &Request{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(),
+		ContentType: r.Header.Get("Content-Type"), UserAgent: r.UserAgent(), Protocol: r.Proto}
+	if isWebSocket(r) {
+		rec.Protocol = "websocket"
+	}
+	cw := &codeWriter{ResponseWriter: w, s: s, rec: rec}
+	w = cw
+
+	ri, st := s.route(r, rec)
+	s.logRequest(rec)
+	s.opts.Logger.Debug("apitest request", "method", r.Method, "url", r.URL.String(), "verb", rec.Verb)
+	if !s.authorized(r) {
+		writeStatus(w, apierr.Unauthorized())
+		return
+	}
+	if st != nil {
+		writeStatus(w, st)
+		return
+	}
+	if ri == nil {
+		s.serveNonResource(w, r)
+		return
+	}
+	out, st := negotiation.Negotiate(r.Header.Get("Accept"), ri.res.builtin(), ri.verb == VerbWatch)
+	if st != nil {
+		writeStatus(w, st)
+		return
+	}
+	cw.out = out
+	if f, ok := s.takeFailure(ri.verb, ri.res.typ.name(), rec); ok {
+		s.answerFailure(w, r, f)
+		return
+	}
+	s.delayWrite(r, ri.res)
+	if ri.res.typ.createOnly != nil {
+		s.handleCreateOnly(w, r, ri)
+		return
+	}
+	if ri.sub != "" && ri.sub != "status" && ri.sub != "finalize" {
+		s.handleSubresource(w, r, ri)
+		return
+	}
+	switch ri.verb {
+	case VerbGet:
+		s.handleGet(w, r, ri)
+	case VerbList:
+		s.handleList(w, r, ri)
+	case VerbWatch:
+		s.handleWatch(w, r, ri)
+	case VerbCreate:
+		s.handleCreate(w, r, ri)
+	case VerbUpdate, VerbPatch:
+		s.handleUpdate(w, r, ri)
+	case VerbDelete:
+		s.handleDelete(w, r, ri)
+	case VerbDeleteCollection:
+		s.handleDeleteCollection(w, r, ri)
+	default:
+		writeStatus(w, apierr.MethodNotAllowed())
+	}
+}
+
+// codeWriter records the status code in the request log.
+type codeWriter struct {
+	http.ResponseWriter
+	s    *Server
+	rec  *Request
+	done bool
+	// out is the negotiated representation of the response (errors too).
+	out negotiation.Output
+}
+
+func (c *codeWriter) WriteHeader(code int) {
+	if !c.done {
+		c.done = true
+		c.s.setRequestCode(c.rec, code)
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *codeWriter) Write(b []byte) (int, error) {
+	if !c.done {
+		c.WriteHeader(http.StatusOK)
+	}
+	return c.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flush, hijack).
+func (c *codeWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// Hijack lets the WebSocket upgrader take the connection.
+func (c *codeWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(c.ResponseWriter).Hijack()
+}
+
+func (c *codeWriter) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	if s.opts.Token == "" {
+		return true
+	}
+	if auth := r.Header.Get("Authorization"); auth == "Bearer "+s.opts.Token {
+		return true
+	}
+	if isWebSocket(r) {
+		// As the kube-apiserver: the token may travel as a base64url subprotocol, but only
+		// next to at least one other subprotocol (the one the server echoes).
+		var token string
+		tokens, others := 0, 0
+		for _, p := range websocketProtocols(r) {
+			if enc, ok := strings.CutPrefix(p, "base64url.bearer.authorization.k8s.io."); ok {
+				tokens++
+				dec, err := base64.RawURLEncoding.DecodeString(enc)
+				if err != nil {
+					return false
+				}
+				token = string(dec)
+				continue
+			}
+			others++
+		}
+		return tokens == 1 && others > 0 && token == s.opts.Token
+	}
+	return false
+}
+
+// route parses the path into a resource request (nil for non-resource paths).
+func (s *Server) route(r *http.Request, rec *Request) (*reqInfo, *meta.Status) {
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	var group, version string
+	var rest []string
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+		version, rest = parts[1], parts[2:]
+	case len(parts) >= 3 && parts[0] == "apis":
+		group, version, rest = parts[1], parts[2], parts[3:]
+	default:
+		rec.Verb = VerbNonResource
+		return nil, nil
+	}
+	if len(rest) == 0 {
+		rec.Verb = VerbNonResource
+		return nil, nil
+	}
+	ri := &reqInfo{rec: rec}
+	if rest[0] == "namespaces" && len(rest) >= 3 && !(len(rest) == 3 && (rest[2] == "status" || rest[2] == "finalize")) {
+		ri.namespace = rest[1]
+		rest = rest[2:]
+	}
+	plural := rest[0]
+	if len(rest) > 1 {
+		ri.name = rest[1]
+	}
+	if len(rest) > 2 {
+		ri.sub = strings.Join(rest[2:], "/")
+	}
+	rec.Namespace, rec.Name, rec.Subresource = ri.namespace, ri.name, ri.sub
+	rec.Verb = verbFor(r, ri.name != "")
+	s.mu.Lock()
+	var res *resource
+	for _, x := range s.order {
+		if x.typ.Group == group && x.typ.Version == version && x.typ.Plural == plural {
+			res = x
+			break
+		}
+	}
+	s.mu.Unlock()
+	if res == nil {
+		return nil, apierr.NoResource()
+	}
+	rec.Resource = res.typ.name()
+	ri.res = res
+	ri.verb = rec.Verb
+	if ri.namespace != "" && !res.typ.Namespaced {
+		return nil, apierr.NoResource()
+	}
+	if ri.sub != "" {
+		sub, ok := res.typ.subresource(ri.sub)
+		if !ok {
+			return nil, apierr.NoResource()
+		}
+		if r.Method == http.MethodPost {
+			ri.verb, rec.Verb = VerbCreate, VerbCreate
+		}
+		if !contains(sub.verbs, string(ri.verb)) {
+			return nil, apierr.MethodNotAllowed()
+		}
+		return ri, nil
+	}
+	if ri.name == "" && ri.namespace == "" && res.typ.Namespaced && ri.verb != VerbList && ri.verb != VerbWatch {
+		return nil, apierr.MethodNotAllowed()
+	}
+	if !res.typ.allows(ri.verb) {
+		return nil, apierr.MethodNotAllowed()
+	}
+	return ri, nil
+}
+
+func verbFor(r *http.Request, named bool) Verb {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		if w := r.URL.Query().Get("watch"); w == "true" || w == "1" {
+			return VerbWatch
+		}
+		if named {
+			return VerbGet
+		}
+		return VerbList
+	case http.MethodPost:
+		if named {
+			return Verb("post")
+		}
+		return VerbCreate
+	case http.MethodPut:
+		return VerbUpdate
+	case http.MethodPatch:
+		return VerbPatch
+	case http.MethodDelete:
+		if named {
+			return VerbDelete
+		}
+		return VerbDeleteCollection
+	}
+	return Verb(strings.ToLower(r.Method))
+}
+
+func (s *Server) delayWrite(r *http.Request, res *resource) {
+	d := s.writeDelay(res)
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.Context().Done():
+	}
+}
