@@ -11,17 +11,9 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/meta"
 )
-
-// ConfigMap declares the fields of a ConfigMap these tests read.
-type ConfigMap struct {
-	meta.TypeMeta
-	meta.ObjectMeta `json:"metadata"`
-	Data            map[string]string `json:"data,omitempty"`
-}
-
-var configmaps = meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 
 func newServer(t *testing.T, proto apiclient.WatchProtocol) (*apitest.Server, *apiclient.Client) {
 	t.Helper()
@@ -79,7 +71,7 @@ func waitClosed[T any](t *testing.T, w apiclient.Watcher[T]) {
 
 // recvNamed reads events until one about name arrives (a watch without a resourceVersion
 // starts with the existing objects).
-func recvNamed(t *testing.T, w apiclient.Watcher[*ConfigMap], name string) {
+func recvNamed(t *testing.T, w apiclient.Watcher[*testobj.ConfigMap], name string) {
 	t.Helper()
 	for {
 		ev := recv(t, w)
@@ -104,13 +96,13 @@ func TestWatchFromResourceVersionBothProtocols(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			s, c := newServerWithOptions(t, p.proto, apitest.Options{Token: "tok", TLS: true})
 			ctx := testCtx(t)
-			cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default").WithKind("ConfigMap")
-			a, err := cms.Create(ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "a"}}, apiclient.CreateOptions{})
+			cms := apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR).Namespace("default").WithKind("ConfigMap")
+			a, err := cms.Create(ctx, &testobj.ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "a"}}, apiclient.CreateOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			from := a.ResourceVersion
-			if _, err := cms.Create(ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "b"}}, apiclient.CreateOptions{}); err != nil {
+			if _, err := cms.Create(ctx, &testobj.ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "b"}}, apiclient.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			a.Data = map[string]string{"k": "v"}
@@ -134,7 +126,7 @@ func TestWatchFromResourceVersionBothProtocols(t *testing.T) {
 				t.Fatalf("events %v", got)
 			}
 			// A live event, then the server ends the stream: a clean close.
-			if _, err := cms.Create(ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "c"}}, apiclient.CreateOptions{}); err != nil {
+			if _, err := cms.Create(ctx, &testobj.ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "c"}}, apiclient.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if ev := recv(t, w); ev.Type != apiclient.Added || ev.Object.Name != "c" {
@@ -156,8 +148,8 @@ func TestWatchCompactedResourceVersionIsExpired(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			s, c := newServer(t, p.proto)
 			ctx := testCtx(t)
-			cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
-			a, err := cms.Create(ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "a"}}, apiclient.CreateOptions{})
+			cms := apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR).Namespace("default")
+			a, err := cms.Create(ctx, &testobj.ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "a"}}, apiclient.CreateOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -190,9 +182,9 @@ func TestWatchInitialEventsAndBookmarks(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			_, c := newServerWithOptions(t, p.proto, apitest.Options{BookmarkInterval: 20 * time.Millisecond})
 			ctx := testCtx(t)
-			cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
+			cms := apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR).Namespace("default")
 			for _, n := range []string{"x", "y"} {
-				if _, err := cms.Create(ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{Name: n}}, apiclient.CreateOptions{}); err != nil {
+				if _, err := cms.Create(ctx, &testobj.ConfigMap{ObjectMeta: meta.ObjectMeta{Name: n}}, apiclient.CreateOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -204,7 +196,7 @@ func TestWatchInitialEventsAndBookmarks(t *testing.T) {
 			}
 			defer w.Stop()
 			added := map[string]bool{}
-			var end apiclient.Event[*ConfigMap]
+			var end apiclient.Event[*testobj.ConfigMap]
 			for {
 				ev := recv(t, w)
 				if ev.Type == apiclient.Added {
@@ -221,8 +213,8 @@ func TestWatchInitialEventsAndBookmarks(t *testing.T) {
 			}
 			// Periodic bookmarks follow once the server has progressed past the last event
 			// the watch saw (like the watch cache): a write the watch does not match.
-			if _, err := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("kube-system").Create(ctx,
-				&ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "elsewhere"}}, apiclient.CreateOptions{}); err != nil {
+			if _, err := apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR).Namespace("kube-system").Create(ctx,
+				&testobj.ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "elsewhere"}}, apiclient.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			for {
@@ -240,13 +232,13 @@ func TestWatchInitialEventsAndBookmarks(t *testing.T) {
 func TestWatchAutoFallsBackWhenWebSocketIsRefused(t *testing.T) {
 	s, c := newServerWithOptions(t, apiclient.WatchAuto, apitest.Options{RefuseWebSocket: true})
 	ctx := testCtx(t)
-	cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
+	cms := apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR).Namespace("default")
 	for i := 0; i < 2; i++ {
 		w, err := cms.Watch(ctx, apiclient.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := cms.Create(ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{Name: fmt.Sprint("cm", i)}}, apiclient.CreateOptions{}); err != nil {
+		if _, err := cms.Create(ctx, &testobj.ConfigMap{ObjectMeta: meta.ObjectMeta{Name: fmt.Sprint("cm", i)}}, apiclient.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		recvNamed(t, w, fmt.Sprint("cm", i))
@@ -270,7 +262,7 @@ func TestWatchCorruptAndOversizedFrames(t *testing.T) {
 			}
 			defer c.Close()
 			ctx := testCtx(t)
-			cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
+			cms := apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR).Namespace("default")
 			for _, tc := range []struct {
 				inject func() (int, error)
 				want   error
@@ -287,7 +279,7 @@ func TestWatchCorruptAndOversizedFrames(t *testing.T) {
 					t.Fatal(err)
 				}
 				// An event proves the watch is registered before the fault is injected.
-				created, err := cms.Create(ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{GenerateName: "g-"}}, apiclient.CreateOptions{})
+				created, err := cms.Create(ctx, &testobj.ConfigMap{ObjectMeta: meta.ObjectMeta{GenerateName: "g-"}}, apiclient.CreateOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -310,7 +302,7 @@ func TestWatchCorruptAndOversizedFrames(t *testing.T) {
 func TestRetriesAgainstServerFaults(t *testing.T) {
 	s, c := newServer(t, apiclient.WatchChunked)
 	ctx := testCtx(t)
-	cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
+	cms := apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR).Namespace("default")
 	if err := s.FailRequests(apitest.VerbList, "configmaps", 2, 503, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +315,7 @@ func TestRetriesAgainstServerFaults(t *testing.T) {
 	if err := s.FailRequests(apitest.VerbCreate, "configmaps", 1, 429, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	_, err := cms.Create(ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "z"}}, apiclient.CreateOptions{})
+	_, err := cms.Create(ctx, &testobj.ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "z"}}, apiclient.CreateOptions{})
 	if !meta.IsTooManyRequests(err) {
 		t.Fatalf("create: %v, want the 429 (writes are not retried)", err)
 	}
@@ -335,9 +327,9 @@ func TestRetriesAgainstServerFaults(t *testing.T) {
 func TestPagingAndConflicts(t *testing.T) {
 	_, c := newServer(t, apiclient.WatchChunked)
 	ctx := testCtx(t)
-	cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
+	cms := apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR).Namespace("default")
 	for i := 0; i < 23; i++ {
-		if _, err := cms.Create(ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{Name: fmt.Sprintf("cm-%02d", i), Labels: map[string]string{"set": "p"}}}, apiclient.CreateOptions{}); err != nil {
+		if _, err := cms.Create(ctx, &testobj.ConfigMap{ObjectMeta: meta.ObjectMeta{Name: fmt.Sprintf("cm-%02d", i), Labels: map[string]string{"set": "p"}}}, apiclient.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -376,7 +368,7 @@ func TestPagingAndConflicts(t *testing.T) {
 		t.Fatalf("missing object: %v", err)
 	}
 	// Unstructured sees the same objects.
-	u, err := apiclient.NewResource[*meta.Unstructured](c, configmaps).Namespace("default").Get(ctx, "cm-00", apiclient.GetOptions{})
+	u, err := apiclient.NewResource[*meta.Unstructured](c, testobj.ConfigMapGVR).Namespace("default").Get(ctx, "cm-00", apiclient.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,13 +395,13 @@ func TestKubeconfigAgainstTLSServer(t *testing.T) {
 	defer c.Close()
 	ctx := testCtx(t)
 	r, err := c.ResolveResource(ctx, "cm")
-	if err != nil || r.GroupVersionResource != configmaps || !r.Namespaced {
+	if err != nil || r.GroupVersionResource != testobj.ConfigMapGVR || !r.Namespaced {
 		t.Fatalf("discovery: %+v %v", r, err)
 	}
 	cfg.BearerToken = "wrong"
 	c2, _ := apiclient.New(cfg)
 	defer c2.Close()
-	_, err = apiclient.NewResource[*ConfigMap](c2, configmaps).List(ctx, apiclient.ListOptions{})
+	_, err = apiclient.NewResource[*testobj.ConfigMap](c2, testobj.ConfigMapGVR).List(ctx, apiclient.ListOptions{})
 	if !meta.IsUnauthorized(err) {
 		t.Fatalf("wrong token: %v", err)
 	}
@@ -424,8 +416,8 @@ func TestWebSocketHealthCheckEndsAWatchOnADeadConnection(t *testing.T) {
 	t.Cleanup(restore) // after the server and client cleanups below: cleanups run last-in first-out
 	s, c := newServer(t, apiclient.WatchWebSocket)
 	ctx := testCtx(t)
-	cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
-	open := func() apiclient.Watcher[*ConfigMap] {
+	cms := apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR).Namespace("default")
+	open := func() apiclient.Watcher[*testobj.ConfigMap] {
 		t.Helper()
 		opened := s.NextWatch("configmaps")
 		w, err := cms.Watch(ctx, apiclient.ListOptions{ResourceVersion: s.ResourceVersion()})
@@ -478,7 +470,7 @@ func TestWatchAutoChoosesHTTP2OrWebSocket(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, c := newServerWithOptions(t, apiclient.WatchAuto, tc.opts)
 			ctx := testCtx(t)
-			cms := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
+			cms := apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR).Namespace("default")
 			for i, want := range tc.wants {
 				opened := s.NextWatch("configmaps")
 				w, err := cms.Watch(ctx, apiclient.ListOptions{ResourceVersion: s.ResourceVersion()})

@@ -12,10 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/meta"
 )
-
-var podsGVR = meta.GroupVersionResource{Version: "v1", Resource: "pods"}
 
 // recorder is an httptest handler that records requests and answers with canned responses.
 type recorder struct {
@@ -78,7 +77,7 @@ func TestVerbsRequests(t *testing.T) {
 		writeJSON(w, 200, pod)
 	})
 	ctx := context.Background()
-	pods := NewResource[*testPod](c, podsGVR).Namespace("ns")
+	pods := NewResource[*testobj.Pod](c, testobj.PodGVR).Namespace("ns")
 
 	got, err := pods.Get(ctx, "p", GetOptions{ResourceVersion: "0"})
 	if err != nil || got.Name != "p" || got.ResourceVersion != "7" {
@@ -97,8 +96,8 @@ func TestVerbsRequests(t *testing.T) {
 		t.Errorf("List query = %q", r.Query)
 	}
 
-	in := &testPod{ObjectMeta: meta.ObjectMeta{Name: "p", Namespace: "other"}}
-	if _, err := NewResource[*testPod](c, podsGVR).Create(ctx, in, CreateOptions{FieldManager: "me", DryRun: []string{"All"}}); err != nil {
+	in := &testobj.Pod{ObjectMeta: meta.ObjectMeta{Name: "p", Namespace: "other"}}
+	if _, err := NewResource[*testobj.Pod](c, testobj.PodGVR).Create(ctx, in, CreateOptions{FieldManager: "me", DryRun: []string{"All"}}); err != nil {
 		t.Fatal(err)
 	}
 	if r := rec.last(); r.Method != "POST" || r.Path != "/api/v1/namespaces/other/pods" || r.Query != "dryRun=All&fieldManager=me" ||
@@ -159,13 +158,13 @@ func TestErrorsDecodeIntoStatus(t *testing.T) {
 			http.Error(w, "<html>bad gateway</html>", http.StatusForbidden)
 		}
 	})
-	pods := NewResource[*testPod](c, podsGVR).Namespace("ns")
+	pods := NewResource[*testobj.Pod](c, testobj.PodGVR).Namespace("ns")
 	ctx := context.Background()
 	_, err := pods.Get(ctx, "missing", GetOptions{})
 	if !meta.IsNotFound(err) || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("Get missing: %v", err)
 	}
-	_, err = pods.Update(ctx, &testPod{ObjectMeta: meta.ObjectMeta{Name: "conflict"}}, UpdateOptions{})
+	_, err = pods.Update(ctx, &testobj.Pod{ObjectMeta: meta.ObjectMeta{Name: "conflict"}}, UpdateOptions{})
 	if !meta.IsConflict(err) {
 		t.Errorf("Update conflict: %v", err)
 	}
@@ -191,7 +190,7 @@ func TestAllPages(t *testing.T) {
 	})
 	var names []string
 	var gotErr error
-	for p, err := range NewResource[*testPod](c, podsGVR).All(context.Background(), ListOptions{ResourceVersion: "0"}) {
+	for p, err := range NewResource[*testobj.Pod](c, testobj.PodGVR).All(context.Background(), ListOptions{ResourceVersion: "0"}) {
 		if err != nil {
 			gotErr = err
 			break
@@ -205,7 +204,7 @@ func TestAllPages(t *testing.T) {
 		t.Fatalf("requests %+v", rec.reqs)
 	}
 	// Breaking out of the loop stops paging.
-	for range NewResource[*testPod](c, podsGVR).All(context.Background(), ListOptions{}) {
+	for range NewResource[*testobj.Pod](c, testobj.PodGVR).All(context.Background(), ListOptions{}) {
 		break
 	}
 	if rec.count() != 4 {
@@ -240,7 +239,7 @@ func TestWatchChunked(t *testing.T) {
 	rec, c := watchServer(t, lines, release)
 	send := true
 	timeout := int64(300)
-	w, err := NewResource[*testPod](c, podsGVR).Namespace("ns").WithKind("Pod").Watch(context.Background(), ListOptions{
+	w, err := NewResource[*testobj.Pod](c, testobj.PodGVR).Namespace("ns").WithKind("Pod").Watch(context.Background(), ListOptions{
 		ResourceVersion: "5", AllowWatchBookmarks: true, SendInitialEvents: &send,
 		ResourceVersionMatch: ResourceVersionMatchNotOlderThan, TimeoutSeconds: &timeout, LabelSelector: "app=x", FieldSelector: "spec.nodeName=n"})
 	if err != nil {
@@ -282,7 +281,7 @@ func equalTypes(a, b []EventType) bool {
 func TestWatchStopAndCancel(t *testing.T) {
 	lines := []string{`{"type":"ADDED","object":{"metadata":{"name":"a"}}}`, `{"type":"ADDED","object":{"metadata":{"name":"b"}}}`}
 	_, c := watchServer(t, lines, nil)
-	pods := NewResource[*testPod](c, podsGVR)
+	pods := NewResource[*testobj.Pod](c, testobj.PodGVR)
 
 	// Stop while the goroutine is blocked sending an undelivered event.
 	w, err := pods.Watch(context.Background(), ListOptions{})
@@ -322,7 +321,7 @@ func TestWatchErrorEventAndBadStream(t *testing.T) {
 		`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Expired","code":410,"message":"too old"}}`,
 	}
 	_, c := watchServer(t, lines, nil)
-	w, err := NewResource[*testPod](c, podsGVR).Watch(context.Background(), ListOptions{ResourceVersion: "1"})
+	w, err := NewResource[*testobj.Pod](c, testobj.PodGVR).Watch(context.Background(), ListOptions{ResourceVersion: "1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +338,7 @@ func TestWatchErrorEventAndBadStream(t *testing.T) {
 	}
 
 	_, c2 := watchServer(t, []string{`{"type":"ADDED","object":{"metadata":{"name":"a"}}}`, `{"type":"WAT","object":{}}`}, nil)
-	w2, err := NewResource[*testPod](c2, podsGVR).Watch(context.Background(), ListOptions{})
+	w2, err := NewResource[*testobj.Pod](c2, testobj.PodGVR).Watch(context.Background(), ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +357,7 @@ func TestWatchRefusedBeforeStream(t *testing.T) {
 		w.Header().Set("Retry-After", "3")
 		writeJSON(w, 429, map[string]any{"kind": "Status", "reason": "TooManyRequests", "code": 429})
 	})
-	_, err := NewResource[*testPod](c, podsGVR).Watch(context.Background(), ListOptions{})
+	_, err := NewResource[*testobj.Pod](c, testobj.PodGVR).Watch(context.Background(), ListOptions{})
 	if !meta.IsTooManyRequests(err) {
 		t.Fatalf("err = %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/internal/testobj"
 )
 
 // TestDecodeOptions: a Resource with OmitManagedFields decodes objects without their
@@ -28,16 +29,16 @@ func TestDecodeOptions(t *testing.T) {
 		}
 		var mu sync.Mutex
 		asked := map[string]int{}
-		plain := apiclient.NewResource[*ConfigMap](c, configmaps).Namespace("default")
+		plain := apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR).Namespace("default")
 		tuned := plain.WithDecodeOptions(apiclient.DecodeOptions{OmitManagedFields: true, Strings: func(b []byte) string {
 			mu.Lock()
 			asked[string(b)]++
 			mu.Unlock()
 			return string(b)
-		}}).(*apiclient.Resource[*ConfigMap])
+		}}).(*apiclient.Resource[*testobj.ConfigMap])
 		omitted := dec == apiclient.JSONCompiled
 
-		check := func(what string, cm *ConfigMap) {
+		check := func(what string, cm *testobj.ConfigMap) {
 			t.Helper()
 			if cm.Name != "a" || cm.Data["k"] != "v" {
 				t.Fatalf("%v %s: %+v", dec, what, cm)
@@ -56,7 +57,7 @@ func TestDecodeOptions(t *testing.T) {
 			t.Fatalf("List: %v, %v", l, err)
 		}
 		check("List", l.Items[0])
-		if _, err := tuned.ListEach(ctx, apiclient.ListOptions{}, func(cm *ConfigMap) error { check("ListEach", cm); return nil }); err != nil {
+		if _, err := tuned.ListEach(ctx, apiclient.ListOptions{}, func(cm *testobj.ConfigMap) error { check("ListEach", cm); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		w, err := tuned.Watch(ctx, apiclient.ListOptions{ResourceVersion: "0"})

@@ -16,13 +16,14 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/meta"
 )
 
 // collect decodes a list body with decodeListStream and returns the names of its items.
 func collect(r io.Reader, max int) ([]string, meta.ListMeta, error) {
 	var names []string
-	lm, err := decodeListStream(r, max, func(p *testPod) error {
+	lm, err := decodeListStream(r, max, func(p *testobj.Pod) error {
 		names = append(names, p.Namespace+"/"+p.Name+"@"+p.ResourceVersion+" "+p.Spec.NodeName)
 		return nil
 	})
@@ -95,7 +96,7 @@ func TestDecodeListStreamErrors(t *testing.T) {
 		{`{"items":[` + podA + `,` + strings.Replace(podB, `"b"`, `"`+strings.Repeat("b", 300)+`"`, 1) + `]}`, ErrListItemTooLarge, "items[1]: more than 256 bytes", 1},
 	} {
 		n := 0
-		_, err := decodeListStream(iotest.HalfReader(strings.NewReader(tc.body)), 256, func(*testPod) error { n++; return nil })
+		_, err := decodeListStream(iotest.HalfReader(strings.NewReader(tc.body)), 256, func(*testobj.Pod) error { n++; return nil })
 		var de *DecodeError
 		if !errors.As(err, &de) || !errors.Is(err, tc.sent) || !strings.Contains(err.Error(), tc.detail) {
 			t.Errorf("%.60s: err = %v, want %v mentioning %q", tc.body, err, tc.sent, tc.detail)
@@ -112,7 +113,7 @@ func TestDecodeListStreamErrors(t *testing.T) {
 
 func TestDecodeListStreamErrorOffsetPointsAtTheItem(t *testing.T) {
 	body := `{"items":[` + podA + `,{"metadata":{"name":5}}]}`
-	_, err := decodeListStream(strings.NewReader(body), 1<<20, func(*testPod) error { return nil })
+	_, err := decodeListStream(strings.NewReader(body), 1<<20, func(*testobj.Pod) error { return nil })
 	var de *DecodeError
 	if !errors.As(err, &de) || de.Offset != int64(strings.Index(body, `{"metadata":{"name":5`)) {
 		t.Fatalf("err = %#v", err)
@@ -127,7 +128,7 @@ func TestDecodeListStreamStopsAtTheCallbacksError(t *testing.T) {
 	stop := errors.New("enough")
 	n := 0
 	body := `{"items":[` + podA + `,` + podB + `],"metadata":{"resourceVersion":"1"}}`
-	_, err := decodeListStream(strings.NewReader(body), 1<<20, func(*testPod) error { n++; return stop })
+	_, err := decodeListStream(strings.NewReader(body), 1<<20, func(*testobj.Pod) error { n++; return stop })
 	if err != stop || n != 1 {
 		t.Fatalf("err = %v after %d items, want the callback's error as is after 1", err, n)
 	}
@@ -174,10 +175,10 @@ func TestListEachRetries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pods := NewResource[*testPod](c, podsGVR)
+		pods := NewResource[*testobj.Pod](c, testobj.PodGVR)
 		start := time.Now()
 		n := 0
-		lm, err := pods.ListEach(context.Background(), ListOptions{}, func(*testPod) error { n++; return nil })
+		lm, err := pods.ListEach(context.Background(), ListOptions{}, func(*testobj.Pod) error { n++; return nil })
 		if err != nil || n != 2 || lm.ResourceVersion != "7" || calls.Load() != 2 {
 			t.Fatalf("ListEach = %+v, %v with %d items after %d calls", lm, err, n, calls.Load())
 		}
@@ -186,7 +187,7 @@ func TestListEachRetries(t *testing.T) {
 		}
 
 		calls.Store(0)
-		_, err = pods.ListEach(context.Background(), ListOptions{DisableRetries: true}, func(*testPod) error { return nil })
+		_, err = pods.ListEach(context.Background(), ListOptions{DisableRetries: true}, func(*testobj.Pod) error { return nil })
 		if !meta.IsServiceUnavailable(err) || calls.Load() != 1 {
 			t.Fatalf("DisableRetries: %v after %d calls, want the 503 at once", err, calls.Load())
 		}
@@ -202,7 +203,7 @@ func TestListEachRetries(t *testing.T) {
 		calls.Store(1)
 		cut.Store(true)
 		n = 0
-		_, err = pods.ListEach(context.Background(), ListOptions{}, func(*testPod) error { n++; return nil })
+		_, err = pods.ListEach(context.Background(), ListOptions{}, func(*testobj.Pod) error { n++; return nil })
 		if !errors.Is(err, syscall.ECONNRESET) || !strings.Contains(err.Error(), "reading response") || calls.Load() != 2 || n != 1 {
 			t.Fatalf("cut body: %v after %d calls and %d items", err, calls.Load(), n)
 		}
@@ -219,7 +220,7 @@ func FuzzDecodeListStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, chunk int) {
 		run := func(r io.Reader) (string, []byte) {
 			var items [][]byte
-			lm, err := decodeListStream(r, 1<<16, func(p *testPod) error {
+			lm, err := decodeListStream(r, 1<<16, func(p *testobj.Pod) error {
 				b, _ := json.Marshal(p)
 				items = append(items, b)
 				return nil
@@ -238,7 +239,7 @@ func FuzzDecodeListStream(f *testing.F) {
 		if errA != errB || !bytes.Equal(a, b) {
 			t.Fatalf("whole read: %q %s\nhalf reads: %q %s", errA, a, errB, b)
 		}
-		var l meta.List[*testPod]
+		var l meta.List[*testobj.Pod]
 		if json.Unmarshal(data, &l) != nil || errA != "" {
 			return
 		}

@@ -9,29 +9,22 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/meta"
 )
 
-type testPod struct {
-	meta.TypeMeta   `json:",inline"`
-	meta.ObjectMeta `json:"metadata"`
-	Spec            struct {
-		NodeName string `json:"nodeName"`
-	} `json:"spec"`
-}
-
 // readAll decodes every frame of stream with a frameReader and decodeEvent, as the watch
 // goroutine does, stopping at the first error.
-func readAll(t *testing.T, r io.Reader, max int, kind string) ([]Event[*testPod], error) {
+func readAll(t *testing.T, r io.Reader, max int, kind string) ([]Event[*testobj.Pod], error) {
 	t.Helper()
 	fr := newFrameReader(r, max)
-	var out []Event[*testPod]
+	var out []Event[*testobj.Pod]
 	for {
 		frame, err := fr.next()
 		if err != nil {
 			return out, err
 		}
-		ev, err := decodeEvent[*testPod](testDecoder(), frame, kind, fr.offset(len(frame)))
+		ev, err := decodeEvent[*testobj.Pod](testDecoder(), frame, kind, fr.offset(len(frame)))
 		if err != nil {
 			return out, err
 		}
@@ -235,8 +228,8 @@ func testDecoder() *objectDecoder { return newObjectDecoder(decoding{}) }
 // give the same event.
 func compareEventDecoders(t *testing.T, frame []byte, kind string) {
 	t.Helper()
-	a, errA := decodeEvent[*testPod](newObjectDecoder(decoding{}), frame, kind, 0)
-	b, errB := decodeEvent[*testPod](newObjectDecoder(decoding{decoder: JSONStandard}), frame, kind, 0)
+	a, errA := decodeEvent[*testobj.Pod](newObjectDecoder(decoding{}), frame, kind, 0)
+	b, errB := decodeEvent[*testobj.Pod](newObjectDecoder(decoding{decoder: JSONStandard}), frame, kind, 0)
 	if (errA == nil) != (errB == nil) {
 		t.Fatalf("%q: compiled decoder error %v, encoding/json error %v", frame, errA, errB)
 	}

@@ -22,6 +22,13 @@ type Pod struct {
 	} `json:"spec"`
 }
 
+// ConfigMap declares the fields of a ConfigMap the examples read: metadata and data.
+type ConfigMap struct {
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+	Data            map[string]string `json:"data,omitempty"`
+}
+
 // Load the configuration the way kubectl does and list pods.
 func ExampleLoadConfig() {
 	cfg, err := apiclient.LoadConfig()

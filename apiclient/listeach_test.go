@@ -10,6 +10,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -25,15 +26,15 @@ func TestListEachAgreesWithList(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cms := apiclient.NewResource[*ConfigMap](c, configmaps)
+	cms := apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR)
 	for _, opts := range []apiclient.ListOptions{{}, {ResourceVersion: "0"}, {Limit: 3}, {LabelSelector: "i in (1,4,6)", Limit: 2}} {
 		for {
 			page, err := cms.List(ctx, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []*ConfigMap
-			lm, err := cms.ListEach(ctx, opts, func(cm *ConfigMap) error { got = append(got, cm); return nil })
+			var got []*testobj.ConfigMap
+			lm, err := cms.ListEach(ctx, opts, func(cm *testobj.ConfigMap) error { got = append(got, cm); return nil })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,8 +63,8 @@ func TestListEachAgreesWithList(t *testing.T) {
 func TestDisableRetriesAgainstServerFaults(t *testing.T) {
 	s, c := newServer(t, apiclient.WatchChunked)
 	ctx := testCtx(t)
-	cms := apiclient.NewResource[*ConfigMap](c, configmaps)
-	cm, err := cms.Create(ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "a", Namespace: "default"}}, apiclient.CreateOptions{})
+	cms := apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR)
+	cm, err := cms.Create(ctx, &testobj.ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "a", Namespace: "default"}}, apiclient.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestDisableRetriesAgainstServerFaults(t *testing.T) {
 			return err
 		}},
 		"ListEach": {apitest.VerbList, func(no bool) error {
-			_, err := cms.ListEach(ctx, apiclient.ListOptions{DisableRetries: no}, func(*ConfigMap) error { return nil })
+			_, err := cms.ListEach(ctx, apiclient.ListOptions{DisableRetries: no}, func(*testobj.ConfigMap) error { return nil })
 			return err
 		}},
 		"Get": {apitest.VerbGet, func(no bool) error {
@@ -126,7 +127,7 @@ func BenchmarkListEach(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	cms := apiclient.NewResource[*ConfigMap](c, configmaps)
+	cms := apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR)
 	ctx := context.Background()
 	payload := strings.Repeat("x", 900)
 	created := 0
@@ -152,7 +153,7 @@ func BenchmarkListEach(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				got := 0
-				if _, err := cms.ListEach(ctx, apiclient.ListOptions{}, func(*ConfigMap) error { got++; return nil }); err != nil || got != n {
+				if _, err := cms.ListEach(ctx, apiclient.ListOptions{}, func(*testobj.ConfigMap) error { got++; return nil }); err != nil || got != n {
 					b.Fatal(got, err)
 				}
 			}

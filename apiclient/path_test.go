@@ -3,6 +3,7 @@ package apiclient
 import (
 	"testing"
 
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -12,8 +13,8 @@ func TestResourcePath(t *testing.T) {
 		{resourcePath(deploy, "", ""), "/apis/apps/v1/deployments"},
 		{resourcePath(deploy, "ns", ""), "/apis/apps/v1/namespaces/ns/deployments"},
 		{resourcePath(deploy, "ns", "web", "status"), "/apis/apps/v1/namespaces/ns/deployments/web/status"},
-		{resourcePath(podsGVR, "", "n1"), "/api/v1/pods/n1"},
-		{resourcePath(podsGVR, "a b", "x/y"), "/api/v1/namespaces/a%20b/pods/x%2Fy"},
+		{resourcePath(testobj.PodGVR, "", "n1"), "/api/v1/pods/n1"},
+		{resourcePath(testobj.PodGVR, "a b", "x/y"), "/api/v1/namespaces/a%20b/pods/x%2Fy"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %s, want %s", c.got, c.want)

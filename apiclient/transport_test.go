@@ -18,6 +18,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -57,7 +58,7 @@ func TestRetriesHonourRetryAfter(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		p, err := NewResource[*testPod](c, podsGVR).Namespace("ns").Get(context.Background(), "p", GetOptions{})
+		p, err := NewResource[*testobj.Pod](c, testobj.PodGVR).Namespace("ns").Get(context.Background(), "p", GetOptions{})
 		if err != nil || p.Name != "p" {
 			t.Fatalf("Get = %v, %v", p, err)
 		}
@@ -79,7 +80,7 @@ func TestRetriesBoundedAndOnlyIdempotent(t *testing.T) {
 			writeJSON(w, 503, map[string]any{"kind": "Status", "reason": "ServiceUnavailable", "code": 503})
 		})}
 		c, _ := New(cfg)
-		pods := NewResource[*testPod](c, podsGVR).Namespace("ns")
+		pods := NewResource[*testobj.Pod](c, testobj.PodGVR).Namespace("ns")
 		_, err := pods.Get(context.Background(), "p", GetOptions{})
 		if !meta.IsServiceUnavailable(err) || calls.Load() != 4 {
 			t.Fatalf("err %v after %d calls, want 503 after 1+3", err, calls.Load())
@@ -88,7 +89,7 @@ func TestRetriesBoundedAndOnlyIdempotent(t *testing.T) {
 			t.Errorf("RetryAfter = %v, %v", d, ok)
 		}
 		calls.Store(0)
-		if _, err := pods.Create(context.Background(), &testPod{}, CreateOptions{}); !meta.IsServiceUnavailable(err) || calls.Load() != 1 {
+		if _, err := pods.Create(context.Background(), &testobj.Pod{}, CreateOptions{}); !meta.IsServiceUnavailable(err) || calls.Load() != 1 {
 			t.Fatalf("POST: err %v after %d calls, want no retry", err, calls.Load())
 		}
 		// No Retry-After: exponential back-off, still bounded, and the context ends it.
@@ -97,7 +98,7 @@ func TestRetriesBoundedAndOnlyIdempotent(t *testing.T) {
 		c2, _ := New(&Config{Host: "http://api", QPS: -1, WrapTransport: handlerTransport(func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "busy", 500)
 		})})
-		_, err = NewResource[*testPod](c2, podsGVR).Get(ctx, "p", GetOptions{})
+		_, err = NewResource[*testobj.Pod](c2, testobj.PodGVR).Get(ctx, "p", GetOptions{})
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v, want the context's deadline", err)
 		}
@@ -107,7 +108,7 @@ func TestRetriesBoundedAndOnlyIdempotent(t *testing.T) {
 			calls.Add(1)
 			http.Error(w, "nope", 404)
 		})})
-		if _, err := NewResource[*testPod](c3, podsGVR).Get(context.Background(), "p", GetOptions{}); !meta.IsNotFound(err) || calls.Load() != 1 {
+		if _, err := NewResource[*testobj.Pod](c3, testobj.PodGVR).Get(context.Background(), "p", GetOptions{}); !meta.IsNotFound(err) || calls.Load() != 1 {
 			t.Fatalf("404: %v after %d calls", err, calls.Load())
 		}
 	})
@@ -149,7 +150,7 @@ func TestTLSVerificationAndHTTP2(t *testing.T) {
 			return err
 		}
 		defer c.Close()
-		_, err = NewResource[*testPod](c, podsGVR).Get(ctx, "p", GetOptions{})
+		_, err = NewResource[*testobj.Pod](c, testobj.PodGVR).Get(ctx, "p", GetOptions{})
 		return err
 	}
 	// Verification is on by default: an unknown CA fails (and is not retried).

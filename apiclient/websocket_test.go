@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -47,7 +48,7 @@ func TestWatchWebSocket(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(goodStream), "\n")
 	lines = append(lines[:2], `{"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"12"}}}`)
 	rec, c, headers := wsWatchServer(t, lines, false)
-	w, err := NewResource[*testPod](c, podsGVR).Namespace("ns").WithKind("Pod").Watch(context.Background(), ListOptions{ResourceVersion: "3", AllowWatchBookmarks: true})
+	w, err := NewResource[*testobj.Pod](c, testobj.PodGVR).Namespace("ns").WithKind("Pod").Watch(context.Background(), ListOptions{ResourceVersion: "3", AllowWatchBookmarks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestWatchWebSocket(t *testing.T) {
 
 func TestWatchWebSocketStopAndTooLarge(t *testing.T) {
 	_, c, _ := wsWatchServer(t, []string{`{"type":"ADDED","object":{"metadata":{"name":"a"}}}`}, true)
-	w, err := NewResource[*testPod](c, podsGVR).Watch(context.Background(), ListOptions{})
+	w, err := NewResource[*testobj.Pod](c, testobj.PodGVR).Watch(context.Background(), ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestWatchWebSocketStopAndTooLarge(t *testing.T) {
 	big := `{"type":"ADDED","object":{"metadata":{"name":"` + strings.Repeat("x", 2000) + `"}}}`
 	_, c2, _ := wsWatchServer(t, []string{big}, true)
 	c2.maxEventSize = 1000
-	w2, err := NewResource[*testPod](c2, podsGVR).Watch(context.Background(), ListOptions{})
+	w2, err := NewResource[*testobj.Pod](c2, testobj.PodGVR).Watch(context.Background(), ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func TestWatchAutoFallsBackAndRemembers(t *testing.T) {
 		}
 	})
 	c.watchProtocol = WatchAuto
-	pods := NewResource[*testPod](c, podsGVR)
+	pods := NewResource[*testobj.Pod](c, testobj.PodGVR)
 	for i := 0; i < 2; i++ {
 		w, err := pods.Watch(context.Background(), ListOptions{})
 		if err != nil {
@@ -148,7 +149,7 @@ func TestWatchWebSocketAPIErrorIsNotARefusal(t *testing.T) {
 		writeJSON(w, 403, map[string]any{"kind": "Status", "reason": "Forbidden", "code": 403, "message": "no"})
 	})
 	c.watchProtocol = WatchAuto
-	if _, err := NewResource[*testPod](c, podsGVR).Watch(context.Background(), ListOptions{}); !meta.IsForbidden(err) {
+	if _, err := NewResource[*testobj.Pod](c, testobj.PodGVR).Watch(context.Background(), ListOptions{}); !meta.IsForbidden(err) {
 		t.Fatalf("err %v", err)
 	}
 	if rec.count() != 1 || c.wsRefused.Load() {
@@ -179,7 +180,7 @@ func TestWatchWebSocketRenewsCredentialsAfter401(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ec.Close()
-	w, err := NewResource[*testPod](ec, podsGVR).Watch(context.Background(), ListOptions{})
+	w, err := NewResource[*testobj.Pod](ec, testobj.PodGVR).Watch(context.Background(), ListOptions{})
 	if err != nil {
 		t.Fatalf("watch after a 401: %v", err)
 	}
