@@ -1,7 +1,10 @@
 package controller
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -87,4 +90,74 @@ func serveChecks(w http.ResponseWriter, r *http.Request, what string, checks []n
 		return
 	}
 	fmt.Fprint(w, "ok")
+}
+
+// Checker is a health or readiness check: nil means healthy.
+type Checker func(req *http.Request) error
+
+type namedCheck struct {
+	name  string
+	check Checker
+}
+
+// AddHealthzCheck adds a check to /healthz (liveness: failing means "restart me").
+func (m *Manager) AddHealthzCheck(name string, check Checker) error {
+	return m.addCheck(&m.healthz, name, check)
+}
+
+// AddReadyzCheck adds a check to /readyz (readiness: failing means "do not send me work").
+func (m *Manager) AddReadyzCheck(name string, check Checker) error {
+	return m.addCheck(&m.readyz, name, check)
+}
+
+func (m *Manager) addCheck(list *[]namedCheck, name string, check Checker) error {
+	if name == "" || check == nil {
+		return errors.New("controller: a check needs a name and a function")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, c := range *list {
+		if c.name == name {
+			return fmt.Errorf("controller: check %q already added", name)
+		}
+	}
+	*list = append(*list, namedCheck{name, check})
+	return nil
+}
+
+// HTTPAddr returns the address the HTTP endpoints listen on, once Start has bound it ("" before,
+// or without HTTPAddress).
+func (m *Manager) HTTPAddr() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.httpAddr
+}
+
+// serveHTTP starts the HTTP endpoints if configured and returns their stop function.
+func (m *Manager) serveHTTP() (func(), error) {
+	if m.opts.HTTPAddress == "" {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", m.opts.HTTPAddress)
+	if err != nil {
+		return nil, fmt.Errorf("controller: HTTP endpoints: %w", err)
+	}
+	m.mu.Lock()
+	m.httpAddr = ln.Addr().String()
+	m.mu.Unlock()
+	srv := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.log.Error("HTTP endpoints stopped", "err", err)
+		}
+	}()
+	m.log.Info("serving /healthz, /readyz and /metrics", "address", m.httpAddr)
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-done
+	}, nil
 }
