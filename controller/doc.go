@@ -12,47 +12,17 @@
 // Events from sources go through predicates to handlers, which add Requests (namespace and
 // name) to the controller's work queue; workers take Requests and call
 // Reconcile(ctx, Request) (Result, error). A Request is never reconciled by two workers at
-// once, and many events for one object while it waits collapse into one reconcile.
+// once. An error is retried with backoff, a TerminalError is not, Result.RequeueAfter
+// requeues after a delay. The names are controller-runtime's; NewBuilder with Primary, Owned
+// and Watched plays its builder (For, Owns, Watches). Handlers, predicates and sources are
+// generic over the object type, bound to an informer in Kind.
 //
-// The names are controller-runtime's (Request, Result, Reconciler, TerminalError, Kind,
-// Channel, EnqueueRequestForObject, EnqueueRequestForOwner, EnqueueRequestsFromMapFunc,
-// GenerationChanged, And/Or/Not, Runnable, LeaderElectionRunnable, ...); NewManager plays
-// manager.New and New(name, reconciler, Options) + Manager.Add plays controller.New;
-// NewBuilder with Primary, Owned and Watched plays controller-runtime's builder (For, Owns,
-// Watches), and OwnedType.ChildrenOf lists an owner's children from an index. The
-// Manager serves /healthz, /readyz and /metrics (package controller/metrics) on
-// ManagerOptions.HTTPAddress; leader election is package controller/leaderelection.
+// The Manager runs the informers, the controllers and leader election
+// (controller/leaderelection), serves /healthz, /readyz and /metrics (controller/metrics),
+// and hands reconcilers a Client (controller/client), an EventRecorderFor (controller/events)
+// and the type registry (kinds). Unlike controller-runtime, initial-list events are queued at
+// low priority, shutdown drains in-flight reconciles, and /readyz fails on a stalled watch.
 //
-// The Manager also hands reconcilers what they need besides the informers: Client (package
-// client: cache reads that see the client's own writes, writes to the API server),
-// EventRecorderFor (package controller/events) and the type registry (Kinds, package kinds);
-// package controller/controllerutil has the finalizer, owner-reference and CreateOrUpdate
-// helpers.
-//
-// Handlers, predicates and sources are generic over the object type, so a handler for Pods
-// cannot be attached to an informer of ConfigMaps; the binding happens in Kind, where the
-// type is known, and the Controller itself has no type parameter.
-//
-// # Reconcile results
-//
-//   - error (or a panic, recovered and counted): AddRateLimited, exponential backoff per
-//     Request; past Options.MaxRetries retries the Request is forgotten, logged and counted;
-//     a 409 Conflict is retried the same way but logged at debug level (Stats, metric);
-//   - TerminalError: logged and counted, not retried;
-//   - Result.RequeueAfter > 0: Forget, then AddAfter(d);
-//   - Result.Requeue: AddRateLimited;
-//   - success: Forget (the Request's backoff starts again from the base delay).
-//
-// # Where it differs from controller-runtime
-//
-//   - Initial-list events are queued at low priority: a controller starting over many
-//     existing objects still reacts first to what changes now.
-//   - Shutdown drains: in-flight reconciles finish with a live context (up to the drain
-//     timeout) instead of having their writes cut. After a lost Lease they are cancelled at
-//     once instead, with cause ErrLeaderElectionLost.
-//   - Leader election keeps renewing while the leader's runnables drain, and releases only
-//     after they have stopped (see package leaderelection).
-//   - /readyz fails when an informer has gone without news longer than MaxStaleness (a
-//     stalled watch), not only before the first sync.
-//   - Queue metrics of stopped controllers are removed from /metrics.
+// docs/controller.md has the details: every piece, the reconcile results and every
+// difference from controller-runtime.
 package controller
