@@ -234,55 +234,16 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 		return nil, false, errConflict(t, name, fmt.Sprintf("Precondition failed: UID in precondition: %s, UID in object meta: %s", uid, old.uid))
 	}
 	prev := mustDecode(old.raw)
-	prevMeta := jsonobj.Meta(prev)
 	obj, st := s.admitLocked(r, subOf(mode), obj, prev, wo)
 	if st != nil {
 		return nil, false, st
 	}
-	meta = jsonobj.Meta(obj)
 	if mode == updateStatus {
-		// Only the status changes.
-		next := mustDecode(old.raw)
-		if st, ok := obj["status"]; ok {
-			next["status"] = st
-		} else {
-			delete(next, "status")
-		}
-		admission.PrepareForStatusUpdate(t.gvk(), next, prev)
-		// The status update's managedFields are kept, as the registry strategies keep them.
-		if mf, ok := meta["managedFields"]; ok {
-			jsonobj.Meta(next)["managedFields"] = mf
-		} else {
-			delete(jsonobj.Meta(next), "managedFields")
-		}
-		obj = next
-		meta = jsonobj.Meta(obj)
-	} else {
-		for _, k := range []string{"uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"} {
-			if v, ok := prevMeta[k]; ok {
-				meta[k] = v
-			} else {
-				delete(meta, k)
-			}
-		}
-		if t.StatusSubresource && mode != updateSystem {
-			if st, ok := prev["status"]; ok {
-				obj["status"] = st
-			} else {
-				delete(obj, "status")
-			}
-		}
-		if errs := admission.ValidateObjectMetaUpdate(meta, prevMeta, old.deleting, t.nameIsLabel); len(errs) > 0 {
-			return nil, false, apierr.Invalid(t.Kind, t.Group, name, errs)
-		}
-		// The deployment strategy also counts annotations: they are copied to the
-		// deployment's replica sets.
-		annotated := t.kindKey() == "apps/v1/Deployment" && !jsonobj.Equal(prevMeta["annotations"], meta["annotations"])
-		if t.generation && mode != updateSystem && (annotated || specChanged(prev, obj, t.StatusSubresource)) {
-			g, _ := strconv.ParseInt(fmt.Sprint(prevMeta["generation"]), 10, 64)
-			meta["generation"] = json.Number(strconv.FormatInt(g+1, 10))
-		}
+		obj = statusUpdate(t, obj, prev, old)
+	} else if st := keepSystemFields(t, obj, prev, mode, old.deleting); st != nil {
+		return nil, false, st
 	}
+	meta = jsonobj.Meta(obj)
 	meta["resourceVersion"] = strconv.FormatUint(old.rv, 10)
 	if b, err := json.Marshal(obj); err == nil && bytes.Equal(b, old.raw) {
 		return old, false, nil // nothing changed: no new resourceVersion, no event
@@ -314,6 +275,59 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 	return o, false, nil
 }
 
+// statusUpdate is the object an update of /status stores: the stored object old (prev
+// decoded) with obj's status and managedFields (the registry strategies keep them), and
+// what the status strategy keeps of prev.
+func statusUpdate(t *ResourceType, obj, prev map[string]any, old *storedObj) map[string]any {
+	next := mustDecode(old.raw)
+	if st, ok := obj["status"]; ok {
+		next["status"] = st
+	} else {
+		delete(next, "status")
+	}
+	admission.PrepareForStatusUpdate(t.gvk(), next, prev)
+	if mf, ok := jsonobj.Meta(obj)["managedFields"]; ok {
+		jsonobj.Meta(next)["managedFields"] = mf
+	} else {
+		delete(jsonobj.Meta(next), "managedFields")
+	}
+	return next
+}
+
+// keepSystemFields sets in obj, an update of the main resource (or the server's own write,
+// updateSystem), what only the server changes: the system metadata, the status behind a
+// status subresource, and the next generation when the object's intent changed. It
+// validates the metadata of the update.
+func keepSystemFields(t *ResourceType, obj, prev map[string]any, mode updateMode, deleting bool) *meta.Status {
+	md, prevMeta := jsonobj.Meta(obj), jsonobj.Meta(prev)
+	for _, k := range []string{"uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"} {
+		if v, ok := prevMeta[k]; ok {
+			md[k] = v
+		} else {
+			delete(md, k)
+		}
+	}
+	if t.StatusSubresource && mode != updateSystem {
+		if st, ok := prev["status"]; ok {
+			obj["status"] = st
+		} else {
+			delete(obj, "status")
+		}
+	}
+	if errs := admission.ValidateObjectMetaUpdate(md, prevMeta, deleting, t.nameIsLabel); len(errs) > 0 {
+		return apierr.Invalid(t.Kind, t.Group, jsonobj.Str(md, "name"), errs)
+	}
+	// The deployment strategy also counts annotations: they are copied to the
+	// deployment's replica sets.
+	annotated := t.kindKey() == "apps/v1/Deployment" && !jsonobj.Equal(prevMeta["annotations"], md["annotations"])
+	if t.generation && mode != updateSystem && (annotated || specChanged(prev, obj, t.StatusSubresource)) {
+		g, _ := strconv.ParseInt(fmt.Sprint(prevMeta["generation"]), 10, 64)
+		md["generation"] = json.Number(strconv.FormatInt(g+1, 10))
+	}
+	return nil
+}
+
+// specChanged reports whether a and b differ outside metadata (and status, withStatus).
 func specChanged(a, b map[string]any, withStatus bool) bool {
 	strip := func(m map[string]any) []byte {
 		c := make(map[string]any, len(m))
