@@ -360,5 +360,3 @@ func (s *Server) writeDelay(r *resource) time.Duration {
 	}
 	return max(s.writeWait[""], s.writeWait[r.typ.name()])
 }
-
-var _ = http.StatusOK
