@@ -38,10 +38,7 @@ func (q *queue[T]) AddAfter(item T, d time.Duration) {
 	if q.metrics != nil {
 		q.metrics.retries.Inc()
 	}
-	idx, ok := q.lookupHashed(item, h)
-	if !ok {
-		idx = q.alloc(item, h)
-	}
+	idx := q.entryOf(item, h)
 	if d <= 0 {
 		q.markDirty(idx, 0)
 		q.mu.Unlock()
@@ -202,4 +199,11 @@ func (q *queue[T]) removeHeap(i int) {
 	if last == 0 && cap(q.heap) > ringKeep {
 		q.heap = nil
 	}
+}
+
+// delayed is one pending AddAfter in the delay heap.
+type delayed struct {
+	at  int64  // ready time, nanoseconds since queue.epoch (monotonic)
+	seq uint32 // tie-breaker among equal times: earlier AddAfter first (compared modulo 2^32)
+	idx uint32
 }

@@ -106,81 +106,8 @@ const (
 	flagProcessing                   // handed out by Get, not yet Done
 )
 
-const (
-	noTimer = math.MaxInt64
-	// compactAbove is the peak number of live entries above which an idle queue (no item
-	// queued, processing or delayed) drops its tables so that a burst does not pin memory.
-	compactAbove = 4096
-	// ringKeep is the largest ring buffer (in slots) kept when a ring empties.
-	ringKeep = 4096
-	// keepLevels is how many priority levels a queue keeps when some are empty.
-	keepLevels = 8
-)
-
-// entry is the queue's whole knowledge of one item. Entries live in a dense table (slab)
-// indexed by uint32; the item index (index.go) gives an item's entry.
-type entry[T comparable] struct {
-	item    T
-	prio    int32  // priority it waits with (or will wait with after Done)
-	gen     uint32 // bumped when the entry moves to another ring; stale ring slots carry an older gen
-	heapPos int32  // position in the delay heap, -1 if no delay is pending
-	flags   uint8
-}
-
-// ring is a growable circular buffer of slots (gen<<32 | index).
-type ring struct {
-	buf  []uint64
-	head int
-	n    int
-}
-
-func (r *ring) push(v uint64) {
-	if r.n == len(r.buf) {
-		r.grow()
-	}
-	r.buf[(r.head+r.n)&(len(r.buf)-1)] = v
-	r.n++
-}
-
-func (r *ring) pop() uint64 {
-	v := r.buf[r.head]
-	r.head = (r.head + 1) & (len(r.buf) - 1)
-	r.n--
-	return v
-}
-
-func (r *ring) grow() {
-	size := 2 * len(r.buf)
-	if size == 0 {
-		size = 16
-	}
-	nb := make([]uint64, size)
-	k := copy(nb, r.buf[r.head:])
-	copy(nb[k:], r.buf[:r.head])
-	r.buf, r.head = nb, 0
-}
-
-// reset empties the ring, dropping a large buffer.
-func (r *ring) reset() {
-	r.head, r.n = 0, 0
-	if len(r.buf) > ringKeep {
-		r.buf = nil
-	}
-}
-
-// level is the FIFO of one priority.
-type level struct {
-	prio int32
-	live int // slots in r that are not stale
-	r    ring
-}
-
-// delayed is one pending AddAfter in the delay heap.
-type delayed struct {
-	at  int64  // ready time, nanoseconds since queue.epoch (monotonic)
-	seq uint32 // tie-breaker among equal times: earlier AddAfter first (compared modulo 2^32)
-	idx uint32
-}
+// noTimer is queue.timerAt when the delay timer is not armed.
+const noTimer = math.MaxInt64
 
 // queue implements every interface of the package.
 type queue[T comparable] struct {
@@ -261,162 +188,6 @@ func newQueue[T comparable](cfg Config, rl RateLimiter[T]) *queue[T] {
 // now is the monotonic time since the queue was created.
 func (q *queue[T]) now() int64 { return int64(time.Since(q.epoch)) }
 
-// alloc gives item, of hash h and not yet indexed, a fresh entry and indexes it.
-func (q *queue[T]) alloc(item T, h uint32) uint32 {
-	var idx uint32
-	if n := len(q.free); n > 0 {
-		idx = q.free[n-1]
-		q.free = q.free[:n-1]
-	} else {
-		idx = uint32(len(q.slab))
-		q.slab = grow(q.slab)
-		if q.metrics != nil {
-			q.times = grow(q.times)
-		}
-	}
-	e := &q.slab[idx]
-	e.item = item
-	e.heapPos = -1
-	q.indexInsert(h, idx)
-	q.live++
-	q.churn++
-	if q.live > q.peak {
-		q.peak = q.live
-	}
-	return idx
-}
-
-// grow appends a zero element, doubling the capacity when it is full (append grows large
-// slices by only 1.25×, which copies a big table many times over).
-func grow[E any](s []E) []E {
-	if len(s) < cap(s) {
-		return s[:len(s)+1]
-	}
-	ns := make([]E, len(s)+1, max(2*cap(s), 64))
-	copy(ns, s)
-	return ns
-}
-
-// release forgets the entry, whose item has hash h: the queue keeps no reference to the item
-// afterwards. The generation survives so that stale ring slots stay recognisable.
-func (q *queue[T]) release(idx, h uint32) {
-	e := &q.slab[idx]
-	q.indexDelete(h, idx)
-	var zero T
-	e.item = zero
-	e.flags = 0
-	e.prio = 0
-	q.free = append(q.free, idx)
-	q.live--
-}
-
-// maybeCompact drops the tables of an idle queue that once held many items (see compactAt).
-func (q *queue[T]) maybeCompact() {
-	if q.live != 0 || q.peak < q.compactAt || q.churn>>min(q.compactions, 6) < q.peak {
-		return
-	}
-	q.compactions++
-	q.resetTables()
-}
-
-// resetTables forgets every entry at once. Only for a queue with no live entry, or one whose
-// live entries are all being dropped.
-func (q *queue[T]) resetTables() {
-	q.slots, q.used = nil, 0
-	q.slab, q.free, q.times, q.heap = nil, nil, nil, nil
-	q.levels = q.levels[:1]
-	q.levels[0] = level{}
-	q.live, q.peak, q.churn = 0, 0, 0
-}
-
-// levelFor returns the level of priority p, creating it if needed. The pointer is valid until
-// the next change to q.levels.
-func (q *queue[T]) levelFor(p int32) *level {
-	if len(q.levels) == 1 && p == 0 {
-		return &q.levels[0]
-	}
-	i, ok := q.levelIndex(p)
-	if !ok {
-		q.levels = append(q.levels, level{})
-		copy(q.levels[i+1:], q.levels[i:])
-		q.levels[i] = level{prio: p}
-	}
-	return &q.levels[i]
-}
-
-// levelIndex finds priority p in the levels (sorted high to low), or where it belongs.
-func (q *queue[T]) levelIndex(p int32) (int, bool) {
-	lo, hi := 0, len(q.levels)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if q.levels[m].prio > p {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo, lo < len(q.levels) && q.levels[lo].prio == p
-}
-
-// levelEmptied is called when level i has no live slot left: its remaining slots are stale.
-// Up to keepLevels empty levels are kept (with their buffers) for reuse; beyond that, empty
-// levels other than 0 are removed so that many distinct priorities do not pile up.
-func (q *queue[T]) levelEmptied(i int) {
-	q.levels[i].r.reset()
-	if q.levels[i].prio != 0 && len(q.levels) > keepLevels {
-		copy(q.levels[i:], q.levels[i+1:])
-		q.levels[len(q.levels)-1] = level{}
-		q.levels = q.levels[:len(q.levels)-1]
-	}
-}
-
-// enqueue puts the entry at the end of the level of its priority.
-func (q *queue[T]) enqueue(idx uint32) {
-	e := &q.slab[idx]
-	lv := q.levelFor(e.prio)
-	lv.r.push(uint64(e.gen)<<32 | uint64(idx))
-	lv.live++
-	q.queued++
-}
-
-// dequeue takes the first live slot of the highest non-empty level. q.queued must be > 0.
-func (q *queue[T]) dequeue() uint32 {
-	for i := range q.levels {
-		lv := &q.levels[i]
-		if lv.live == 0 {
-			continue
-		}
-		for {
-			s := lv.r.pop()
-			idx := uint32(s)
-			if q.slab[idx].gen != uint32(s>>32) {
-				continue // stale: the entry moved to a higher priority
-			}
-			lv.live--
-			q.queued--
-			if lv.live == 0 {
-				q.levelEmptied(i)
-			}
-			return idx
-		}
-	}
-	panic("workqueue: internal error: dequeue from an empty queue")
-}
-
-// raise moves a waiting entry to the end of the higher priority p.
-func (q *queue[T]) raise(idx uint32, p int32) {
-	e := &q.slab[idx]
-	i, _ := q.levelIndex(e.prio)
-	q.levels[i].live--
-	q.queued--
-	if q.levels[i].live == 0 {
-		q.levelEmptied(i)
-	}
-	e.gen++
-	e.prio = p
-	q.enqueue(idx)
-}
-
 // markDirty applies Add(item, p) to the item's entry.
 func (q *queue[T]) markDirty(idx uint32, p int32) {
 	e := &q.slab[idx]
@@ -466,32 +237,22 @@ func (q *queue[T]) wait() {
 	}
 }
 
-func (q *queue[T]) Add(item T) {
-	h := q.hash(item)
-	q.mu.Lock()
-	if !q.shuttingDown {
-		idx, ok := q.lookupHashed(item, h)
-		if !ok {
-			idx = q.alloc(item, h)
-		}
-		q.markDirty(idx, 0)
-	}
-	q.mu.Unlock()
-}
+func (q *queue[T]) Add(item T) { q.add(item, 0) }
 
 func (q *queue[T]) AddWithPriority(item T, priority int) {
 	var p int32
 	if q.priorities {
 		p = int32(min(max(priority, math.MinInt32), math.MaxInt32))
 	}
+	q.add(item, p)
+}
+
+// add is Add with priority p.
+func (q *queue[T]) add(item T, p int32) {
 	h := q.hash(item)
 	q.mu.Lock()
 	if !q.shuttingDown {
-		idx, ok := q.lookupHashed(item, h)
-		if !ok {
-			idx = q.alloc(item, h)
-		}
-		q.markDirty(idx, p)
+		q.markDirty(q.entryOf(item, h), p)
 	}
 	q.mu.Unlock()
 }
