@@ -1,12 +1,10 @@
 // Package workqueue is informerkit's rebuild of client-go's k8s.io/client-go/util/workqueue:
 // a deduplicating work queue for controllers, with delayed and rate-limited re-adds, rate
 // limiters, metrics hooks and ParallelizeUntil. It imports nothing from the rest of
-// informerkit.
-//
-// The names are client-go's without the Typed prefix (Interface[T], NewRateLimiting[T],
-// DefaultControllerRateLimiter[T], ...); New[T](Config) is NewTypedWithConfig. There is no
-// global metrics provider (client-go's SetProvider): a queue reports metrics only when its
-// Config names it and carries a MetricsProvider.
+// informerkit. The names are client-go's without the Typed prefix (Interface[T],
+// NewRateLimiting[T], DefaultControllerRateLimiter[T], ...); New[T](Config) is
+// NewTypedWithConfig. A queue reports metrics only when its Config names it and carries a
+// MetricsProvider (there is no global provider).
 //
 // # Rules
 //
@@ -22,20 +20,9 @@
 //     Get keeps handing out the items already queued and reports shutdown only once the queue is
 //     empty. ShutDownWithDrain additionally waits until every item handed out has been Done.
 //
-// # Where it differs from client-go
-//
-//   - GetWithContext and ShutDownWithDrainContext take a context.
-//   - With Config.Priorities, AddWithPriority orders the queue by priority, higher first,
-//     FIFO within a priority (controllers hand out initial-list events after live changes).
-//   - An item is released as soon as nothing refers to it; no per-item allocation once the
-//     queue has warmed up, and an idle queue that held a burst drops its tables.
-//   - Delays use one runtime timer for the whole queue; a queue with no delays and no metrics
-//     runs no goroutine. Repeated AddAfter of one item keeps one heap entry.
-//   - ShutDown lets the metrics provider forget the queue (MetricsDeleter).
-//   - BucketRateLimiter.MaxDelay caps a delay without leaving the bucket in debt.
-//   - ParallelizeUntil re-raises a worker's panic in the caller instead of crashing the
-//     process from a background goroutine.
-//
-// Time comes from the standard library (time.Now, time.AfterFunc), so tests drive it with
-// testing/synctest.
+// Unlike client-go: Get and ShutDownWithDrain have context forms; Config.Priorities orders
+// the queue by priority; no per-item allocation once warmed up; one runtime timer for all
+// delays, and no goroutine without delays or metrics; ParallelizeUntil re-raises a worker's
+// panic in the caller. docs/workqueue.md lists every difference. Time comes from the standard
+// library, so tests drive it with testing/synctest.
 package workqueue
