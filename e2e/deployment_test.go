@@ -91,7 +91,7 @@ func TestMiniDeploymentOnKubeAPIServer(t *testing.T) {
 	md := &deployment.MiniDeployment{ObjectMeta: meta.ObjectMeta{Namespace: ns, Name: "web"},
 		Spec: deployment.Spec{Replicas: &three, Template: deployment.PodTemplate{Spec: deployment.PodSpec{
 			Containers: []deployment.Container{{Name: "web", Image: "registry.k8s.io/pause:3.10"}}}}}}
-	md.TypeMeta = meta.TypeMeta{APIVersion: deployment.Group + "/" + deployment.Version, Kind: deployment.Kind}
+	md.TypeMeta = meta.TypeMeta{APIVersion: deployment.DeploymentKind.APIVersion(), Kind: deployment.DeploymentKind.Kind}
 	if _, err := mds.Namespace(ns).Create(ctx, md, apiclient.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -111,8 +111,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 // of three replicas.
 func sampleServer() (*apitest.Server, error) {
 	srv := apitest.NewServer()
-	for _, rt := range []apitest.ResourceType{deployment.APITestResource, configmapreplicator.APITestResource} {
-		if err := srv.AddResource(rt); err != nil {
+	for _, crd := range [][]byte{deployment.CRDYAML, configmapreplicator.CRDYAML} {
+		if err := srv.AddCRD(crd); err != nil {
 			srv.Close()
 			return nil, err
 		}
@@ -125,7 +125,7 @@ func sampleServer() (*apitest.Server, error) {
 }
 
 func createSample(srv *apitest.Server) error {
-	_, err := srv.Create(deployment.Plural, map[string]any{"apiVersion": deployment.Group + "/" + deployment.Version, "kind": deployment.Kind,
+	_, err := srv.Create(deployment.DeploymentKind.Resource, map[string]any{"apiVersion": deployment.DeploymentKind.APIVersion(), "kind": deployment.DeploymentKind.Kind,
 		"metadata": map[string]any{"namespace": "default", "name": "web"},
 		"spec": map[string]any{"replicas": 3, "template": map[string]any{
 			"spec": map[string]any{"containers": []any{map[string]any{"name": "web", "image": "nginx"}}}}}})

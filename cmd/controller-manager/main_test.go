@@ -37,7 +37,7 @@ func TestBadFlags(t *testing.T) {
 func TestRunnerStartsTheExample(t *testing.T) {
 	srv := apitest.NewServer()
 	defer srv.Close()
-	if err := srv.AddResource(deployment.APITestResource); err != nil {
+	if err := srv.AddCRD(deployment.CRDYAML); err != nil {
 		t.Fatal(err)
 	}
 	if err := createSample(srv); err != nil {

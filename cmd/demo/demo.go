@@ -124,7 +124,7 @@ func (d *demo) run(ctx context.Context, kubeconfig string) (err error) {
 			return fmt.Errorf("starting the embedded API server: %w", err)
 		}
 		defer srv.Close()
-		if err := srv.AddResource(cmr.APITestResource); err != nil {
+		if err := srv.AddCRD(cmr.CRDYAML); err != nil {
 			return err
 		}
 		if d.prepare != nil {
@@ -410,7 +410,7 @@ func (d *demo) steps() []step {
 		title: fmt.Sprintf("create ConfigMapReplication %s: copy %s/%s into namespaces labelled %s=true", replication, nsSource, sourceName, cmr.LabelReplicateInto),
 		do: func(ctx context.Context) error {
 			r := &cmr.ConfigMapReplication{
-				TypeMeta:   meta.TypeMeta{APIVersion: cmr.Group + "/" + cmr.Version, Kind: cmr.Kind},
+				TypeMeta:   cmr.ReplicationKind.TypeMeta(),
 				ObjectMeta: meta.ObjectMeta{Name: replication},
 				Spec: cmr.ReplicationSpec{
 					Source:            cmr.SourceRef{Namespace: nsSource, Name: sourceName},

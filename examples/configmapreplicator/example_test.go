@@ -15,13 +15,13 @@ import (
 func Example() {
 	srv := apitest.NewServer()
 	defer srv.Close()
-	_ = srv.AddResource(cmr.APITestResource)
+	_ = srv.AddCRD(cmr.CRDYAML)
 	_, _ = srv.Create("namespaces", map[string]any{"metadata": map[string]any{"name": "platform"}})
 	_, _ = srv.Create("namespaces", map[string]any{"metadata": map[string]any{"name": "team-a",
 		"labels": map[string]any{cmr.LabelReplicateInto: "true"}}})
 	_, _ = srv.Create("configmaps", map[string]any{"metadata": map[string]any{"namespace": "platform", "name": "settings"},
 		"data": map[string]any{"color": "blue"}})
-	_, _ = srv.Create(cmr.Plural, map[string]any{"apiVersion": cmr.Group + "/" + cmr.Version, "kind": cmr.Kind,
+	_, _ = srv.Create(cmr.ReplicationKind.Resource, map[string]any{"apiVersion": cmr.ReplicationKind.APIVersion(), "kind": cmr.ReplicationKind.Kind,
 		"metadata": map[string]any{"name": "team-settings"},
 		"spec": map[string]any{"source": map[string]any{"namespace": "platform", "name": "settings"},
 			"namespaceSelector": map[string]any{"matchLabels": map[string]any{cmr.LabelReplicateInto: "true"}}}})
@@ -37,7 +37,7 @@ func Example() {
 	wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
 	defer wcancel()
 	_ = srv.WaitFor(wctx, func() bool {
-		o, err := srv.Get(cmr.Plural, "", "team-settings")
+		o, err := srv.Get(cmr.ReplicationKind.Resource, "", "team-settings")
 		return err == nil && o["status"] != nil && o["status"].(map[string]any)["copies"] != nil &&
 			fmt.Sprint(o["status"].(map[string]any)["copies"]) == "1"
 	})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -80,9 +79,6 @@ func Setup(mgr *controller.Manager, opts Options) (*controller.Controller, error
 	}
 	if opts.Logger == nil {
 		opts.Logger = mgr.Logger()
-	}
-	if err := mgr.Kinds().Register(reflect.TypeFor[*ConfigMapReplication](), ReplicationKind); err != nil {
-		return nil, err
 	}
 	c := mgr.Client()
 	r := &Replicator{

@@ -33,7 +33,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	srv := apitest.NewServer()
 	t.Cleanup(srv.Close)
-	if err := srv.AddResource(APITestResource); err != nil {
+	if err := srv.AddCRD(CRDYAML); err != nil {
 		t.Fatal(err)
 	}
 	e := &env{srv: srv}
@@ -56,7 +56,7 @@ func (e *env) create(t *testing.T, resource string, obj map[string]any) {
 }
 
 func replicationObj(name string, selector map[string]any) map[string]any {
-	return map[string]any{"apiVersion": Group + "/" + Version, "kind": Kind, "metadata": map[string]any{"name": name},
+	return map[string]any{"apiVersion": ReplicationKind.APIVersion(), "kind": ReplicationKind.Kind, "metadata": map[string]any{"name": name},
 		"spec": map[string]any{"source": map[string]any{"namespace": "src", "name": "cfg"},
 			"namespaceSelector": map[string]any{"matchLabels": selector}}}
 }
@@ -89,7 +89,7 @@ func (e *env) start(t *testing.T) {
 
 // status returns the replication's status as "copies=N [ns...] message".
 func (e *env) status(name string) string {
-	o, err := e.srv.Get(Plural, "", name)
+	o, err := e.srv.Get(ReplicationKind.Resource, "", name)
 	if err != nil {
 		return err.Error()
 	}
@@ -128,12 +128,12 @@ func (e *env) waitFor(t *testing.T, what string, cond func() bool) {
 func TestSpecChangeMovesCopiesAndStatusTracksGeneration(t *testing.T) {
 	e := newEnv(t)
 	e.start(t)
-	e.create(t, Plural, replicationObj("r", map[string]any{LabelReplicateInto: "true"}))
+	e.create(t, ReplicationKind.Resource, replicationObj("r", map[string]any{LabelReplicateInto: "true"}))
 	e.waitFor(t, "copies in a and b", func() bool {
 		return e.copies() == "a=v1 b=v1" && e.status("r") == "gen=1 copies=2 [a b] "
 	})
 	// Select namespace c by name instead: the generation grows, copies move.
-	if _, err := e.srv.Mutate(Plural, "", "r", func(o apitest.Object) {
+	if _, err := e.srv.Mutate(ReplicationKind.Resource, "", "r", func(o apitest.Object) {
 		o["spec"].(map[string]any)["namespaceSelector"] = map[string]any{"matchLabels": map[string]any{"tier": "c"}}
 	}); err != nil {
 		t.Fatal(err)
@@ -145,7 +145,7 @@ func TestForeignConfigMapIsLeftAloneAndReported(t *testing.T) {
 	e := newEnv(t)
 	e.create(t, "configmaps", map[string]any{"metadata": map[string]any{"namespace": "b", "name": "cfg"}, "data": map[string]any{"k": "mine"}})
 	e.start(t)
-	e.create(t, Plural, replicationObj("r", map[string]any{LabelReplicateInto: "true"}))
+	e.create(t, ReplicationKind.Resource, replicationObj("r", map[string]any{LabelReplicateInto: "true"}))
 	e.waitFor(t, "a copy in a only", func() bool {
 		return e.copies() == "a=v1 b=foreign" && e.status("r") == "gen=1 copies=1 [a] b/cfg exists and is not managed by r"
 	})
@@ -157,7 +157,7 @@ func TestForeignConfigMapIsLeftAloneAndReported(t *testing.T) {
 
 func TestRestartFindsEverythingInSyncAndWritesNothing(t *testing.T) {
 	e := newEnv(t)
-	e.create(t, Plural, replicationObj("r", map[string]any{LabelReplicateInto: "true"}))
+	e.create(t, ReplicationKind.Resource, replicationObj("r", map[string]any{LabelReplicateInto: "true"}))
 	first := e.runOnce(t)
 	if first == 0 {
 		t.Fatal("the first run wrote nothing")

@@ -1,19 +1,20 @@
 package configmapreplicator
 
 import (
+	_ "embed"
+
 	"github.com/informerkit/informerkit/conditions"
 	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/meta"
 )
 
-// The API of the example: a cluster-scoped custom resource, and the labels and annotations
-// the controller writes.
-const (
-	Group   = "informerkit.io"
-	Version = "v1alpha1"
-	Kind    = "ConfigMapReplication"
-	Plural  = "configmapreplications"
+//go:generate go run ../../cmd/crdgen -out crd.yaml .
 
+// The labels and annotations the controller writes. The API of the example,
+// ConfigMapReplication, is a cluster-scoped custom resource whose facts are written once,
+// in the markers of its type: cmd/crdgen writes crd.yaml from them, and the type registry
+// (ReplicationKind), InstallCRD and apitest (Server.AddCRD) read crd.yaml.
+const (
 	// LabelReplication is set on every copy: the name of the ConfigMapReplication that
 	// manages it (the copies' index, and a selector for humans: kubectl get cm -A -l ...).
 	LabelReplication = "informerkit.io/replication"
@@ -23,19 +24,36 @@ const (
 	LabelReplicateInto = "informerkit.io/replicate-into"
 )
 
-// ReplicationKind describes ConfigMapReplication for the type registry (package kinds).
-var ReplicationKind = kinds.Info{Group: Group, Version: Version, Kind: Kind, Resource: Plural, StatusSubresource: true}
+// CRDYAML is ConfigMapReplication's CustomResourceDefinition, generated from the markers of
+// the type: kubectl apply -f crd.yaml (or InstallCRD) on a real cluster,
+// apitest.Server.AddCRD in tests.
+//
+//go:embed crd.yaml
+var CRDYAML []byte
+
+// The kinds the controller reads and writes, registered in kinds.Default:
+// ConfigMapReplication as its CRD describes it, and the built-in ConfigMap and Namespace.
+var (
+	ReplicationKind = kinds.MustRegister[*ConfigMapReplication](kinds.MustFromCRD(CRDYAML, "ConfigMapReplication"))
+	ConfigMapKind   = kinds.MustRegister[*ConfigMap](kinds.ConfigMap)
+	NamespaceKind   = kinds.MustRegister[*Namespace](kinds.Namespace)
+)
 
 // The resources the controller reads and writes.
 var (
-	ReplicationGVR = meta.GroupVersionResource{Group: Group, Version: Version, Resource: Plural}
-	ConfigMapGVR   = meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	NamespaceGVR   = meta.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	ReplicationGVR = ReplicationKind.GroupVersionResource()
+	ConfigMapGVR   = ConfigMapKind.GroupVersionResource()
+	NamespaceGVR   = NamespaceKind.GroupVersionResource()
 )
 
 // ConfigMapReplication asks for one ConfigMap to be copied into every namespace whose labels
 // match a selector. It is cluster-scoped, so that the copies, which live in other namespaces,
 // can name it as their owner (a namespaced owner must be in its dependents' namespace).
+//
+// +kind:group=informerkit.io,version=v1alpha1,scope=Cluster,shortNames=cmr
+// +subresource:status
+// +printcolumn:name=Source,type=string,jsonPath=.spec.source.name
+// +printcolumn:name=Copies,type=integer,jsonPath=.status.copies
 type ConfigMapReplication struct {
 	meta.TypeMeta
 	meta.ObjectMeta `json:"metadata"`
@@ -77,6 +95,8 @@ type ReplicationStatus struct {
 	// Message explains why fewer copies exist than namespaces selected, if so.
 	Message string `json:"message,omitempty"`
 	// Conditions holds Ready: True once every selected namespace has an up-to-date copy.
+	// +listType=map
+	// +listMapKey=type
 	Conditions []conditions.Condition `json:"conditions,omitempty"`
 }
 

@@ -58,9 +58,6 @@ func Setup(mgr *controller.Manager) (*controller.Controller, error) {
 
 // setup wires the controller; wrap, if set, wraps the Reconciler (SetupSharded gates it).
 func setup(mgr *controller.Manager, wrap func(controller.Reconciler) controller.Reconciler) (*controller.Controller, error) {
-	if err := mgr.Kinds().Register(reflect.TypeFor[*MiniDeployment](), DeploymentKind); err != nil {
-		return nil, err
-	}
 	exp := expectations.NewUIDTracking[controller.Request](expectations.Options{})
 	r := &Reconciler{
 		children:     controller.OwnedWithOptions(PodGVR, controller.OwnedOptions[*Pod]{Expectations: exp}),

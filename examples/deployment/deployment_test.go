@@ -26,7 +26,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	srv := apitest.NewServer()
 	t.Cleanup(srv.Close)
-	if err := srv.AddResource(APITestResource); err != nil {
+	if err := srv.AddCRD(CRDYAML); err != nil {
 		t.Fatal(err)
 	}
 	return &env{srv: srv}
@@ -66,7 +66,7 @@ func (e *env) start(t *testing.T, opts controller.ManagerOptions) (stop func()) 
 
 func (e *env) createDeployment(t *testing.T, name string, replicas int) {
 	t.Helper()
-	_, err := e.srv.Create(Plural, map[string]any{"apiVersion": Group + "/" + Version, "kind": Kind,
+	_, err := e.srv.Create(DeploymentKind.Resource, map[string]any{"apiVersion": DeploymentKind.APIVersion(), "kind": DeploymentKind.Kind,
 		"metadata": map[string]any{"namespace": "default", "name": name},
 		"spec": map[string]any{"replicas": replicas, "template": map[string]any{
 			"metadata": map[string]any{"labels": map[string]any{"app": name}},
@@ -78,7 +78,7 @@ func (e *env) createDeployment(t *testing.T, name string, replicas int) {
 
 func (e *env) scale(t *testing.T, name string, replicas int) {
 	t.Helper()
-	if _, err := e.srv.Mutate(Plural, "default", name, func(o apitest.Object) {
+	if _, err := e.srv.Mutate(DeploymentKind.Resource, "default", name, func(o apitest.Object) {
 		o["spec"].(map[string]any)["replicas"] = replicas
 	}); err != nil {
 		t.Fatal(err)
@@ -107,7 +107,7 @@ func (e *env) pods(t *testing.T, name string) []Pod {
 
 func (e *env) deployment(t *testing.T, name string) (*MiniDeployment, bool) {
 	t.Helper()
-	o, err := e.srv.Get(Plural, "default", name)
+	o, err := e.srv.Get(DeploymentKind.Resource, "default", name)
 	if meta.IsNotFound(err) {
 		return nil, false
 	} else if err != nil {
@@ -167,7 +167,7 @@ func TestCreateScaleUpAndDown(t *testing.T) {
 	}
 	for _, p := range e.pods(t, "web") {
 		ref := p.OwnerReferences
-		if len(ref) != 1 || !ref[0].IsController() || ref[0].UID != d.UID || ref[0].Kind != Kind || ref[0].APIVersion != Group+"/"+Version {
+		if len(ref) != 1 || !ref[0].IsController() || ref[0].UID != d.UID || ref[0].Kind != DeploymentKind.Kind || ref[0].APIVersion != DeploymentKind.APIVersion() {
 			t.Errorf("pod %s owner references %+v", p.Name, ref)
 		}
 		if p.Labels["app"] != "web" || len(p.Spec.Containers) != 1 || p.Spec.Containers[0].Image != "nginx" {
@@ -208,14 +208,14 @@ func TestPodsDeletedBehindItsBack(t *testing.T) {
 // Conflicts on the MiniDeployment's writes (finalizer, status) are retried until it settles.
 func TestInjectedConflicts(t *testing.T) {
 	e := newEnv(t)
-	if err := e.srv.FailRequests(apitest.VerbUpdate, Plural, 4, http.StatusConflict, 0); err != nil {
+	if err := e.srv.FailRequests(apitest.VerbUpdate, DeploymentKind.Resource, 4, http.StatusConflict, 0); err != nil {
 		t.Fatal(err)
 	}
 	e.start(t, controller.ManagerOptions{})
 	e.createDeployment(t, "web", 2)
 	e.waitFor(t, "2 pods", func() bool { return e.settled(t, "web", 2) })
 	failed := 0
-	for _, r := range e.srv.RequestsMatching(apitest.RequestFilter{Verb: apitest.VerbUpdate, Resource: Plural}) {
+	for _, r := range e.srv.RequestsMatching(apitest.RequestFilter{Verb: apitest.VerbUpdate, Resource: DeploymentKind.Resource}) {
 		if r.Code == http.StatusConflict {
 			failed++
 		}
@@ -234,7 +234,7 @@ func TestDeleteWithFinalizer(t *testing.T) {
 	e.start(t, controller.ManagerOptions{})
 	e.createDeployment(t, "web", 3)
 	e.waitFor(t, "3 pods", func() bool { return e.settled(t, "web", 3) })
-	if err := e.srv.Delete(Plural, "default", "web"); err != nil {
+	if err := e.srv.Delete(DeploymentKind.Resource, "default", "web"); err != nil {
 		t.Fatal(err)
 	}
 	e.waitFor(t, "the MiniDeployment and its pods gone", func() bool {

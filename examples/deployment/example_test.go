@@ -19,7 +19,7 @@ import (
 func Example() {
 	srv := apitest.NewServer()
 	defer srv.Close()
-	_ = srv.AddResource(deployment.APITestResource) // installing the CRD
+	_ = srv.AddCRD(deployment.CRDYAML) // installing the CRD
 	mgr, err := controller.NewManager(srv.Config(), controller.ManagerOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		panic(err)
@@ -31,7 +31,7 @@ func Example() {
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 
-	_, err = srv.Create(deployment.Plural, map[string]any{"apiVersion": deployment.Group + "/" + deployment.Version, "kind": deployment.Kind,
+	_, err = srv.Create(deployment.DeploymentKind.Resource, map[string]any{"apiVersion": deployment.DeploymentKind.APIVersion(), "kind": deployment.DeploymentKind.Kind,
 		"metadata": map[string]any{"namespace": "default", "name": "web"},
 		"spec": map[string]any{"replicas": 2, "template": map[string]any{
 			"spec": map[string]any{"containers": []any{map[string]any{"name": "web", "image": "nginx"}}}}}})
@@ -42,7 +42,7 @@ func Example() {
 	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
 	defer wcancel()
 	_ = srv.WaitFor(wctx, func() bool {
-		o, err := srv.Get(deployment.Plural, "default", "web")
+		o, err := srv.Get(deployment.DeploymentKind.Resource, "default", "web")
 		return err == nil && o.Into(&d) == nil && len(d.Status.Conditions) == 1 && d.Status.Conditions[0].Status == "True"
 	})
 	pods, _, _ := srv.List("pods", "default")
@@ -64,7 +64,7 @@ func Example() {
 func ExampleSetupSharded() {
 	srv := apitest.NewServer()
 	defer srv.Close()
-	_ = srv.AddResource(deployment.APITestResource)
+	_ = srv.AddCRD(deployment.CRDYAML)
 	cfg := srv.Config()
 	cfg.MaxRetries = -1 // the ring's Lease requests are single attempts, as leader election's
 	api, err := apiclient.New(cfg)
@@ -89,7 +89,7 @@ func ExampleSetupSharded() {
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 
-	_, err = srv.Create(deployment.Plural, map[string]any{"apiVersion": deployment.Group + "/" + deployment.Version, "kind": deployment.Kind,
+	_, err = srv.Create(deployment.DeploymentKind.Resource, map[string]any{"apiVersion": deployment.DeploymentKind.APIVersion(), "kind": deployment.DeploymentKind.Kind,
 		"metadata": map[string]any{"namespace": "default", "name": "web"},
 		"spec": map[string]any{"replicas": 2, "template": map[string]any{
 			"spec": map[string]any{"containers": []any{map[string]any{"name": "web", "image": "nginx"}}}}}})

@@ -146,7 +146,7 @@ func waitRing(t *testing.T, reps []*shardReplica, namespaces []string) map[strin
 
 // settledIn reports whether ns/name has n live Pods and a status saying so.
 func settledIn(t *testing.T, srv *apitest.Server, ns, name string, n int) bool {
-	o, err := srv.Get(Plural, ns, name)
+	o, err := srv.Get(DeploymentKind.Resource, ns, name)
 	if err != nil {
 		return false
 	}
@@ -195,7 +195,7 @@ func TestShardedReplicas(t *testing.T) {
 	for _, ns := range namespaces {
 		for _, name := range []string{"web", "api"} {
 			keys = append(keys, ns+"/"+name)
-			_, err := e.srv.Create(Plural, map[string]any{"apiVersion": Group + "/" + Version, "kind": Kind,
+			_, err := e.srv.Create(DeploymentKind.Resource, map[string]any{"apiVersion": DeploymentKind.APIVersion(), "kind": DeploymentKind.Kind,
 				"metadata": map[string]any{"namespace": ns, "name": name},
 				"spec": map[string]any{"replicas": 2, "template": map[string]any{
 					"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "nginx"}}}}}})
@@ -246,7 +246,7 @@ func TestShardedReplicas(t *testing.T) {
 	})
 	for _, k := range keys {
 		ns, name, _ := cutKey(k)
-		if _, err := e.srv.Mutate(Plural, ns, name, func(o apitest.Object) {
+		if _, err := e.srv.Mutate(DeploymentKind.Resource, ns, name, func(o apitest.Object) {
 			o["spec"].(map[string]any)["replicas"] = 3
 		}); err != nil {
 			t.Fatal(err)

@@ -3,19 +3,18 @@ package deployment
 import (
 	_ "embed"
 
-	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/conditions"
 	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/meta"
 )
 
-// The example's API: a namespaced custom resource, MiniDeployment, that owns Pods.
-const (
-	Group   = "apps.informerkit.io"
-	Version = "v1alpha1"
-	Kind    = "MiniDeployment"
-	Plural  = "minideployments"
+//go:generate go run ../../cmd/crdgen -out crd.yaml .
 
+// The example's API is MiniDeployment, a namespaced custom resource that owns Pods. Its
+// group, version, names, scope, schema, defaults and printer columns are written once, in
+// the markers of the type below: cmd/crdgen writes crd.yaml from them (go generate), and
+// the type registry (DeploymentKind) and apitest (Server.AddCRD) read crd.yaml.
+const (
 	// Finalizer keeps a MiniDeployment until its Pods are gone: the controller deletes them
 	// itself, so that they go even where no garbage collector runs (apitest, an e2e cluster
 	// of kube-apiserver and etcd only).
@@ -26,26 +25,32 @@ const (
 	ConditionAvailable = "Available"
 )
 
-// The resources the controller watches.
-var (
-	DeploymentGVR = meta.GroupVersionResource{Group: Group, Version: Version, Resource: Plural}
-	PodGVR        = meta.GroupVersionResource{Version: "v1", Resource: "pods"}
-)
-
-// DeploymentKind describes MiniDeployment for the type registry (owner references, events,
-// the client).
-var DeploymentKind = kinds.Info{Group: Group, Version: Version, Kind: Kind, Resource: Plural, Namespaced: true, StatusSubresource: true}
-
-// APITestResource is MiniDeployment for apitest.Server.AddResource (installing the CRD).
-var APITestResource = apitest.ResourceType{Group: Group, Version: Version, Kind: Kind, Plural: Plural,
-	ShortNames: []string{"mdeploy"}, Namespaced: true, StatusSubresource: true}
-
-// CRDYAML is the CustomResourceDefinition for a real cluster (kubectl apply -f crd.yaml).
+// CRDYAML is MiniDeployment's CustomResourceDefinition, generated from the markers of the
+// type: kubectl apply -f crd.yaml on a real cluster, apitest.Server.AddCRD in tests.
 //
 //go:embed crd.yaml
 var CRDYAML []byte
 
+// The kinds the controller reads and writes, registered in kinds.Default: MiniDeployment as
+// its CRD describes it, Pod as the built-in kind.
+var (
+	DeploymentKind = kinds.MustRegister[*MiniDeployment](kinds.MustFromCRD(CRDYAML, "MiniDeployment"))
+	PodKind        = kinds.MustRegister[*Pod](kinds.Pod)
+)
+
+// The resources the controller watches.
+var (
+	DeploymentGVR = DeploymentKind.GroupVersionResource()
+	PodGVR        = PodKind.GroupVersionResource()
+)
+
 // MiniDeployment asks for Replicas Pods made from Template.
+//
+// +kind:group=apps.informerkit.io,version=v1alpha1,shortNames=mdeploy
+// +subresource:status
+// +printcolumn:name=Desired,type=integer,jsonPath=.spec.replicas
+// +printcolumn:name=Current,type=integer,jsonPath=.status.replicas
+// +printcolumn:name=Available,type=string,jsonPath=`.status.conditions[?(@.type=="Available")].status`
 type MiniDeployment struct {
 	meta.TypeMeta
 	meta.ObjectMeta `json:"metadata"`
@@ -56,6 +61,8 @@ type MiniDeployment struct {
 // Spec is the desired state.
 type Spec struct {
 	// Replicas is the number of Pods (default 1).
+	// +minimum=0
+	// +default=1
 	Replicas *int32 `json:"replicas,omitempty"`
 	// Template is what each Pod is made of.
 	Template PodTemplate `json:"template"`
@@ -66,14 +73,19 @@ type PodTemplate struct {
 	Metadata struct {
 		Labels map[string]string `json:"labels,omitempty"`
 	} `json:"metadata,omitzero"`
+	// Spec is the Pods' spec: the controller reads only the containers, and the schema
+	// keeps every other field of a Pod spec as written.
+	// +preserveUnknownFields
 	Spec PodSpec `json:"spec"`
 }
 
 // Status is what the controller observed.
 type Status struct {
-	ObservedGeneration int64                  `json:"observedGeneration,omitempty"`
-	Replicas           int32                  `json:"replicas"`
-	Conditions         []conditions.Condition `json:"conditions,omitempty"`
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	Replicas           int32 `json:"replicas"`
+	// +listType=map
+	// +listMapKey=type
+	Conditions []conditions.Condition `json:"conditions,omitempty"`
 }
 
 // Pod holds the fields of a Pod the controller reads and writes.
