@@ -23,6 +23,15 @@ type fieldInfo struct {
 // rules for the embedding depth at which a name is visible, where a tagged field wins over
 // an untagged one at the same depth and two at the same depth hide each other.
 func typeFields(t reflect.Type) []fieldInfo {
+	out := dominantFields(candidateFields(t))
+	slices.SortFunc(out, func(a, b fieldInfo) int { return slices.Compare(a.index, b.index) })
+	return out
+}
+
+// candidateFields walks t and its embedded structs breadth first and returns every JSON
+// member it finds, at every depth; a name found twice at one depth through the same
+// embedded type is listed twice, so that dominantFields sees it as ambiguous.
+func candidateFields(t reflect.Type) []fieldInfo {
 	type queued struct {
 		typ   reflect.Type
 		index []int
@@ -71,15 +80,7 @@ func typeFields(t reflect.Type) []fieldInfo {
 					if f.name == "" {
 						f.name = sf.Name
 					}
-					if hasOption(opts, "string") {
-						switch ft.Kind() {
-						case reflect.Bool,
-							reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-							reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-							reflect.Float32, reflect.Float64, reflect.String:
-							f.quoted = true
-						}
-					}
+					f.quoted = hasOption(opts, "string") && quotable(ft.Kind())
 					fields = append(fields, f)
 					if count[q.typ] > 1 {
 						// The same embedded type twice at this depth: a duplicate makes the
@@ -95,7 +96,25 @@ func typeFields(t reflect.Type) []fieldInfo {
 			}
 		}
 	}
+	return fields
+}
 
+// quotable reports whether the ",string" option applies to a field of kind k.
+func quotable(k reflect.Kind) bool {
+	switch k {
+	case reflect.Bool,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.String:
+		return true
+	}
+	return false
+}
+
+// dominantFields keeps, of the fields of each name, the one Go's visibility rules select:
+// the shallowest, a tagged one before an untagged one at that depth; a name held by two
+// equal candidates is dropped. fields is reordered.
+func dominantFields(fields []fieldInfo) []fieldInfo {
 	slices.SortStableFunc(fields, func(a, b fieldInfo) int {
 		if c := strings.Compare(a.name, b.name); c != 0 {
 			return c
@@ -123,7 +142,6 @@ func typeFields(t reflect.Type) []fieldInfo {
 		}
 		i = j
 	}
-	slices.SortFunc(out, func(a, b fieldInfo) int { return slices.Compare(a.index, b.index) })
 	return out
 }
 

@@ -319,6 +319,9 @@ func (d *decodeState) literal(lit string) error {
 // allocates nothing unless the value nests deeper than the stack's first 64 levels. The
 // fast path works on local copies of the input and position; any error is found again by
 // the detailed scanners, which word it.
+//
+// Kept whole (about 100 lines): one state machine whose state (input, position, stack) lives
+// in locals on the decoder's hottest path; split, it would pass that state through calls.
 func (d *decodeState) skip() error {
 	data := d.data
 	i := d.off
