@@ -22,5 +22,6 @@
 //     which readers of the cache may be reading, are never written. Unexported fields are
 //     compared (strings by content, references by address) but never changed.
 //   - Walking plans are compiled once per type (plan.go); the walk works on raw memory
-//     (share.go), with hashing and equality by plan (hash.go).
+//     (walk.go; dynamic.go for interface{} values), with hashing and equality by plan
+//     (hash.go). share.go holds the table, sites.go the per-site policy.
 package share
