@@ -243,29 +243,8 @@ func (e *Elector) observedDuration() time.Duration {
 func (e *Elector) lead(ctx context.Context, acquiredAt time.Time) error {
 	leaderCtx, cancelLeader := context.WithCancelCause(ctx)
 	defer cancelLeader(nil)
-
-	// Leadership ends at validUntil unless a renewal moves it; the timer cancels the work
-	// on time even while a renewal request is in flight.
-	var endOnce sync.Once
-	stopped := make(chan struct{})
-	endLeadership := func(cause error) {
-		endOnce.Do(func() {
-			e.mu.Lock()
-			e.leading = false
-			if errors.Is(cause, ErrLeadershipLost) {
-				e.lost = true
-			}
-			e.mu.Unlock()
-			cancelLeader(cause)
-			close(stopped)
-		})
-	}
-	validUntil := acquiredAt.Add(e.cfg.RenewDeadline)
-	lostTimer := time.AfterFunc(time.Until(validUntil), func() {
-		e.log.Error("failed to renew the lease within the renew deadline; leadership lost", "renewDeadline", e.cfg.RenewDeadline)
-		endLeadership(ErrLeadershipLost)
-	})
-	defer lostTimer.Stop()
+	t := e.newTerm(cancelLeader, acquiredAt)
+	defer t.lostTimer.Stop()
 
 	e.mu.Lock()
 	e.leading = true
@@ -279,46 +258,7 @@ func (e *Elector) lead(ctx context.Context, acquiredAt time.Time) error {
 
 	// Renewals continue after ctx is done, until the work has returned.
 	renewBase := context.WithoutCancel(ctx)
-	ctxDone := ctx.Done()
-	workReturned := false
-	tick := time.NewTimer(e.cfg.RetryPeriod)
-	defer tick.Stop()
-	for done := false; !done; {
-		select {
-		case <-stopped:
-			done = true
-			continue
-		case <-ctxDone:
-			ctxDone = nil
-			cancelLeader(context.Cause(ctx)) // the work winds down; keep renewing meanwhile
-			done = workReturned
-			continue
-		case <-workDone:
-			workDone, workReturned = nil, true
-			// Shutting down and the work has returned: stop. Otherwise the work returned on
-			// its own: keep leading until ctx is done.
-			done = ctx.Err() != nil
-			continue
-		case <-tick.C:
-		}
-		start := time.Now()
-		actx, cancel := context.WithDeadline(renewBase, validUntil)
-		ok := e.tryAcquireOrRenew(actx, true)
-		cancel()
-		if ok {
-			if !lostTimer.Stop() {
-				continue // the deadline passed while the request was in flight: lost
-			}
-			validUntil = start.Add(e.cfg.RenewDeadline)
-			lostTimer.Reset(time.Until(validUntil))
-		} else if e.sawOtherHolder() {
-			lostTimer.Stop()
-			e.log.Error("another candidate holds the lease; leadership lost", "holder", e.Leader())
-			endLeadership(ErrLeadershipLost)
-			continue
-		}
-		tick.Reset(e.cfg.RetryPeriod)
-	}
+	workReturned := t.renewUntilEnd(ctx, renewBase, workDone)
 
 	e.mu.Lock()
 	lost := e.lost
@@ -333,15 +273,112 @@ func (e *Elector) lead(ctx context.Context, acquiredAt time.Time) error {
 		return ErrLeadershipLost
 	}
 	// Clean shutdown: the work has returned; release, then say so.
-	lostTimer.Stop()
+	t.lostTimer.Stop()
 	if e.cfg.ReleaseOnCancel {
 		e.release(renewBase)
 	}
-	endLeadership(context.Canceled)
+	t.end(context.Canceled)
 	if e.cfg.Callbacks.OnStoppedLeading != nil {
 		e.cfg.Callbacks.OnStoppedLeading()
 	}
 	return nil
+}
+
+// term is one term of leadership. It ends at validUntil unless a renewal moves it: lostTimer
+// cancels the work on time even while a renewal request is in flight.
+type term struct {
+	e            *Elector
+	cancelLeader context.CancelCauseFunc // cancels the work's context
+	endOnce      sync.Once
+	stopped      chan struct{} // closed when the term has ended
+	validUntil   time.Time
+	lostTimer    *time.Timer
+}
+
+// newTerm starts a term acquired at acquiredAt, whose work cancelLeader cancels.
+func (e *Elector) newTerm(cancelLeader context.CancelCauseFunc, acquiredAt time.Time) *term {
+	t := &term{e: e, cancelLeader: cancelLeader, stopped: make(chan struct{})}
+	t.validUntil = acquiredAt.Add(e.cfg.RenewDeadline)
+	t.lostTimer = time.AfterFunc(time.Until(t.validUntil), func() {
+		e.log.Error("failed to renew the lease within the renew deadline; leadership lost", "renewDeadline", e.cfg.RenewDeadline)
+		t.end(ErrLeadershipLost)
+	})
+	return t
+}
+
+// end ends the term once, with cause: leading stops, ErrLeadershipLost is remembered, and the
+// work's context is cancelled with cause.
+func (t *term) end(cause error) {
+	t.endOnce.Do(func() {
+		e := t.e
+		e.mu.Lock()
+		e.leading = false
+		if errors.Is(cause, ErrLeadershipLost) {
+			e.lost = true
+		}
+		e.mu.Unlock()
+		t.cancelLeader(cause)
+		close(t.stopped)
+	})
+}
+
+// renewUntilEnd renews the Lease every RetryPeriod, with requests made from renewBase, until
+// the term ends (lost), or ctx is done and the work has returned, or the work returned and
+// ctx is done; when ctx is done first it cancels the work and goes on renewing while the
+// work winds down. It reports whether the work has returned.
+func (t *term) renewUntilEnd(ctx, renewBase context.Context, workDone <-chan struct{}) (workReturned bool) {
+	ctxDone := ctx.Done()
+	tick := time.NewTimer(t.e.cfg.RetryPeriod)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.stopped:
+			return workReturned
+		case <-ctxDone:
+			ctxDone = nil
+			t.cancelLeader(context.Cause(ctx)) // the work winds down; keep renewing meanwhile
+			if workReturned {
+				return true
+			}
+			continue
+		case <-workDone:
+			workDone, workReturned = nil, true
+			// Shutting down and the work has returned: stop. Otherwise the work returned on
+			// its own: keep leading until ctx is done.
+			if ctx.Err() != nil {
+				return true
+			}
+			continue
+		case <-tick.C:
+		}
+		if t.renew(renewBase) {
+			tick.Reset(t.e.cfg.RetryPeriod)
+		}
+	}
+}
+
+// renew tries once to renew the Lease before validUntil. On success it moves validUntil;
+// when another candidate holds the Lease it ends the term. It reports whether to try again
+// after RetryPeriod (false: the term has ended or is ending).
+func (t *term) renew(renewBase context.Context) bool {
+	e := t.e
+	start := time.Now()
+	actx, cancel := context.WithDeadline(renewBase, t.validUntil)
+	ok := e.tryAcquireOrRenew(actx, true)
+	cancel()
+	if ok {
+		if !t.lostTimer.Stop() {
+			return false // the deadline passed while the request was in flight: lost
+		}
+		t.validUntil = start.Add(e.cfg.RenewDeadline)
+		t.lostTimer.Reset(time.Until(t.validUntil))
+	} else if e.sawOtherHolder() {
+		t.lostTimer.Stop()
+		e.log.Error("another candidate holds the lease; leadership lost", "holder", e.Leader())
+		t.end(ErrLeadershipLost)
+		return false
+	}
+	return true
 }
 
 // sawOtherHolder reports whether the last observed record names another holder.
