@@ -140,7 +140,7 @@ const (
 // Runner starts named controllers on one Manager, as kube-controller-manager does: the
 // enabled ones, one after the other with a jittered pause, skipping those whose resources
 // are not served; then it starts the manager (shared informers, caches, leader election,
-// the controllers). See the package doc.
+// the controllers). See the package doc and docs/runner.md.
 type Runner struct {
 	mgr   *controller.Manager
 	descs []Descriptor
