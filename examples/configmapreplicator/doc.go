@@ -22,11 +22,10 @@
 //     see the controller's own writes), writes each copy with controllerutil.CreateOrUpdate
 //     and SetControllerReference, records events, and writes a status with a Ready condition
 //     through the status subresource;
-//   - owner references that the API accepts: the copies live in other namespaces than the
-//     source, and a namespaced owner must share its dependents' namespace (the garbage
-//     collector treats a cross-namespace owner as missing and deletes the dependent), so the
-//     owner is the cluster-scoped ConfigMapReplication. On a real cluster, deleting it lets
-//     the garbage collector remove the copies too.
+//   - owner references that the API accepts: a namespaced owner must share its dependents'
+//     namespace (the garbage collector takes a cross-namespace owner for missing and deletes
+//     the dependent), so the copies, in other namespaces than the source, are owned by the
+//     cluster-scoped ConfigMapReplication; deleting it on a real cluster removes them too.
 //
 // cmd/demo runs it with a trace of every stage; Setup wires it into a Manager.
 package configmapreplicator

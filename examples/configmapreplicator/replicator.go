@@ -167,42 +167,70 @@ func (r *Replicator) Reconcile(ctx context.Context, req controller.Request) (con
 	if meta.IsNotFound(err) {
 		// Gone: delete its copies. (On a real cluster the garbage collector would too, since
 		// the copies name it as their owner; apitest has no garbage collector.)
-		copies, err := r.copies(ctx, req.Name)
-		for _, cm := range copies {
-			if err := r.deleteCopy(ctx, cm); err != nil {
-				return controller.Result{}, err
-			}
-			actions = append(actions, "delete "+key(cm.Namespace, cm.Name)+" (replication gone)")
-		}
+		actions, err = r.deleteCopies(ctx, req.Name)
 		return controller.Result{}, err
 	}
 	if err != nil {
 		return controller.Result{}, err
 	}
-
-	// Desired: a copy in every selected namespace, if the source exists.
-	src, err := r.configMaps.Get(ctx, repl.Spec.Source.Namespace, repl.Spec.Source.Name, client.GetOptions{})
-	sourceMissing := meta.IsNotFound(err)
-	if err != nil && !sourceMissing {
+	src, want, err := r.desired(ctx, repl)
+	if err != nil {
 		return controller.Result{}, err
 	}
-	want := map[string]bool{}
-	if !sourceMissing {
-		nss, err := r.namespaces.List(ctx, client.ListOptions{LabelSelector: labels.SelectorFromSet(repl.Spec.NamespaceSelector.MatchLabels), UnsafeDisableDeepCopy: true})
-		if err != nil {
-			return controller.Result{}, err
+	actions, err = r.pruneCopies(ctx, repl, want, src == nil)
+	if err != nil {
+		return controller.Result{}, err
+	}
+	have, problems, written, err := r.writeCopies(ctx, repl, src, want)
+	actions = append(actions, written...)
+	if err != nil {
+		return controller.Result{}, err
+	}
+	status, err := r.writeStatus(ctx, repl, have, problems, src == nil)
+	actions = append(actions, status...)
+	return controller.Result{}, err
+}
+
+// deleteCopies deletes every copy of the replication name, which is gone.
+func (r *Replicator) deleteCopies(ctx context.Context, name string) (actions []string, err error) {
+	copies, err := r.copies(ctx, name)
+	for _, cm := range copies {
+		if err := r.deleteCopy(ctx, cm); err != nil {
+			return actions, err
 		}
-		for _, ns := range nss {
-			if ns.Name != src.Namespace && ns.DeletionTimestamp == nil && ns.Status.Phase != "Terminating" {
-				want[ns.Name] = true
-			}
+		actions = append(actions, "delete "+key(cm.Namespace, cm.Name)+" (replication gone)")
+	}
+	return actions, err
+}
+
+// desired returns the source ConfigMap (nil if it does not exist) and the namespaces that
+// should hold a copy: every selected namespace but the source's, if the source exists.
+func (r *Replicator) desired(ctx context.Context, repl *ConfigMapReplication) (*ConfigMap, map[string]bool, error) {
+	want := map[string]bool{}
+	src, err := r.configMaps.Get(ctx, repl.Spec.Source.Namespace, repl.Spec.Source.Name, client.GetOptions{})
+	if meta.IsNotFound(err) {
+		return nil, want, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	nss, err := r.namespaces.List(ctx, client.ListOptions{LabelSelector: labels.SelectorFromSet(repl.Spec.NamespaceSelector.MatchLabels), UnsafeDisableDeepCopy: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, ns := range nss {
+		if ns.Name != src.Namespace && ns.DeletionTimestamp == nil && ns.Status.Phase != "Terminating" {
+			want[ns.Name] = true
 		}
 	}
+	return src, want, nil
+}
 
-	// Keep one copy per wanted namespace; delete the rest.
+// pruneCopies keeps one copy per wanted namespace and deletes the rest.
+func (r *Replicator) pruneCopies(ctx context.Context, repl *ConfigMapReplication, want map[string]bool, sourceMissing bool) (actions []string, err error) {
 	copies, err := r.copies(ctx, repl.Name)
 	if err != nil {
-		return controller.Result{}, err
+		return nil, err
 	}
 	kept := map[string]bool{}
 	for _, cm := range copies {
@@ -211,7 +239,7 @@ func (r *Replicator) Reconcile(ctx context.Context, req controller.Request) (con
 			continue
 		}
 		if err := r.deleteCopy(ctx, cm); err != nil {
-			return controller.Result{}, err
+			return actions, err
 		}
 		why := "namespace not selected"
 		if sourceMissing {
@@ -219,8 +247,13 @@ func (r *Replicator) Reconcile(ctx context.Context, req controller.Request) (con
 		}
 		actions = append(actions, fmt.Sprintf("delete %s (%s)", key(cm.Namespace, cm.Name), why))
 	}
-	// Create or update the wanted ones.
-	var have, problems []string
+	return actions, nil
+}
+
+// writeCopies creates or updates the copies in the wanted namespaces, in name order. have are
+// the namespaces that hold a copy now; problems the ConfigMaps in the way that the
+// replication does not manage.
+func (r *Replicator) writeCopies(ctx context.Context, repl *ConfigMapReplication, src *ConfigMap, want map[string]bool) (have, problems, actions []string, err error) {
 	for _, ns := range slices.Sorted(maps.Keys(want)) {
 		k := key(ns, src.Name)
 		switch result, err := r.writeCopy(ctx, repl, src, ns); {
@@ -229,7 +262,7 @@ func (r *Replicator) Reconcile(ctx context.Context, req controller.Request) (con
 			r.events.Eventf(repl, events.Warning, "ForeignConfigMap", "%s exists and is not managed by %s", k, repl.Name)
 			continue
 		case err != nil:
-			return controller.Result{}, fmt.Errorf("copying to %s: %w", k, err)
+			return have, problems, actions, fmt.Errorf("copying to %s: %w", k, err)
 		case result == controllerutil.OperationResultCreated:
 			actions = append(actions, "create "+k)
 			r.events.Eventf(repl, events.Normal, "Copied", "created %s", k)
@@ -239,8 +272,11 @@ func (r *Replicator) Reconcile(ctx context.Context, req controller.Request) (con
 		}
 		have = append(have, ns)
 	}
+	return have, problems, actions, nil
+}
 
-	// Status, with a Ready condition.
+// writeStatus writes the replication's status, with a Ready condition, if it changed.
+func (r *Replicator) writeStatus(ctx context.Context, repl *ConfigMapReplication, have, problems []string, sourceMissing bool) (actions []string, err error) {
 	next := repl.Status
 	next.ObservedGeneration, next.Copies, next.Namespaces, next.Message = repl.Generation, len(have), have, ""
 	ready := conditions.Condition{Type: "Ready", Status: conditions.True, Reason: "Replicated", ObservedGeneration: repl.Generation}
@@ -255,17 +291,16 @@ func (r *Replicator) Reconcile(ctx context.Context, req controller.Request) (con
 	ready.Message = next.Message
 	changed := conditions.Set(&next.Conditions, ready)
 	if !changed && statusEqual(repl.Status, next) {
-		return controller.Result{}, nil
+		return nil, nil
 	}
 	repl.Status = next
 	if _, err := r.replications.Status().Update(ctx, repl, apiclient.UpdateOptions{FieldManager: "configmap-replicator"}); err != nil {
 		if meta.IsNotFound(err) {
-			return controller.Result{}, nil
+			return nil, nil
 		}
-		return controller.Result{}, fmt.Errorf("writing the status of %s: %w", repl.Name, err)
+		return nil, fmt.Errorf("writing the status of %s: %w", repl.Name, err)
 	}
-	actions = append(actions, fmt.Sprintf("status copies=%d%s", next.Copies, messageSuffix(next.Message)))
-	return controller.Result{}, nil
+	return []string{fmt.Sprintf("status copies=%d%s", next.Copies, messageSuffix(next.Message))}, nil
 }
 
 // writeCopy creates or updates the copy of src in namespace ns: its data, its label and
