@@ -18,17 +18,10 @@
 // Setup wires it with the controller Builder (For MiniDeployments, Owns Pods with the
 // expectations observing them), Descriptor registers it with runner's Runner
 // (cmd/controller-manager runs it next to the configmap replicator, with leader election).
-//
 // SetupSharded runs it on every replica at once, each on the namespaces its sharding/ring
-// Ring holds. The ring hashes namespaces, not uids, because a MiniDeployment and its Pods
-// share a namespace: a Pod's event, which enqueues its owner, is then the business of the
-// replica that reconciles the owner, and the owner's Request (a namespace and a name) tells
-// its shard without a cache lookup. The price is a spread as uneven as the namespaces. The
-// Manager's informers still cache every namespace on every replica (the Builder's informers
-// come from the Manager's factory, which cannot take ring.ShardedListerWatcher), so sharding
-// here divides the reconcile work, not the memory; MiniDeployments of a namespace a replica
-// gains are enqueued when it gains it, since an unsharded informer sends no event then.
+// Ring holds (it divides the reconcile work, not the cache).
 //
 // docs/deployment-controller.md maps each piece of the seed's DeploymentController to the
-// code here. crd.yaml is the CustomResourceDefinition for a real cluster.
+// code here and explains the sharded setup. crd.yaml is the CustomResourceDefinition for a
+// real cluster.
 package deployment
