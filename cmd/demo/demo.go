@@ -114,33 +114,15 @@ type demo struct {
 	replications *apiclient.Resource[*cmr.ConfigMapReplication]
 }
 
+// run is the whole demo: connect, set up the example's objects, start the manager with the
+// replicator, run the steps, print the metrics, and clean up whatever happens.
 func (d *demo) run(ctx context.Context, kubeconfig string) (err error) {
 	began := time.Now()
-	var cfg *apiclient.Config
-	var crdCreated bool
-	if kubeconfig == "" {
-		srv, err := apitest.Start(apitest.Options{})
-		if err != nil {
-			return fmt.Errorf("starting the embedded API server: %w", err)
-		}
-		defer srv.Close()
-		if err := srv.AddCRD(cmr.CRDYAML); err != nil {
-			return err
-		}
-		if d.prepare != nil {
-			if err := d.prepare(srv); err != nil {
-				return err
-			}
-		}
-		cfg = srv.Config()
-		d.p.say("informerkit demo: the configmap-replicator example against an embedded API server (apitest) at %s", srv.URL)
-	} else {
-		cfg, err = apiclient.LoadConfigWithOptions(apiclient.LoadOptions{Kubeconfig: kubeconfig})
-		if err != nil {
-			return err
-		}
-		d.p.say("informerkit demo: the configmap-replicator example against %s (%s)", cfg.Host, kubeconfig)
+	cfg, closeServer, err := d.connect(kubeconfig)
+	if err != nil {
+		return err
 	}
+	defer closeServer()
 	if d.client, err = apiclient.New(cfg); err != nil {
 		return err
 	}
@@ -149,15 +131,10 @@ func (d *demo) run(ctx context.Context, kubeconfig string) (err error) {
 	d.configMaps = apiclient.NewResource[*cmr.ConfigMap](d.client, cmr.ConfigMapGVR)
 	d.replications = apiclient.NewResource[*cmr.ConfigMapReplication](d.client, cmr.ReplicationGVR)
 
+	var crdCreated bool
 	if kubeconfig != "" {
-		if err := d.preflight(ctx); err != nil {
+		if crdCreated, err = d.prepareCluster(ctx); err != nil {
 			return err
-		}
-		if crdCreated, err = cmr.InstallCRD(ctx, d.client); err != nil {
-			return err
-		}
-		if crdCreated {
-			d.p.say("installed CustomResourceDefinition %s", cmr.CRDName)
 		}
 	}
 	// Clean up whatever happens (a fresh context: ctx may be what ended).
@@ -171,41 +148,11 @@ func (d *demo) run(ctx context.Context, kubeconfig string) (err error) {
 			}
 		}
 	}()
-
-	d.p.say("\nThe example keeps a copy of a source ConfigMap in every namespace labelled %s=true,\n"+
-		"as asked by a cluster-scoped ConfigMapReplication that owns the copies and records them in its status.\n", cmr.LabelReplicateInto)
-	d.p.say("setup: namespaces %s (source), %s and %s (labelled), %s (not labelled); ConfigMap %s/%s",
-		nsSource, nsA, nsB, nsC, nsSource, sourceName)
-	for _, ns := range demoNamespaces {
-		labels := map[string]string{"app.kubernetes.io/created-by": "informerkit-demo"}
-		if ns == nsA || ns == nsB {
-			labels[cmr.LabelReplicateInto] = "true"
-		}
-		if _, err := d.namespaces.Create(ctx, &cmr.Namespace{ObjectMeta: meta.ObjectMeta{Name: ns, Labels: labels}}, apiclient.CreateOptions{}); err != nil {
-			return fmt.Errorf("creating namespace %s: %w", ns, err)
-		}
-	}
-	if err := d.putSource(ctx, "blue"); err != nil {
+	if err := d.createObjects(ctx); err != nil {
 		return err
 	}
 
-	// The manager: one client and one informer factory, traced on the wire.
-	mcfg := *cfg
-	mcfg.WatchProtocol = apiclient.WatchChunked // the wire tracer reads chunked streams
-	mcfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return &wireTracer{base: rt, p: d.p} }
-	logger := slog.New(slog.NewTextHandler(d.logOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	mgr, err := controller.NewManager(&mcfg, controller.ManagerOptions{
-		Logger:                        logger,
-		LeaderElection:                true,
-		LeaderElectionID:              leaseName,
-		LeaderElectionNamespace:       nsSource,
-		LeaderElectionReleaseOnCancel: true,
-		GracefulShutdownTimeout:       10 * time.Second,
-	})
-	if err != nil {
-		return err
-	}
-	ctl, err := cmr.Setup(mgr, cmr.Options{Trace: d.p.line, Relevant: relevant})
+	mgr, ctl, err := d.newManager(cfg)
 	if err != nil {
 		return err
 	}
@@ -221,6 +168,118 @@ func (d *demo) run(ctx context.Context, kubeconfig string) (err error) {
 			err = fmt.Errorf("manager: %w", merr)
 		}
 	}()
+	if err := d.waitStarted(ctx, mgr, ctl, mgrDone); err != nil {
+		return err
+	}
+
+	for i, s := range d.steps() {
+		if err := d.runStep(ctx, i+1, s); err != nil {
+			return err
+		}
+	}
+	d.p.say("\nmetrics (from the manager's /metrics registry):")
+	d.printMetrics(mgr.Registry())
+	stopMgr()
+	if merr := <-mgrDone; merr != nil {
+		return fmt.Errorf("manager: %w", merr)
+	}
+	mgrDone <- nil
+	d.p.say("\ninformerkit demo: OK — %d steps converged in %v", len(d.steps()), time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+// connect returns the configuration of the API server the demo runs against: an embedded
+// one (apitest, with the example's CRD) without a kubeconfig, closed by closeServer, or the
+// kubeconfig's.
+func (d *demo) connect(kubeconfig string) (cfg *apiclient.Config, closeServer func(), err error) {
+	if kubeconfig != "" {
+		cfg, err = apiclient.LoadConfigWithOptions(apiclient.LoadOptions{Kubeconfig: kubeconfig})
+		if err != nil {
+			return nil, nil, err
+		}
+		d.p.say("informerkit demo: the configmap-replicator example against %s (%s)", cfg.Host, kubeconfig)
+		return cfg, func() {}, nil
+	}
+	srv, err := apitest.Start(apitest.Options{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting the embedded API server: %w", err)
+	}
+	if err := srv.AddCRD(cmr.CRDYAML); err != nil {
+		srv.Close()
+		return nil, nil, err
+	}
+	if d.prepare != nil {
+		if err := d.prepare(srv); err != nil {
+			srv.Close()
+			return nil, nil, err
+		}
+	}
+	d.p.say("informerkit demo: the configmap-replicator example against an embedded API server (apitest) at %s", srv.URL)
+	return srv.Config(), srv.Close, nil
+}
+
+// prepareCluster checks that a real cluster has none of the demo's names and installs the
+// CRD if it is missing, reporting whether it did (cleanup then removes it).
+func (d *demo) prepareCluster(ctx context.Context) (crdCreated bool, err error) {
+	if err := d.preflight(ctx); err != nil {
+		return false, err
+	}
+	if crdCreated, err = cmr.InstallCRD(ctx, d.client); err != nil {
+		return false, err
+	}
+	if crdCreated {
+		d.p.say("installed CustomResourceDefinition %s", cmr.CRDName)
+	}
+	return crdCreated, nil
+}
+
+// createObjects creates the demo's namespaces (two of them labelled for replication) and
+// the source ConfigMap.
+func (d *demo) createObjects(ctx context.Context) error {
+	d.p.say("\nThe example keeps a copy of a source ConfigMap in every namespace labelled %s=true,\n"+
+		"as asked by a cluster-scoped ConfigMapReplication that owns the copies and records them in its status.\n", cmr.LabelReplicateInto)
+	d.p.say("setup: namespaces %s (source), %s and %s (labelled), %s (not labelled); ConfigMap %s/%s",
+		nsSource, nsA, nsB, nsC, nsSource, sourceName)
+	for _, ns := range demoNamespaces {
+		labels := map[string]string{"app.kubernetes.io/created-by": "informerkit-demo"}
+		if ns == nsA || ns == nsB {
+			labels[cmr.LabelReplicateInto] = "true"
+		}
+		if _, err := d.namespaces.Create(ctx, &cmr.Namespace{ObjectMeta: meta.ObjectMeta{Name: ns, Labels: labels}}, apiclient.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating namespace %s: %w", ns, err)
+		}
+	}
+	return d.putSource(ctx, "blue")
+}
+
+// newManager returns the manager (one client and one informer factory, traced on the wire,
+// with leader election) and the replicator set up on it.
+func (d *demo) newManager(cfg *apiclient.Config) (*controller.Manager, *controller.Controller, error) {
+	mcfg := *cfg
+	mcfg.WatchProtocol = apiclient.WatchChunked // the wire tracer reads chunked streams
+	mcfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return &wireTracer{base: rt, p: d.p} }
+	logger := slog.New(slog.NewTextHandler(d.logOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	mgr, err := controller.NewManager(&mcfg, controller.ManagerOptions{
+		Logger:                        logger,
+		LeaderElection:                true,
+		LeaderElectionID:              leaseName,
+		LeaderElectionNamespace:       nsSource,
+		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       10 * time.Second,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	ctl, err := cmr.Setup(mgr, cmr.Options{Trace: d.p.line, Relevant: relevant})
+	if err != nil {
+		return nil, nil, err
+	}
+	return mgr, ctl, nil
+}
+
+// waitStarted waits until the manager leads with synced caches and the controller has
+// started, tracing both. An error the manager stopped with is put back into mgrDone.
+func (d *demo) waitStarted(ctx context.Context, mgr *controller.Manager, ctl *controller.Controller, mgrDone chan error) error {
 	for _, w := range []struct {
 		ch  <-chan struct{}
 		msg string
@@ -238,20 +297,6 @@ func (d *demo) run(ctx context.Context, kubeconfig string) (err error) {
 			return fmt.Errorf("the controller did not start: %w", ctx.Err())
 		}
 	}
-
-	for i, s := range d.steps() {
-		if err := d.runStep(ctx, i+1, s); err != nil {
-			return err
-		}
-	}
-	d.p.say("\nmetrics (from the manager's /metrics registry):")
-	d.printMetrics(mgr.Registry())
-	stopMgr()
-	if merr := <-mgrDone; merr != nil {
-		return fmt.Errorf("manager: %w", merr)
-	}
-	mgrDone <- nil
-	d.p.say("\ninformerkit demo: OK — %d steps converged in %v", len(d.steps()), time.Since(began).Round(time.Millisecond))
 	return nil
 }
 
