@@ -1,76 +1,3 @@
-// Package kubeschema is a table of the Kubernetes types that apitest serves: for each
-// message type and each of its fields, the JSON name and JSON behaviour, the protobuf field
-// number and wire type, the strategic-merge-patch and server-side-apply metadata, the
-// server's defaults and the OpenAPI descriptions. It is data generated from the release
-// pinned in e2e/tools/go.mod (k8s.io/api's struct tags, generated.proto, the OpenAPI v3
-// documents and the kube-apiserver's defaulting functions) by e2e/tools/schemagen; this
-// package imports nothing from k8s.io. `make schema` regenerates schema.json and
-// `make schema-check` (run in CI) fails when it is not what its sources generate.
-//
-// # Finding a type
-//
-// Types are named as in OpenAPI: "io.k8s.api.core.v1.Pod",
-// "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta". ForKind maps a group, version and
-// kind ("apps", "v1", "Deployment") to the object and list types; Lookup takes a name.
-//
-//	pod := kubeschema.Lookup("io.k8s.api.core.v1.Pod")
-//	spec := pod.Field("spec")             // Number 2, Wire Bytes, Kind Message, Type PodSpec
-//	c := spec.Type().Field("containers")  // Repeated, PatchMergeKey "name", ListMapKeys [name]
-//
-// # Fields
-//
-// Field.Name is the JSON name. A field with Inline set has no JSON name: its message's
-// fields appear in the enclosing JSON object (Volume's volumeSource, Probe's handler), while
-// on the protobuf wire it is one nested message. Kind says what a value is (String, Bool,
-// Int32, Int64, Float64, Bytes, Message); Repeated marks lists and MapKey maps (whose value
-// is described by Kind/Type; the key is always a string). Pointer, OmitEmpty and OmitZero are
-// the Go field's: they say when Go's encoding/json writes the field, and so what the
-// kube-apiserver's JSON holds. GoName and GoType name the Go field and its type as
-// encoding/json's errors do; Owner is the type holding the field. Required, Format, Enum
-// and Description are the OpenAPI schema's (what kubectl explain prints).
-//
-// # Protobuf
-//
-// Number and Wire are the protobuf field number and wire type of the field in
-// generated.proto (proto2, every field optional, repeated scalars unpacked, maps as repeated
-// entries with key 1 and value 2). A type whose JSON form is not an object has Type.JSON set
-// and its protobuf message shape in Fields:
-//
-//	"time"          metav1.Time: RFC 3339 string; message {int64 seconds = 1; int32 nanos = 2}, nanos unused
-//	"microtime"     metav1.MicroTime: RFC 3339 with microseconds; same message, nanos used
-//	"duration"      metav1.Duration: Go duration string; message {int64 duration = 1} (nanoseconds)
-//	"quantity"      resource.Quantity: string (or number); message {string string = 1}
-//	"int-or-string" intstr.IntOrString: number or string; message {int64 type = 1; int32 intVal = 2; string strVal = 3}
-//	"raw"           runtime.RawExtension, metav1.FieldsV1: any JSON value; message {bytes raw = 1}, the JSON text
-//	"array"         a named list (metav1.Verbs, authorization ExtraValue): a JSON array; message {repeated items = 1}
-//
-// Objects travel in the envelope "k8s\x00" followed by runtime.Unknown
-// ("io.k8s.apimachinery.pkg.runtime.Unknown": typeMeta = 1 {apiVersion = 1, kind = 2},
-// raw = 2, contentEncoding = 3, contentType = 4), whose raw bytes are the object's message
-// (which has no apiVersion/kind fields of its own). Watch streams are 4-byte big-endian
-// length-prefixed frames of meta.k8s.io WatchEvent messages without the envelope, whose
-// object.raw holds the enveloped object. The kubeproto package implements this.
-//
-// # Patch and apply metadata
-//
-// PatchStrategy ("merge", "retainKeys", "merge,retainKeys", "replace") and PatchMergeKey
-// come from the Go struct tags that strategic merge patch uses. ListType ("atomic", "set",
-// "map"), ListMapKeys and MapType ("atomic", "granular") come from the OpenAPI
-// x-kubernetes-list-type, -list-map-keys and -map-type extensions that server-side apply
-// uses; a list without ListType is atomic for apply. Type.MapType is the extension on a
-// type itself: "atomic" marks structs that apply owns and replaces as a whole.
-//
-// # Defaults
-//
-// Default is the JSON value the kube-apiserver's defaulting gives the field when the object
-// omits it (found by running the real defaulting functions on skeleton objects, plus the
-// `+default` markers of the OpenAPI documents). DefaultWhen, if set, is a condition on a
-// sibling field ("type=ClusterIP|NodePort|LoadBalancer"); DefaultKinds, if set, lists the
-// kinds ("v1/Pod") in which the default applies (PodSpec.enableServiceLinks is defaulted in
-// pods only). A Default of {} means the server allocates the struct (whose own fields are
-// then defaulted). Defaults that copy other fields (a Service port's targetPort, a
-// container's imagePullPolicy from its image tag, requests from limits) are not in the
-// table; apitest computes them.
 package kubeschema
 
 import (
@@ -121,7 +48,7 @@ type Type struct {
 	// Go is the Go type, e.g. "k8s.io/api/core/v1.PodSpec".
 	Go string `json:"go,omitempty"`
 	// JSON is the JSON form of a type that is not a JSON object ("time", "microtime",
-	// "duration", "quantity", "int-or-string", "raw", "array"; see the package doc), "" for
+	// "duration", "quantity", "int-or-string", "raw", "array"; see docs/kubeschema.md), "" for
 	// an object.
 	JSON string `json:"json,omitempty"`
 	// Description is the OpenAPI description (what kubectl explain prints).
@@ -179,7 +106,7 @@ type Field struct {
 	Required bool `json:"required,omitempty"`
 	// Format is the OpenAPI format ("int32", "date-time", "byte", "int-or-string", ...).
 	Format string `json:"format,omitempty"`
-	// Default is the server default as JSON (nil: none); see the package doc.
+	// Default is the server default as JSON (nil: none); see docs/kubeschema.md.
 	Default json.RawMessage `json:"default,omitempty"`
 	// DefaultWhen is a condition "sibling=value|value" under which Default applies.
 	DefaultWhen string `json:"defaultWhen,omitempty"`
