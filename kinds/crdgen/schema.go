@@ -485,31 +485,40 @@ func applyMarker(s *Schema, m marker) error {
 		}
 		s.XMapType = m.value
 	case "cel":
-		var r ValidationRule
-		for _, a := range m.args {
-			switch a.key {
-			case "rule":
-				r.Rule = a.value
-			case "message":
-				r.Message = a.value
-			case "messageExpression":
-				r.MessageExpression = a.value
-			case "reason":
-				r.Reason = a.value
-			case "fieldPath":
-				r.FieldPath = a.value
-			default:
-				return fmt.Errorf("unknown argument %q (rule, message, messageExpression, reason, fieldPath)", a.key)
-			}
-		}
-		if r.Rule == "" {
-			return fmt.Errorf("+cel needs rule=...")
+		r, err := celRule(m)
+		if err != nil {
+			return err
 		}
 		s.XValidations = append(s.XValidations, r)
 	default:
 		return fmt.Errorf("not a schema marker")
 	}
 	return err
+}
+
+// celRule reads the arguments of a +cel marker into a validation rule.
+func celRule(m marker) (ValidationRule, error) {
+	var r ValidationRule
+	for _, a := range m.args {
+		switch a.key {
+		case "rule":
+			r.Rule = a.value
+		case "message":
+			r.Message = a.value
+		case "messageExpression":
+			r.MessageExpression = a.value
+		case "reason":
+			r.Reason = a.value
+		case "fieldPath":
+			r.FieldPath = a.value
+		default:
+			return r, fmt.Errorf("unknown argument %q (rule, message, messageExpression, reason, fieldPath)", a.key)
+		}
+	}
+	if r.Rule == "" {
+		return r, fmt.Errorf("+cel needs rule=...")
+	}
+	return r, nil
 }
 
 // literal reads a marker's value as JSON when it is valid JSON, and as a string otherwise
