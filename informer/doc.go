@@ -2,7 +2,8 @@
 // collection into a DeltaFIFO (deltafifo.AtomicFIFO); the informer pops the deltas, updates
 // an indexed cache and hands every change to each registered handler through the handler's
 // own listener. The package also holds the Factory (client-go's SharedInformerFactory, with
-// InformerFor[T] in place of generated code) and the Lister.
+// InformerFor[T] in place of generated code; Acquire for informers that stop when their last
+// reference is released) and the Lister.
 //
 // As in client-go, a handler runs on its listener's goroutine, never concurrently with
 // itself, and one added after the start first gets OnAdd(obj, true) for every cached object;

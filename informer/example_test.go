@@ -132,3 +132,43 @@ func ExampleRegistration_Backlog() {
 	// coalesced: 100
 	// [add a=0 add b=100]
 }
+
+// An informer taken with Acquire stops when its last reference is released, and the next
+// Acquire starts a fresh one.
+func ExampleAcquire() {
+	srv := apitest.NewServer()
+	defer srv.Close()
+	client, err := apiclient.New(srv.Config())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+	factory := informer.NewFactory(client)
+	defer factory.Shutdown()
+	ctx := context.Background()
+
+	a := informer.Acquire[*ConfigMap](factory, configMapsGVR)
+	b := informer.Acquire[*ConfigMap](factory, configMapsGVR) // the same informer, shared
+	factory.Start(ctx)
+	if err := factory.WaitForCacheSync(ctx); err != nil {
+		log.Fatal(err)
+	}
+	inf := a.Informer()
+	fmt.Println("shared:", b.Informer() == inf)
+
+	a.Release()
+	fmt.Println("after one release, running:", !inf.IsStopped())
+	if err := b.ReleaseAndWait(ctx); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("after the last release, stopped:", inf.IsStopped(), "informers held:", len(factory.Informers()))
+
+	c := informer.Acquire[*ConfigMap](factory, configMapsGVR)
+	defer c.Release()
+	fmt.Println("a fresh informer:", c.Informer() != inf)
+	// Output:
+	// shared: true
+	// after one release, running: true
+	// after the last release, stopped: true informers held: 0
+	// a fresh informer: true
+}

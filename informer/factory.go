@@ -30,19 +30,36 @@ type Factory struct {
 	client *apiclient.Client
 	opts   FactoryOptions
 
-	mu        sync.Mutex
-	informers map[factoryKey]runnable
-	order     []factoryKey
-	running   map[factoryKey]bool
-	shutdown  bool
-	cancels   []context.CancelFunc
-	wg        sync.WaitGroup
+	mu       sync.Mutex
+	entries  map[factoryKey]*factoryEntry
+	order    []factoryKey
+	shutdown bool
+	wg       sync.WaitGroup
+}
+
+// factoryEntry is the factory's record of one informer: who holds it (acquire.go) and how to
+// stop it.
+type factoryEntry struct {
+	inf runnable
+	// refs counts the references handed out by Acquire and not released; pinned is set by
+	// InformerFor, whose callers never release: a pinned informer lives as long as the
+	// factory.
+	refs   int
+	pinned bool
+	// running is set by Start; cancel stops the informer's Run.
+	running bool
+	cancel  context.CancelFunc
 }
 
 // runnable is what the factory needs of an Informer[T], whatever T.
 type runnable interface {
 	AnyInformer
 	Run(ctx context.Context)
+	// Done is closed when Run has returned.
+	Done() <-chan struct{}
+	// release marks the informer as dropped by its factory: when Run returns (at once if
+	// it never ran) its cache and sharing table are emptied.
+	release(started bool)
 }
 
 // AnyInformer is the part of an *Informer[T] that does not depend on T: what a Factory
@@ -139,7 +156,7 @@ func NewFactory(client *apiclient.Client) *Factory {
 // Every option has a default and none can be invalid (a bad field selector is the server's
 // to refuse).
 func NewFactoryWithOptions(client *apiclient.Client, opts FactoryOptions) *Factory {
-	return &Factory{client: client, opts: opts, informers: map[factoryKey]runnable{}, running: map[factoryKey]bool{}}
+	return &Factory{client: client, opts: opts, entries: map[factoryKey]*factoryEntry{}}
 }
 
 // InformerFor returns the factory's informer of T for gvr, creating it on first use. An informer
@@ -147,6 +164,10 @@ func NewFactoryWithOptions(client *apiclient.Client, opts FactoryOptions) *Facto
 //
 // T is the Go type objects are decoded into: the same gvr with two types gives two informers
 // (and two watches), so pick one type per resource in a program.
+//
+// The informer lives as long as the factory: InformerFor pins it, so that releasing the
+// references Acquire handed out for it never stops it. Code that stops using an informer
+// before the factory shuts down takes it with Acquire instead.
 func InformerFor[T meta.Object](f *Factory, gvr meta.GroupVersionResource) *Informer[T] {
 	return InformerForWithOptions[T](f, gvr, InformerForOptions{})
 }
@@ -154,6 +175,16 @@ func InformerFor[T meta.Object](f *Factory, gvr meta.GroupVersionResource) *Info
 // InformerForWithOptions is InformerFor with another namespace or other selectors than the factory's for
 // this informer.
 func InformerForWithOptions[T meta.Object](f *Factory, gvr meta.GroupVersionResource, opts InformerForOptions) *Informer[T] {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, e := informerLocked[T](f, gvr, opts)
+	e.pinned = true
+	return e.inf.(*Informer[T])
+}
+
+// informerLocked returns the entry of T's informer for gvr with opts, creating it (with no
+// reference and not pinned) if there is none. f.mu held.
+func informerLocked[T meta.Object](f *Factory, gvr meta.GroupVersionResource, opts InformerForOptions) (factoryKey, *factoryEntry) {
 	o := f.opts
 	if opts.Namespace != "" {
 		o.Namespace = opts.Namespace
@@ -165,10 +196,8 @@ func InformerForWithOptions[T meta.Object](f *Factory, gvr meta.GroupVersionReso
 		o.FieldSelector = opts.FieldSelector
 	}
 	key := factoryKey{gvr: gvr, typ: reflect.TypeFor[T](), namespace: o.Namespace, labels: o.LabelSelector.String(), fields: o.FieldSelector}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if existing, ok := f.informers[key]; ok {
-		return existing.(*Informer[T])
+	if e, ok := f.entries[key]; ok {
+		return key, e
 	}
 	var lw apiclient.ListerWatcher[T] = apiclient.NewResource[T](f.client, gvr).Namespace(o.Namespace)
 	if key.labels != "" || key.fields != "" {
@@ -194,9 +223,10 @@ func InformerForWithOptions[T meta.Object](f *Factory, gvr meta.GroupVersionReso
 	if o.KeepManagedFields {
 		_ = inf.SetTransform(nil)
 	}
-	f.informers[key] = inf
+	e := &factoryEntry{inf: inf}
+	f.entries[key] = e
 	f.order = append(f.order, key)
-	return inf
+	return key, e
 }
 
 // Lookup returns the factory's informer of T for gvr, with the factory's namespace and
@@ -206,7 +236,11 @@ func Lookup[T meta.Object](f *Factory, gvr meta.GroupVersionResource) (*Informer
 	key := factoryKey{gvr: gvr, typ: reflect.TypeFor[T](), namespace: f.opts.Namespace, labels: f.opts.LabelSelector.String(), fields: f.opts.FieldSelector}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	inf, ok := f.informers[key].(*Informer[T])
+	e, ok := f.entries[key]
+	if !ok {
+		return nil, false
+	}
+	inf, ok := e.inf.(*Informer[T])
 	return inf, ok
 }
 
@@ -229,15 +263,16 @@ func (k factoryKey) name() string {
 	return b.String()
 }
 
-// Informers returns every informer the factory made (whatever its type, started or not), in
+// Informers returns every informer the factory holds (whatever its type, started or not), in
 // the order they were first asked for: for readiness checks and metrics that must cover the
-// informers other code created with InformerFor.
+// informers other code created with InformerFor or Acquire. An informer whose last
+// reference was released is no longer listed.
 func (f *Factory) Informers() []AnyInformer {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := make([]AnyInformer, 0, len(f.order))
 	for _, key := range f.order {
-		out = append(out, f.informers[key])
+		out = append(out, f.entries[key].inf)
 	}
 	return out
 }
@@ -248,8 +283,8 @@ func (f *Factory) Informers() []AnyInformer {
 func (f *Factory) ResourceOf(inf AnyInformer) (meta.GroupVersionResource, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for key, i := range f.informers {
-		if i == inf {
+	for key, e := range f.entries {
+		if e.inf == inf {
 			return key.gvr, true
 		}
 	}
@@ -266,13 +301,14 @@ func (f *Factory) Start(ctx context.Context) {
 		return
 	}
 	for _, key := range f.order {
-		if f.running[key] {
+		e := f.entries[key]
+		if e.running {
 			continue
 		}
-		f.running[key] = true
-		inf := f.informers[key]
+		e.running = true
 		ictx, cancel := context.WithCancel(ctx)
-		f.cancels = append(f.cancels, cancel)
+		e.cancel = cancel
+		inf := e.inf
 		f.wg.Go(func() { inf.Run(ictx) })
 	}
 }
@@ -283,8 +319,12 @@ func (f *Factory) Start(ctx context.Context) {
 func (f *Factory) Shutdown() {
 	f.mu.Lock()
 	f.shutdown = true
-	cancels := f.cancels
-	f.cancels = nil
+	var cancels []context.CancelFunc
+	for _, e := range f.entries {
+		if e.cancel != nil {
+			cancels = append(cancels, e.cancel)
+		}
+	}
 	f.mu.Unlock()
 	for _, c := range cancels {
 		c()
@@ -299,8 +339,8 @@ func (f *Factory) WaitForCacheSync(ctx context.Context) error {
 	f.mu.Lock()
 	var started []runnable
 	for _, key := range f.order {
-		if f.running[key] {
-			started = append(started, f.informers[key])
+		if e := f.entries[key]; e.running {
+			started = append(started, e.inf)
 		}
 	}
 	f.mu.Unlock()

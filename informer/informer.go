@@ -133,6 +133,7 @@ type Informer[T meta.Object] struct {
 	// mu guards the lifecycle and the settings that may only change before Run.
 	mu                sync.Mutex
 	started, stopped  bool
+	released          bool // dropped by its factory (acquire.go): Run empties the state
 	transform         func(T) (T, error)
 	defaultTransform  bool      // transform is DropManagedFields from New (the decoder skips them)
 	sharer            sharer[T] // nil with Options.DisableSharing
@@ -313,6 +314,12 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 	}
 	for _, l := range ls {
 		<-l.done
+	}
+	inf.mu.Lock()
+	released := inf.released
+	inf.mu.Unlock()
+	if released {
+		inf.dropState()
 	}
 	close(inf.stoppedCh)
 }

@@ -34,9 +34,9 @@ type Stats struct {
 // Stats returns the informer's figures.
 func (inf *Informer[T]) Stats() Stats {
 	inf.mu.Lock()
-	refl, fifo := inf.refl, inf.fifo
+	refl, fifo, sh := inf.refl, inf.fifo, inf.sharer
 	inf.mu.Unlock()
-	s := Stats{Name: inf.name, Synced: inf.HasSynced(), Cached: inf.cache.Len(), NotFound: inf.notFound.Load(), Sharing: sharingStats(inf.sharer),
+	s := Stats{Name: inf.name, Synced: inf.HasSynced(), Cached: inf.cache.Len(), NotFound: inf.notFound.Load(), Sharing: sharingStats(sh),
 		CacheMutations: cacheMutations(inf.cache)}
 	if refl != nil {
 		s.Reflector = refl.Stats()
