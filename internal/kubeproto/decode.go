@@ -464,10 +464,14 @@ func (m *msg) json(path string) (any, error) {
 		if raw == nil {
 			return nil, nil
 		}
+		// One JSON value and nothing else (json.Decoder alone would accept "1}").
+		if !json.Valid(raw) {
+			return nil, newError(ErrSchema, path, -1, "raw value is not JSON")
+		}
 		d := json.NewDecoder(bytes.NewReader(raw))
 		d.UseNumber()
 		var v any
-		if err := d.Decode(&v); err != nil || d.More() {
+		if err := d.Decode(&v); err != nil {
 			return nil, newError(ErrSchema, path, -1, "raw value is not JSON")
 		}
 		return v, nil
