@@ -14,11 +14,13 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
 
+	"github.com/informerkit/informerkit/internal/protodec"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -67,6 +69,11 @@ type Client struct {
 	jsonDecoder   JSONDecoder
 	logger        *slog.Logger
 	namespace     string
+	// noProtobuf: Config.DisableProtobuf.
+	noProtobuf bool
+	// protoRefused holds the resources (meta.GroupVersionResource) whose server answered
+	// 406 or 415 to a protobuf Accept header: they are read as JSON from then on.
+	protoRefused sync.Map
 
 	// wsRefused remembers that the server refused a WebSocket upgrade, so WatchAuto goes
 	// straight to chunked streams afterwards.
@@ -132,6 +139,7 @@ func New(cfg *Config) (*Client, error) {
 		timeout:       cfg.Timeout,
 		watchProtocol: cfg.WatchProtocol,
 		jsonDecoder:   cfg.JSONDecoder,
+		noProtobuf:    cfg.DisableProtobuf,
 		logger:        cfg.Logger,
 		namespace:     cfg.Namespace,
 	}
@@ -224,6 +232,8 @@ type Request struct {
 	// Body is sent as is, with ContentType ("" means application/json).
 	Body        []byte
 	ContentType string
+	// Accept is the Accept header ("" means application/json).
+	Accept string
 	// DisableRetries sends a GET once, whatever Config.MaxRetries says: the caller gets the
 	// first failure at once and applies its own policy. Other methods are never retried.
 	DisableRetries bool
@@ -265,7 +275,11 @@ func (c *Client) newHTTPRequest(ctx context.Context, req Request) (*http.Request
 	if err != nil {
 		return nil, fmt.Errorf("apiclient: %s %s: %w", req.Method, req.Path, err)
 	}
-	hreq.Header.Set("Accept", "application/json")
+	accept := req.Accept
+	if accept == "" {
+		accept = mediaJSON
+	}
+	hreq.Header.Set("Accept", accept)
 	if req.Body != nil {
 		ct := req.ContentType
 		if ct == "" {
@@ -343,17 +357,17 @@ func statusFromResponse(resp *http.Response) *meta.Status {
 }
 
 func statusFromBody(code int, contentType string, body []byte) *meta.Status {
+	if isProtobuf(contentType) && isProtobufBody(body) {
+		if st, err := protoStatus(protodec.NewDecoder(protodec.Options{}), body); err == nil {
+			return completeStatus(st, code)
+		}
+		body = nil // not a Status: no binary in the message
+	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '{' {
 		var st meta.Status
 		if err := json.Unmarshal(trimmed, &st); err == nil && st.Kind == "Status" {
-			if st.Code == 0 {
-				st.Code = int32(code)
-			}
-			if st.Reason == "" {
-				st.Reason = reasonForCode(code)
-			}
-			return &st
+			return completeStatus(&st, code)
 		}
 	}
 	msg := fmt.Sprintf("the server responded with status %d %s", code, http.StatusText(code))
@@ -371,6 +385,17 @@ func statusFromBody(code int, contentType string, body []byte) *meta.Status {
 		Reason:   reasonForCode(code),
 		Message:  msg,
 	}
+}
+
+// completeStatus fills the code and reason of a server's Status from the HTTP status.
+func completeStatus(st *meta.Status, code int) *meta.Status {
+	if st.Code == 0 {
+		st.Code = int32(code)
+	}
+	if st.Reason == "" {
+		st.Reason = reasonForCode(code)
+	}
+	return st
 }
 
 func reasonForCode(code int) meta.StatusReason {

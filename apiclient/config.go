@@ -39,6 +39,11 @@ type Config struct {
 	// JSONDecoder selects the decoder of JSON responses and watch events: JSONCompiled (the
 	// default) or JSONStandard (encoding/json).
 	JSONDecoder JSONDecoder
+	// DisableProtobuf asks for JSON only. Default false: the built-in kinds that
+	// internal/kubeschema describes are asked for as protobuf first, JSON second (client-go's
+	// Accept header), when the Resource's Go type is a struct; custom resources,
+	// Unstructured and other types are always JSON. Request bodies are JSON either way.
+	DisableProtobuf bool
 
 	// MaxRetries bounds the retries of an idempotent (GET) request on 429, 5xx and
 	// connection errors: 0 means DefaultMaxRetries, a negative value disables retries.

@@ -11,12 +11,24 @@ import (
 
 // TestDecodeOptions: a Resource with OmitManagedFields decodes objects without their
 // managedFields (Get, List, ListEach, Watch), the Strings hook supplies every string it
-// decodes, and JSONStandard (encoding/json) ignores both.
+// decodes, from protobuf and from JSON, and JSONStandard (encoding/json) ignores both for
+// JSON responses.
 func TestDecodeOptions(t *testing.T) {
-	for _, dec := range []apiclient.JSONDecoder{apiclient.JSONCompiled, apiclient.JSONStandard} {
+	for _, tc := range []struct {
+		dec     apiclient.JSONDecoder
+		json    bool // DisableProtobuf
+		omitted bool
+	}{
+		{apiclient.JSONCompiled, false, true},
+		{apiclient.JSONStandard, false, true}, // protobuf: the JSON decoder plays no part
+		{apiclient.JSONCompiled, true, true},
+		{apiclient.JSONStandard, true, false},
+	} {
+		dec := tc.dec
 		s, _ := newServer(t, apiclient.WatchChunked)
 		cfg := s.Config()
 		cfg.JSONDecoder = dec
+		cfg.DisableProtobuf = tc.json
 		c, err := apiclient.New(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -36,7 +48,7 @@ func TestDecodeOptions(t *testing.T) {
 			mu.Unlock()
 			return string(b)
 		}}).(*apiclient.Resource[*testobj.ConfigMap])
-		omitted := dec == apiclient.JSONCompiled
+		omitted := tc.omitted
 
 		check := func(what string, cm *testobj.ConfigMap) {
 			t.Helper()

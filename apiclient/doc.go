@@ -22,6 +22,7 @@
 //   - ListEach decodes a LIST item by item, so an unpaged list is never held whole.
 //   - The client-side limiter defaults to 50 QPS, burst 100; DisableRetries sends a GET once
 //     for callers with a backoff of their own. Errors and logs never contain credentials.
-//   - Responses are decoded as JSON (internal/jsondec); the kube-apiserver's protobuf
-//     encoding for built-in kinds is decided and measured in bench/README.md.
+//   - Built-in kinds are read as protobuf (client-go's Accept header), decoded straight into
+//     the caller's struct by a plan compiled per type; custom resources, Unstructured and
+//     DisableProtobuf read JSON. The response's Content-Type decides; request bodies are JSON.
 package apiclient

@@ -40,5 +40,5 @@ func (d *EventDecoder[T]) Next() (Event[T], error) {
 
 // DecodeList decodes the body of a LIST response as Resource.List does.
 func DecodeList[T any](data []byte) (*meta.List[T], error) {
-	return decodeObject[*meta.List[T]](decoding{}, data)
+	return decodeObject[*meta.List[T]](decoding{}, response{body: data, contentType: mediaJSON})
 }

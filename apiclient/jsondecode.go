@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/informerkit/informerkit/internal/jsondec"
+	"github.com/informerkit/informerkit/internal/protodec"
 )
 
 // JSONDecoder selects the JSON decoder of a Client (Config.JSONDecoder).
@@ -21,7 +22,8 @@ const (
 )
 
 // DecodeOptions tune how a Resource decodes the objects it reads (Resource.WithDecodeOptions).
-// They apply to the compiled decoder (JSONCompiled); JSONStandard ignores them.
+// They apply to protobuf responses and to the compiled JSON decoder (JSONCompiled);
+// JSONStandard ignores them.
 type DecodeOptions struct {
 	// OmitManagedFields leaves metadata.managedFields out of every object: the member is
 	// checked and skipped instead of decoded. Informers set it when their transform is the
@@ -34,20 +36,32 @@ type DecodeOptions struct {
 	Strings func(b []byte) string
 }
 
-// decoding is how a request decodes: the client's decoder and the resource's options, and
-// whether the body is a list (whose objects are its items).
+// decoding is how a request decodes: the client's decoder and the resource's options,
+// whether the body is a list (whose objects are its items), and the resource's protobuf
+// kind (nil when it is read as JSON only).
 type decoding struct {
 	decoder JSONDecoder
 	opts    DecodeOptions
 	list    bool
+	pk      *protoKind
 }
 
-// objectDecoder decodes the JSON bodies and watch events of one request. It is not safe
-// for concurrent use: a watch stream or a list has its own.
+// objectDecoder decodes the bodies and watch events of one request, JSON or protobuf. It
+// is not safe for concurrent use: a watch stream or a list has its own.
 type objectDecoder struct {
 	standard bool
 	pooled   bool
 	dec      *jsondec.Decoder
+	opts     DecodeOptions
+	pd       *protodec.Decoder // made on first use
+}
+
+// proto returns the protobuf decoder (with the same options).
+func (d *objectDecoder) proto() *protodec.Decoder {
+	if d.pd == nil {
+		d.pd = protodec.NewDecoder(protodec.Options{OmitManagedFields: d.opts.OmitManagedFields, Strings: d.opts.Strings})
+	}
+	return d.pd
 }
 
 var compiledDecoders = sync.Pool{New: func() any {
@@ -63,7 +77,7 @@ var (
 func newObjectDecoder(dc decoding) *objectDecoder {
 	switch {
 	case dc.decoder == JSONStandard:
-		return &objectDecoder{standard: true}
+		return &objectDecoder{standard: true, opts: dc.opts}
 	case !dc.opts.OmitManagedFields && dc.opts.Strings == nil:
 		return compiledDecoders.Get().(*objectDecoder)
 	}
@@ -74,7 +88,7 @@ func newObjectDecoder(dc decoding) *objectDecoder {
 			o.Omit = listManagedFieldsPath
 		}
 	}
-	return &objectDecoder{dec: jsondec.NewDecoder(o)}
+	return &objectDecoder{dec: jsondec.NewDecoder(o), opts: dc.opts}
 }
 
 func (d *objectDecoder) release() {

@@ -124,6 +124,19 @@ func decodeEventCompiled[T any](dec *jsondec.Decoder, frame []byte, kind string,
 	if !haveType {
 		return malformed(`event without "type"`, nil)
 	}
+	if decoded && isObjectEvent(et) {
+		return Event[T]{Type: et, Object: out}, nil
+	}
+	return finishEvent[T](dec, frame, et, objAt, objNull, kind, offset)
+}
+
+// finishEvent decodes an event whose object was not decoded on the way: an ERROR event's
+// Status, or an object that came before the event's type.
+func finishEvent[T any](dec *jsondec.Decoder, frame []byte, et EventType, objAt int, objNull bool, kind string, offset int64) (Event[T], error) {
+	malformed := func(detail string, cause error) (Event[T], error) {
+		return Event[T]{}, &DecodeError{Err: ErrMalformedEvent, Offset: offset, Detail: detail, Cause: cause}
+	}
+	var out T
 	switch et {
 	case Added, Modified, Deleted, Bookmark:
 	case Error:
@@ -137,9 +150,6 @@ func decodeEventCompiled[T any](dec *jsondec.Decoder, frame []byte, kind string,
 		return errorEvent[T](st), nil
 	default:
 		return Event[T]{}, &DecodeError{Err: ErrUnknownEventType, Offset: offset, Detail: fmt.Sprintf("type %q", truncate(string(et), 64))}
-	}
-	if decoded {
-		return Event[T]{Type: et, Object: out}, nil
 	}
 	if objAt < 0 || objNull || frame[objAt] != '{' {
 		return malformed(fmt.Sprintf("%s event without an object", et), nil)
@@ -219,4 +229,3 @@ func truncate(s string, n int) string {
 	}
 	return s[:n] + "..."
 }
-

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 
 	"github.com/informerkit/informerkit/meta"
@@ -24,6 +25,9 @@ type Resource[T meta.Object] struct {
 	namespace string
 	kind      string
 	decode    DecodeOptions
+	// pk is the protobuf kind of the collection, nil when it is read as JSON only (a kind
+	// the schema table does not have, or a Go type that is not a struct).
+	pk *protoKind
 }
 
 var _ ListerWatcher[*meta.ObjectMeta] = (*Resource[*meta.ObjectMeta])(nil)
@@ -31,7 +35,11 @@ var _ ListerWatcher[*meta.ObjectMeta] = (*Resource[*meta.ObjectMeta])(nil)
 // NewResource returns a client for the collection gvr (all namespaces, or cluster-scoped,
 // until Namespace is called).
 func NewResource[T meta.Object](c *Client, gvr meta.GroupVersionResource) *Resource[T] {
-	return &Resource[T]{c: c, gvr: gvr}
+	r := &Resource[T]{c: c, gvr: gvr}
+	if protobufType(reflect.TypeFor[T]()) {
+		r.pk = protoKindFor(gvr, "")
+	}
+	return r
 }
 
 // Namespace returns a copy of r bound to namespace ns ("" means all namespaces for List and
@@ -48,6 +56,9 @@ func (r *Resource[T]) Namespace(ns string) *Resource[T] {
 func (r *Resource[T]) WithKind(kind string) *Resource[T] {
 	cp := *r
 	cp.kind = kind
+	if protobufType(reflect.TypeFor[T]()) {
+		cp.pk = protoKindFor(r.gvr, kind)
+	}
 	return &cp
 }
 
@@ -66,7 +77,26 @@ type DecodeTunable[T any] interface {
 
 var _ DecodeTunable[*meta.ObjectMeta] = (*Resource[*meta.ObjectMeta])(nil)
 
-func (r *Resource[T]) decoding() decoding { return decoding{decoder: r.c.jsonDecoder, opts: r.decode} }
+func (r *Resource[T]) decoding() decoding {
+	return decoding{decoder: r.c.jsonDecoder, opts: r.decode, pk: r.pk}
+}
+
+// read sends a request whose answer is an object or a list of the collection, asking for
+// protobuf first when the collection has it; a server that refuses the media type (406,
+// 415) is asked again for JSON, and the collection is read as JSON from then on.
+func (r *Resource[T]) read(ctx context.Context, req Request) (response, error) {
+	pk := r.c.protoKind(r.gvr, r.pk)
+	if pk != nil {
+		req.Accept = acceptProtobuf
+	}
+	resp, err := r.c.doRead(ctx, req)
+	if pk != nil && refusedMedia(err) {
+		r.c.refuseProtobuf(r.gvr)
+		req.Accept = ""
+		return r.c.doRead(ctx, req)
+	}
+	return resp, err
+}
 
 // GroupVersionResource returns the collection r addresses.
 func (r *Resource[T]) GroupVersionResource() meta.GroupVersionResource { return r.gvr }
@@ -181,11 +211,19 @@ func writeQuery(dryRun []string, fieldManager, fieldValidation string) url.Value
 	return q
 }
 
-func decodeObject[T any](dc decoding, data []byte) (T, error) {
+// decodeObject decodes a response in the media type its Content-Type names: protobuf, or
+// JSON otherwise.
+func decodeObject[T any](dc decoding, resp response) (T, error) {
 	d := newObjectDecoder(dc)
 	defer d.release()
 	var out T
-	if err := decodeInto(d, data, &out); err != nil {
+	var err error
+	if isProtobuf(resp.contentType) {
+		out, err = decodeProto[T](d, dc.pk, resp.body, dc.list)
+	} else {
+		err = decodeInto(d, resp.body, &out)
+	}
+	if err != nil {
 		var zero T
 		return zero, fmt.Errorf("apiclient: decoding response: %w", err)
 	}
@@ -202,23 +240,23 @@ func (r *Resource[T]) Get(ctx context.Context, name string, opts GetOptions) (T,
 	if opts.ResourceVersion != "" {
 		q.Set("resourceVersion", opts.ResourceVersion)
 	}
-	body, err := r.c.do(ctx, Request{Method: http.MethodGet, Path: r.path(r.namespace, name), Query: q, DisableRetries: opts.DisableRetries})
+	resp, err := r.read(ctx, Request{Method: http.MethodGet, Path: r.path(r.namespace, name), Query: q, DisableRetries: opts.DisableRetries})
 	if err != nil {
 		return zero, err
 	}
-	return decodeObject[T](r.decoding(), body)
+	return decodeObject[T](r.decoding(), resp)
 }
 
 // List returns one page of the collection (opts.Limit and opts.Continue page it; the last
 // page has an empty Continue). An expired continue token is a 410 (IsResourceExpired).
 func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*meta.List[T], error) {
-	body, err := r.c.do(ctx, Request{Method: http.MethodGet, Path: r.path(r.namespace, ""), Query: opts.Query(false), DisableRetries: opts.DisableRetries})
+	resp, err := r.read(ctx, Request{Method: http.MethodGet, Path: r.path(r.namespace, ""), Query: opts.Query(false), DisableRetries: opts.DisableRetries})
 	if err != nil {
 		return nil, err
 	}
 	dc := r.decoding()
 	dc.list = true
-	return decodeObject[*meta.List[T]](dc, body)
+	return decodeObject[*meta.List[T]](dc, resp)
 }
 
 // ListEach lists one page of the collection exactly like List, but decodes the response's
@@ -240,7 +278,7 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*meta.List[T]
 // It implements the reflector's StreamingLister: with an incremental store, a relist never
 // holds the whole list in memory.
 func (r *Resource[T]) ListEach(ctx context.Context, opts ListOptions, fn func(T) error) (meta.ListMeta, error) {
-	return listEach(ctx, r.c, r.decoding(), r.path(r.namespace, ""), opts, fn)
+	return listEach(ctx, r.c, r.decoding(), r.gvr, r.path(r.namespace, ""), opts, fn)
 }
 
 // DefaultPageSize is the page size All uses when opts.Limit is 0.
@@ -285,12 +323,12 @@ func (r *Resource[T]) Create(ctx context.Context, obj T, opts CreateOptions) (T,
 	if err != nil {
 		return zero, fmt.Errorf("apiclient: Create: encoding object: %w", err)
 	}
-	body, err := r.c.do(ctx, Request{Method: http.MethodPost, Path: r.path(r.objectNamespace(obj), ""),
+	resp, err := r.read(ctx, Request{Method: http.MethodPost, Path: r.path(r.objectNamespace(obj), ""),
 		Query: writeQuery(opts.DryRun, opts.FieldManager, opts.FieldValidation), Body: data})
 	if err != nil {
 		return zero, err
 	}
-	return decodeObject[T](r.decoding(), body)
+	return decodeObject[T](r.decoding(), resp)
 }
 
 // Update replaces obj (addressed by its name and namespace). A stale
@@ -313,12 +351,12 @@ func (r *Resource[T]) update(ctx context.Context, obj T, opts UpdateOptions, sub
 	if err != nil {
 		return zero, fmt.Errorf("apiclient: Update: encoding object: %w", err)
 	}
-	body, err := r.c.do(ctx, Request{Method: http.MethodPut, Path: r.path(r.objectNamespace(obj), obj.GetName(), sub),
+	resp, err := r.read(ctx, Request{Method: http.MethodPut, Path: r.path(r.objectNamespace(obj), obj.GetName(), sub),
 		Query: writeQuery(opts.DryRun, opts.FieldManager, opts.FieldValidation), Body: data})
 	if err != nil {
 		return zero, err
 	}
-	return decodeObject[T](r.decoding(), body)
+	return decodeObject[T](r.decoding(), resp)
 }
 
 // Patch applies a patch of type pt to the named object (or to one of its subresources,
@@ -332,12 +370,12 @@ func (r *Resource[T]) Patch(ctx context.Context, name string, pt PatchType, data
 	if opts.Force != nil {
 		q.Set("force", strconv.FormatBool(*opts.Force))
 	}
-	body, err := r.c.do(ctx, Request{Method: http.MethodPatch, Path: r.path(r.namespace, name, subresources...),
+	resp, err := r.read(ctx, Request{Method: http.MethodPatch, Path: r.path(r.namespace, name, subresources...),
 		Query: q, Body: data, ContentType: string(pt)})
 	if err != nil {
 		return zero, err
 	}
-	return decodeObject[T](r.decoding(), body)
+	return decodeObject[T](r.decoding(), resp)
 }
 
 // Apply is a server-side apply of obj (a struct, a map, or JSON/YAML bytes) to the named
@@ -402,5 +440,5 @@ func (r *Resource[T]) DeleteCollection(ctx context.Context, del DeleteOptions, o
 // before the stream starts (410, 429, 5xx, 400/422) is returned as a *Status error; the
 // caller (the reflector) owns back-off, so watch requests are not retried.
 func (r *Resource[T]) Watch(ctx context.Context, opts ListOptions) (Watcher[T], error) {
-	return openWatch[T](ctx, r.c, r.decoding(), r.path(r.namespace, ""), opts.Query(true), r.kind)
+	return openWatch[T](ctx, r.c, r.decoding(), r.gvr, r.path(r.namespace, ""), opts.Query(true), r.kind)
 }

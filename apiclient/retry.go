@@ -7,24 +7,36 @@ import (
 	"io"
 	"net/http"
 	"time"
-
-	"github.com/informerkit/informerkit/meta"
 )
 
 // do runs a non-watch request and returns the whole body of a 2xx response.
 func (c *Client) do(ctx context.Context, req Request) ([]byte, error) {
-	var body []byte
-	err := c.doStream(ctx, req, func(r io.Reader) error {
+	resp, err := c.doRead(ctx, req)
+	return resp.body, err
+}
+
+// response is the body of a 2xx answer and its Content-Type.
+type response struct {
+	body        []byte
+	contentType string
+}
+
+// doRead runs a non-watch request and returns the whole body of a 2xx response with its
+// Content-Type.
+func (c *Client) doRead(ctx context.Context, req Request) (response, error) {
+	var resp response
+	err := c.doStream(ctx, req, func(r io.Reader, contentType string) error {
 		var readErr error
-		if body, readErr = io.ReadAll(r); readErr != nil {
+		if resp.body, readErr = io.ReadAll(r); readErr != nil {
 			return &bodyError{fmt.Errorf("apiclient: %s %s: reading response: %w", req.Method, req.Path, readErr)}
 		}
+		resp.contentType = contentType
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return response{}, err
 	}
-	return body, nil
+	return resp, nil
 }
 
 // bodyError marks a 2xx body that could not be read whole, which do retries (for an
@@ -42,7 +54,7 @@ func (e *bodyError) Unwrap() error { return e.err }
 // back-off. Once consume has been called nothing is retried, because it may already have
 // acted on part of the body, except when consume fails with a *bodyError (do's whole-body
 // read, which acted on nothing).
-func (c *Client) doStream(ctx context.Context, req Request, consume func(body io.Reader) error) error {
+func (c *Client) doStream(ctx context.Context, req Request, consume func(body io.Reader, contentType string) error) error {
 	retries := c.maxRetries
 	if req.DisableRetries || (req.Method != http.MethodGet && req.Method != http.MethodHead) {
 		retries = 0
@@ -75,7 +87,7 @@ func (c *Client) doStream(ctx context.Context, req Request, consume func(body io
 
 // attemptStream sends one request and, for a 2xx answer, runs consume on the body
 // (started is then true). status is the HTTP status (0 for transport errors).
-func (c *Client) attemptStream(ctx context.Context, req Request, consume func(io.Reader) error) (started bool, status int, retryAfter time.Duration, err error) {
+func (c *Client) attemptStream(ctx context.Context, req Request, consume func(io.Reader, string) error) (started bool, status int, retryAfter time.Duration, err error) {
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
@@ -95,7 +107,7 @@ func (c *Client) attemptStream(ctx context.Context, req Request, consume func(io
 		ra, _ := st.RetryAfter()
 		return false, resp.StatusCode, ra, st
 	}
-	if err := consume(resp.Body); err != nil {
+	if err := consume(resp.Body, resp.Header.Get("Content-Type")); err != nil {
 		return true, resp.StatusCode, 0, err
 	}
 	return true, resp.StatusCode, 0, nil
@@ -117,34 +129,4 @@ func (t tagReads) Read(p []byte) (int, error) {
 		err = &readError{err}
 	}
 	return n, err
-}
-
-// listEach is Resource.ListEach for a path and query.
-func listEach[T any](ctx context.Context, c *Client, dc decoding, path string, opts ListOptions, fn func(T) error) (meta.ListMeta, error) {
-	var lm meta.ListMeta
-	var fnErr error
-	req := Request{Method: http.MethodGet, Path: path, Query: opts.Query(false), DisableRetries: opts.DisableRetries}
-	od := newObjectDecoder(dc)
-	defer od.release()
-	err := c.doStream(ctx, req, func(body io.Reader) error {
-		var err error
-		lm, err = decodeListStreamWith(tagReads{body}, c.maxEventSize, od, func(item T) error {
-			if err := fn(item); err != nil {
-				fnErr = err
-				return err
-			}
-			return nil
-		})
-		return err
-	})
-	switch {
-	case err == nil:
-		return lm, nil
-	case fnErr != nil && err == fnErr:
-		return lm, err
-	}
-	if re := (*readError)(nil); errors.As(err, &re) {
-		return lm, fmt.Errorf("apiclient: GET %s: reading response: %w", path, re.err)
-	}
-	return lm, err
 }

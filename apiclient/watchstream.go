@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+
+	"github.com/informerkit/informerkit/meta"
 )
 
 // eventSource yields the raw frames of a watch stream, one event per frame.
@@ -15,6 +17,9 @@ type eventSource interface {
 	// next returns the next frame (valid until the following call) and its offset, io.EOF
 	// at a clean end, a *DecodeError, or a transport error.
 	next() (frame []byte, offset int64, err error)
+	// protobuf reports whether the frame returned last is a protobuf WatchEvent message
+	// (else a JSON event).
+	protobuf() bool
 	// close releases the connection; it may be called concurrently with next.
 	close()
 }
@@ -30,6 +35,7 @@ type streamWatcher[T any] struct {
 	src    eventSource
 	kind   string
 	dec    *objectDecoder
+	pk     *protoKind
 
 	mu  sync.Mutex
 	err error
@@ -44,6 +50,7 @@ func newStreamWatcher[T any](ctx context.Context, cancel context.CancelFunc, src
 		done:   make(chan struct{}),
 		src:    src,
 		kind:   kind,
+		pk:     dc.pk,
 	}
 	stopSrc := context.AfterFunc(ctx, src.close)
 	go func() {
@@ -113,7 +120,12 @@ func (w *streamWatcher[T]) run() {
 			}
 			return
 		}
-		ev, err := decodeEvent[T](w.dec, frame, w.kind, off)
+		var ev Event[T]
+		if w.src.protobuf() {
+			ev, err = decodeProtoEvent[T](w.dec, w.pk, frame, w.kind, off)
+		} else {
+			ev, err = decodeEvent[T](w.dec, frame, w.kind, off)
+		}
 		if err != nil {
 			w.setErr(err)
 			w.send(Event[T]{Type: Error, Err: err})
@@ -133,15 +145,20 @@ func (w *streamWatcher[T]) run() {
 // errStopped is the cancellation cause of a watch ended by Stop.
 var errStopped = errors.New("apiclient: watch stopped")
 
-// httpSource reads a chunked HTTP/1.1 or HTTP/2 response body.
+// httpSource reads a chunked HTTP/1.1 or HTTP/2 response body: JSON events one after the
+// other, or protobuf WatchEvents in length-prefixed frames.
 type httpSource struct {
 	body  io.ReadCloser
-	fr    *frameReader
+	fr    *frameReader // JSON
+	pr    *protoReader // protobuf
 	once  sync.Once
 	proto int // the response's HTTP major version
 }
 
 func (s *httpSource) next() ([]byte, int64, error) {
+	if s.pr != nil {
+		return s.pr.frame()
+	}
 	frame, err := s.fr.next()
 	if err != nil {
 		return nil, 0, err
@@ -149,32 +166,24 @@ func (s *httpSource) next() ([]byte, int64, error) {
 	return frame, s.fr.offset(len(frame)), nil
 }
 
+func (s *httpSource) protobuf() bool { return s.pr != nil }
+
 func (s *httpSource) close() { s.once.Do(func() { s.body.Close() }) }
 
-// openWatch opens a watch on path with the protocol the client is configured for.
-func openWatch[T any](ctx context.Context, c *Client, dc decoding, path string, query url.Values, kind string) (Watcher[T], error) {
+// openWatch opens a watch on path with the protocol the client is configured for, asking
+// for protobuf when the collection has it (dc.pk) and JSON again if the server refuses it.
+func openWatch[T any](ctx context.Context, c *Client, dc decoding, gvr meta.GroupVersionResource, path string, query url.Values, kind string) (Watcher[T], error) {
 	wctx, cancel := context.WithCancelCause(ctx)
 	stop := func() { cancel(errStopped) }
-	var src eventSource
-	var err error
-	switch proto := c.watchProtocol; {
-	case proto == WatchWebSocket:
-		src, err = c.openWebSocket(wctx, path, query)
-	case proto == WatchAuto && c.base.Scheme == "https" && !c.noHTTP2.Load():
-		// Chunked over the client's HTTP/2 connection, which every watch shares.
-		src, err = c.openChunked(wctx, path, query)
-		if hs, ok := src.(*httpSource); ok && hs.proto < 2 && !c.noHTTP2.Swap(true) {
-			c.logger.Debug("apiclient: the server answered a watch over HTTP/1.1; using WebSocket watches from now on", "path", path)
-		}
-	case proto == WatchAuto && !c.wsRefused.Load():
-		src, err = c.openWebSocket(wctx, path, query)
-		if errors.Is(err, errUpgradeRefused) {
-			c.wsRefused.Store(true)
-			c.logger.Debug("apiclient: server refused the WebSocket upgrade; using chunked watches from now on", "path", path)
-			src, err = c.openChunked(wctx, path, query)
-		}
-	default:
-		src, err = c.openChunked(wctx, path, query)
+	accept := ""
+	pk := c.protoKind(gvr, dc.pk)
+	if pk != nil {
+		accept = acceptProtobuf
+	}
+	src, err := c.openSource(wctx, path, query, accept)
+	if pk != nil && refusedMedia(err) {
+		c.refuseProtobuf(gvr)
+		src, err = c.openSource(wctx, path, query, "")
 	}
 	if err != nil {
 		stop()
@@ -183,9 +192,34 @@ func openWatch[T any](ctx context.Context, c *Client, dc decoding, path string, 
 	return newStreamWatcher[T](wctx, stop, src, kind, dc), nil
 }
 
-// openChunked sends the watch GET and checks the answer; the body becomes the stream.
-func (c *Client) openChunked(ctx context.Context, path string, query url.Values) (eventSource, error) {
-	hreq, err := c.newHTTPRequest(ctx, Request{Method: http.MethodGet, Path: path, Query: query})
+// openSource opens the stream of a watch over the transport Config.WatchProtocol selects.
+func (c *Client) openSource(ctx context.Context, path string, query url.Values, accept string) (eventSource, error) {
+	switch proto := c.watchProtocol; {
+	case proto == WatchWebSocket:
+		return c.openWebSocket(ctx, path, query, accept)
+	case proto == WatchAuto && c.base.Scheme == "https" && !c.noHTTP2.Load():
+		// Chunked over the client's HTTP/2 connection, which every watch shares.
+		src, err := c.openChunked(ctx, path, query, accept)
+		if hs, ok := src.(*httpSource); ok && hs.proto < 2 && !c.noHTTP2.Swap(true) {
+			c.logger.Debug("apiclient: the server answered a watch over HTTP/1.1; using WebSocket watches from now on", "path", path)
+		}
+		return src, err
+	case proto == WatchAuto && !c.wsRefused.Load():
+		src, err := c.openWebSocket(ctx, path, query, accept)
+		if errors.Is(err, errUpgradeRefused) {
+			c.wsRefused.Store(true)
+			c.logger.Debug("apiclient: server refused the WebSocket upgrade; using chunked watches from now on", "path", path)
+			return c.openChunked(ctx, path, query, accept)
+		}
+		return src, err
+	}
+	return c.openChunked(ctx, path, query, accept)
+}
+
+// openChunked sends the watch GET and checks the answer; the body becomes the stream, in
+// the media type of its Content-Type.
+func (c *Client) openChunked(ctx context.Context, path string, query url.Values, accept string) (eventSource, error) {
+	hreq, err := c.newHTTPRequest(ctx, Request{Method: http.MethodGet, Path: path, Query: query, Accept: accept})
 	if err != nil {
 		return nil, err
 	}
@@ -200,5 +234,11 @@ func (c *Client) openChunked(ctx context.Context, path string, query url.Values)
 		}
 		return nil, statusFromResponse(resp)
 	}
-	return &httpSource{body: resp.Body, fr: newFrameReader(resp.Body, c.maxEventSize), proto: resp.ProtoMajor}, nil
+	src := &httpSource{body: resp.Body, proto: resp.ProtoMajor}
+	if isProtobuf(resp.Header.Get("Content-Type")) {
+		src.pr = newProtoReader(resp.Body, c.maxEventSize)
+	} else {
+		src.fr = newFrameReader(resp.Body, c.maxEventSize)
+	}
+	return src, nil
 }

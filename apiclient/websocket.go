@@ -45,9 +45,11 @@ func newWSDialer(tlsConf *tls.Config, proxy func(*http.Request) (*url.URL, error
 }
 
 // openWebSocket opens a watch over WebSocket: the same URL as a chunked watch, one event
-// per message. The bearer token travels both as the Authorization header and as the
-// base64url subprotocol, so that proxies that drop the header on upgrades still pass it.
-func (c *Client) openWebSocket(ctx context.Context, path string, query url.Values) (eventSource, error) {
+// per message (a JSON event in a text message, or a protobuf WatchEvent, without the length
+// prefix of chunked streams, in a binary message, as kube-apiserver sends them). The bearer
+// token travels both as the Authorization header and as the base64url subprotocol, so that
+// proxies that drop the header on upgrades still pass it.
+func (c *Client) openWebSocket(ctx context.Context, path string, query url.Values, accept string) (eventSource, error) {
 	u := *c.base
 	switch u.Scheme {
 	case "https":
@@ -61,12 +63,18 @@ func (c *Client) openWebSocket(ctx context.Context, path string, query url.Value
 	}
 	u.Path, u.RawPath, u.RawQuery = full.Path, full.RawPath, full.RawQuery
 
-	conn, err := c.dialWebSocket(ctx, u.String(), path, true)
+	conn, contentType, err := c.dialWebSocket(ctx, u.String(), path, accept, true)
 	if err != nil {
 		return nil, err
 	}
 	conn.SetReadLimit(int64(c.maxEventSize))
 	src := &wsSource{conn: conn, max: c.maxEventSize, done: make(chan struct{})}
+	switch {
+	case isProtobuf(contentType):
+		src.format = wsProtobuf
+	case contentType != "":
+		src.format = wsJSON
+	}
 	src.startHealthCheck()
 	return src, nil
 }
@@ -108,14 +116,17 @@ func (s *wsSource) startHealthCheck() {
 // dialWebSocket performs the handshake. After a 401 with credentials that can be renewed
 // (exec plugin, token file) it tries once more with fresh ones, as authTransport does for
 // ordinary requests.
-func (c *Client) dialWebSocket(ctx context.Context, wsURL, path string, retryAuth bool) (*websocket.Conn, error) {
+func (c *Client) dialWebSocket(ctx context.Context, wsURL, path, accept string, retryAuth bool) (*websocket.Conn, string, error) {
 	authz, bearer, used, err := c.auth.credentials(ctx)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	h := http.Header{}
 	h.Set("User-Agent", c.userAgent)
-	h.Set("Accept", "application/json")
+	if accept == "" {
+		accept = mediaJSON
+	}
+	h.Set("Accept", accept)
 	// kube-apiserver's WebSocket handler (golang.org/x/net/websocket) answers 403 to a
 	// handshake without an Origin; name the server itself.
 	h.Set("Origin", c.base.Scheme+"://"+c.base.Host)
@@ -128,19 +139,19 @@ func (c *Client) dialWebSocket(ctx context.Context, wsURL, path string, retryAut
 	}
 	conn, resp, err := d.DialContext(ctx, wsURL, h)
 	if err == nil {
-		return conn, nil
+		return conn, resp.Header.Get("Content-Type"), nil
 	}
 	if resp == nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, "", ctx.Err()
 		}
-		return nil, fmt.Errorf("apiclient: websocket watch %s: %w", path, err)
+		return nil, "", fmt.Errorf("apiclient: websocket watch %s: %w", path, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized && retryAuth && used != nil && c.auth.unauthorized(used) {
-		return c.dialWebSocket(ctx, wsURL, path, false)
+		return c.dialWebSocket(ctx, wsURL, path, accept, false)
 	}
-	return nil, classifyRefusal(resp)
+	return nil, "", classifyRefusal(resp)
 }
 
 // classifyRefusal decides whether a failed handshake means "no WebSocket here" (fall back
@@ -161,12 +172,24 @@ func classifyRefusal(resp *http.Response) error {
 	return st
 }
 
+// wsFormat is the media type of a WebSocket watch's messages.
+type wsFormat uint8
+
+const (
+	// wsByMessage: the handshake named none; a binary message is protobuf, a text one JSON.
+	wsByMessage wsFormat = iota
+	wsJSON
+	wsProtobuf
+)
+
 // wsSource reads one event per WebSocket message.
 type wsSource struct {
 	conn   *websocket.Conn
 	max    int
 	buf    bytes.Buffer
 	n      int64
+	format wsFormat
+	binary bool // the last message was a binary one
 	once   sync.Once
 	done   chan struct{}
 	pinger sync.WaitGroup
@@ -183,6 +206,7 @@ func (s *wsSource) next() ([]byte, int64, error) {
 		if mt != websocket.TextMessage && mt != websocket.BinaryMessage {
 			continue
 		}
+		s.binary = mt == websocket.BinaryMessage
 		s.buf.Reset()
 		if _, err := s.buf.ReadFrom(r); err != nil {
 			return nil, 0, s.mapErr(err)
@@ -190,12 +214,19 @@ func (s *wsSource) next() ([]byte, int64, error) {
 		s.conn.SetReadDeadline(time.Now().Add(s.readTimeout))
 		idx := s.n
 		s.n++
-		frame := bytes.TrimSpace(s.buf.Bytes())
+		frame := s.buf.Bytes()
+		if !s.protobuf() {
+			frame = bytes.TrimSpace(frame)
+		}
 		if len(frame) == 0 {
 			return nil, 0, &DecodeError{Err: ErrMalformedEvent, Offset: idx, Detail: "empty WebSocket message"}
 		}
 		return frame, idx, nil
 	}
+}
+
+func (s *wsSource) protobuf() bool {
+	return s.format == wsProtobuf || s.format == wsByMessage && s.binary
 }
 
 func (s *wsSource) mapErr(err error) error {

@@ -20,7 +20,10 @@ type WatchInfo struct {
 	Query     url.Values
 	// Protocol is "HTTP/1.1", "HTTP/2.0" or "websocket".
 	Protocol string
-	Opened   time.Time
+	// MediaType is the media type of the stream's events: "application/json" or
+	// "application/vnd.kubernetes.protobuf" (negotiated from the Accept header).
+	MediaType string
+	Opened    time.Time
 	// StartRV is the resourceVersion the watch asked for ("" or "0": the current state).
 	StartRV string
 	// EventsSent counts ADDED/MODIFIED/DELETED events written so far; LastRV is the
@@ -95,5 +98,9 @@ func (w *watcher) snapshotInfo() WatchInfo {
 	i.LastRV = w.lastRV.Load()
 	i.BookmarkTicks = w.bmTicks.Load()
 	i.BookmarksSent = w.bmSent.Load()
+	i.MediaType = negotiation.MediaJSON
+	if w.out.Format == negotiation.Protobuf {
+		i.MediaType = negotiation.MediaProtobuf
+	}
 	return i
 }

@@ -41,12 +41,14 @@ func (c *chunkedSink) flush() error {
 
 type wsSink struct {
 	conn   *websocket.Conn
-	binary bool // protobuf frames: binary messages, as they are
+	binary bool // protobuf frames: binary messages
 }
 
 func (c *wsSink) write(frame []byte) error {
 	if c.binary {
-		return c.conn.WriteMessage(websocket.BinaryMessage, frame)
+		// One WatchEvent per binary message, without the 4-byte length prefix of chunked
+		// streams: kube-apiserver v1.36 frames protobuf watches over WebSocket so.
+		return c.conn.WriteMessage(websocket.BinaryMessage, frame[4:])
 	}
 	return c.conn.WriteMessage(websocket.TextMessage, frame[:len(frame)-1])
 }
