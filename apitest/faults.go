@@ -170,17 +170,21 @@ func (s *Server) SendOversizedFrame(resource string, size int) (int, error) {
 }
 
 type failRule struct {
-	verb       Verb
-	resource   string
-	left       int
-	code       int
-	retryAfter int
-	status     *meta.Status // FailRequestsWithStatus: the answer, as given
-	reset      bool         // ResetRequests: no answer, the connection is reset
+	verb        Verb
+	resource    string
+	subresource string // "" matches the resource and all its subresources
+	left        int
+	code        int
+	retryAfter  int
+	status      *meta.Status // FailRequestsWithStatus: the answer, as given
+	reset       bool         // ResetRequests: no answer, the connection is reset
 }
 
 // FailRequests answers the next n requests of verb (VerbAny: all) on resource ("" for
 // all) with the HTTP status code (429, 500, 503, 504, 410, ...) and a matching Status body;
+// resource is any name the request filters take ("webapps", "webapps.example.com", a short
+// name), with "/subresource" to fail only that subresource ("webapps/status",
+// "pods/eviction"; without it, the resource's subresources fail too);
 // retryAfter > 0 adds a Retry-After header and details.retryAfterSeconds (whole seconds,
 // at least 1). Rules are consumed in the order they were added.
 func (s *Server) FailRequests(verb Verb, resource string, n, code int, retryAfter time.Duration) error {
@@ -225,13 +229,11 @@ const CodeDropped = -1
 
 func (s *Server) addFailRule(resource string, r *failRule) error {
 	if resource != "" {
-		s.mu.Lock()
-		res, err := s.lookupLocked(resource)
-		s.mu.Unlock()
+		name, sub, err := s.resolveRef(resource)
 		if err != nil {
 			return err
 		}
-		r.resource = res.typ.name()
+		r.resource, r.subresource = name, sub
 	}
 	s.logMu.Lock()
 	s.failRules = append(s.failRules, r)
@@ -240,12 +242,13 @@ func (s *Server) addFailRule(resource string, r *failRule) error {
 }
 
 // takeFailure consumes a matching failure rule and returns a copy of it.
-func (s *Server) takeFailure(verb Verb, resource string, rec *Request) (failRule, bool) {
+func (s *Server) takeFailure(verb Verb, resource, sub string, rec *Request) (failRule, bool) {
 	var f failRule
 	ok := false
 	s.logMu.Lock()
 	for i, r := range s.failRules {
-		if (r.verb == VerbAny || r.verb == verb) && (r.resource == "" || r.resource == resource) {
+		if (r.verb == VerbAny || r.verb == verb) && (r.resource == "" || r.resource == resource) &&
+			(r.subresource == "" || r.subresource == sub) {
 			r.left--
 			if r.left <= 0 {
 				s.failRules = append(s.failRules[:i:i], s.failRules[i+1:]...)

@@ -2,7 +2,9 @@ package apitest
 
 import (
 	"context"
+	"fmt"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -77,17 +79,23 @@ func (s *Server) setRequestCode(rec *Request, code int) {
 
 // RequestFilter selects requests; zero fields match anything.
 type RequestFilter struct {
-	Verb      Verb
-	Resource  string
-	Namespace string
-	Name      string
+	Verb Verb
+	// Resource is any name of a served resource ("configmaps", "cm", "deployments.apps",
+	// the Kind), as Request.Resource names it or otherwise; "pods/status" selects a
+	// subresource, as Subresource does. Without a subresource, requests of the resource's
+	// subresources match too.
+	Resource string
+	// Subresource selects requests of one subresource ("status", "scale").
+	Subresource string
+	Namespace   string
+	Name        string
 	// After keeps only requests with Seq > After.
 	After int64
 }
 
 func (f RequestFilter) match(r *Request) bool {
 	return (f.Verb == VerbAny || r.Verb == f.Verb) &&
-		(f.Resource == "" || r.Resource == f.Resource) &&
+		(f.Resource == "" || r.Resource == f.Resource) && (f.Subresource == "" || r.Subresource == f.Subresource) &&
 		(f.Namespace == "" || r.Namespace == f.Namespace) &&
 		(f.Name == "" || r.Name == f.Name) && r.Seq > f.After
 }
@@ -103,7 +111,7 @@ func (s *Server) RequestsFor(verb Verb, resource string) []Request {
 
 // RequestsMatching returns the logged requests that match f.
 func (s *Server) RequestsMatching(f RequestFilter) []Request {
-	f.Resource = s.canonical(f.Resource)
+	f.Resource, f.Subresource = s.canonicalRef(f.Resource, f.Subresource)
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
 	var out []Request
@@ -119,11 +127,11 @@ func (s *Server) RequestsMatching(f RequestFilter) []Request {
 
 // CountRequests returns how many logged requests have the verb and resource.
 func (s *Server) CountRequests(verb Verb, resource string) int {
-	resource = s.canonical(resource)
+	f := RequestFilter{Verb: verb}
+	f.Resource, f.Subresource = s.canonicalRef(resource, "")
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
 	n := 0
-	f := RequestFilter{Verb: verb, Resource: resource}
 	for _, r := range s.requests {
 		if f.match(r) {
 			n++
@@ -169,6 +177,34 @@ func (s *Server) rvChangedLocked() <-chan struct{} { return s.changedChan() }
 
 // canonical maps a resource alias ("cm", "deployments") to its apitest name; unknown names
 // are returned unchanged.
+// canonicalRef is canonical for a filter's resource, which may end in "/subresource"
+// (sub, if set, wins).
+func (s *Server) canonicalRef(ref, sub string) (string, string) {
+	name, refSub, _ := strings.Cut(ref, "/")
+	if sub == "" {
+		sub = refSub
+	}
+	return s.canonical(name), sub
+}
+
+// resolveRef resolves a fault's resource: a name lookupLocked knows, with an optional
+// "/subresource" the resource serves.
+func (s *Server) resolveRef(ref string) (name, sub string, err error) {
+	n, sub, _ := strings.Cut(ref, "/")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res, err := s.lookupLocked(n)
+	if err != nil {
+		return "", "", err
+	}
+	if sub != "" {
+		if _, ok := res.typ.subresource(sub); !ok {
+			return "", "", fmt.Errorf("apitest: resource %s has no subresource %q", res.typ.name(), sub)
+		}
+	}
+	return res.typ.name(), sub, nil
+}
+
 func (s *Server) canonical(name string) string {
 	if name == "" {
 		return ""

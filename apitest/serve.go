@@ -64,7 +64,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cw.out = out
-	if f, ok := s.takeFailure(ri.verb, ri.res.typ.name(), rec); ok {
+	if st := s.forbidden(ri); st != nil {
+		writeStatus(w, st)
+		return
+	}
+	if f, ok := s.takeFailure(ri.verb, ri.res.typ.name(), ri.sub, rec); ok {
 		s.answerFailure(w, r, f)
 		return
 	}

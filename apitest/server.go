@@ -130,6 +130,8 @@ type Server struct {
 	reqSeq    int64
 	faults    []FaultRecord
 	failRules []*failRule
+	denied    []accessRule // Deny
+	accessSeq int
 	changed   chan struct{}
 	watchSubs []watchSub
 }

@@ -334,7 +334,9 @@ func (s *Server) handleEviction(w http.ResponseWriter, r *http.Request, ri *reqI
 // ---- authorization reviews: everything is allowed ----
 
 func (s *Server) createAccessReview(w http.ResponseWriter, r *http.Request, ri *reqInfo, obj map[string]any) {
-	obj["status"] = map[string]any{"allowed": true}
+	spec, _ := obj["spec"].(map[string]any)
+	attrs, _ := spec["resourceAttributes"].(map[string]any)
+	obj["status"] = s.accessReviewStatus(attrs)
 	if obj["metadata"] == nil {
 		obj["metadata"] = map[string]any{}
 	}
