@@ -94,6 +94,8 @@ type Builder struct {
 	name    string
 	primary PrimaryInput
 	others  []func(owner *kinds.Info) (Source, error)
+	owned   []meta.GroupVersionResource // for the permissions
+	watched []meta.GroupVersionResource
 	sources []Source
 	filters []Predicate[meta.Object]
 	opts    Options
@@ -135,6 +137,7 @@ func (b *Builder) Owns(o OwnedInput) *Builder {
 		return b
 	}
 	b.others = append(b.others, func(owner *kinds.Info) (Source, error) { return o.bindOwned(b, owner) })
+	b.owned = append(b.owned, o.resource())
 	return b
 }
 
@@ -146,6 +149,7 @@ func (b *Builder) Watches(w WatchedInput) *Builder {
 		return b
 	}
 	b.others = append(b.others, func(*kinds.Info) (Source, error) { return w.bindWatched(b) })
+	b.watched = append(b.watched, w.resource())
 	return b
 }
 
@@ -226,6 +230,7 @@ func (b *Builder) Build(r Reconciler) (*Controller, error) {
 			return nil, err
 		}
 	}
+	ctl.declare(builderPermissions(owner, b.owned, b.watched, b.mgr.Factory().Namespace())...)
 	if err := b.mgr.Add(ctl); err != nil {
 		return nil, err
 	}

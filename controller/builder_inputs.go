@@ -29,11 +29,13 @@ type PrimaryInput interface {
 // OwnedInput is a type of children of a Builder, made by Owned.
 type OwnedInput interface {
 	bindOwned(b *Builder, owner *kinds.Info) (Source, error)
+	resource() meta.GroupVersionResource
 }
 
 // WatchedInput is another watched type of a Builder, made by Watched.
 type WatchedInput interface {
 	bindWatched(b *Builder) (Source, error)
+	resource() meta.GroupVersionResource
 }
 
 // PrimaryOptions are the optional settings of PrimaryWithOptions.
@@ -177,6 +179,8 @@ func controllerUID[T meta.Accessor](obj T) ([]string, error) {
 	return nil, nil
 }
 
+func (o *OwnedType[T]) resource() meta.GroupVersionResource { return o.gvr }
+
 func (o *OwnedType[T]) bindOwned(b *Builder, owner *kinds.Info) (Source, error) {
 	if owner == nil {
 		return nil, ErrNoPrimary
@@ -307,6 +311,8 @@ func (w *WatchedType[T]) Informer() *informer.Informer[T] {
 	defer w.mu.Unlock()
 	return w.inf
 }
+
+func (w *WatchedType[T]) resource() meta.GroupVersionResource { return w.gvr }
 
 func (w *WatchedType[T]) bindWatched(b *Builder) (Source, error) {
 	if w.handler == nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/controller/leaderelection"
+	"github.com/informerkit/informerkit/controller/rbac"
 	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/workqueue"
 )
@@ -66,6 +67,12 @@ type Options struct {
 	// as kube-controller-manager's controllers do (the DeploymentController's maxRetries is
 	// 15). Default 0: retry for ever, as controller-runtime does.
 	MaxRetries int
+	// Permissions are the API permissions the reconciler needs beyond those its sources
+	// and the Builder declare (reads of what it watches, writes of what it owns, status
+	// writes of its primary type): for example update of the primary type, to add a
+	// finalizer. Manager.Permissions lists them with the rest, and a Manager checks them
+	// at Start. Default none.
+	Permissions []rbac.Rule
 }
 
 // Controller runs a Reconciler over a work queue of Requests fed by sources (the
@@ -100,6 +107,8 @@ type Controller struct {
 	queue   Queue
 	running chan struct{} // closed once the workers run
 	stats   stats
+	// declared are the permissions the Builder derived from its inputs.
+	declared []rbac.Rule
 
 	defaultLogger bool // Options.Logger was nil: a Manager's Add gives its own
 }

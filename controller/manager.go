@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
@@ -19,6 +20,7 @@ import (
 	"github.com/informerkit/informerkit/controller/events"
 	"github.com/informerkit/informerkit/controller/leaderelection"
 	"github.com/informerkit/informerkit/controller/metrics"
+	"github.com/informerkit/informerkit/controller/rbac"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/meta"
@@ -95,6 +97,12 @@ type ManagerOptions struct {
 	// Registry defaults to Kinds, Logger to Logger, DrainTimeout to GracefulShutdownTimeout
 	// and Instance to the leader election identity (else the host name).
 	EventOptions events.Options
+
+	// SkipPermissionCheck turns off the check at Start: by default, before its informers
+	// start, the Manager asks the API server (SelfSubjectAccessReviews) whether it may do
+	// what Permissions lists, and Start fails with one error naming every missing verb and
+	// resource instead of a stream of 403s in the logs.
+	SkipPermissionCheck bool
 }
 
 // trackedInformer is what readiness needs of an informer.
@@ -119,13 +127,16 @@ type Manager struct {
 	elector     *leaderelection.Elector
 	leaderGauge metrics.Gauge
 
-	mu        sync.Mutex
-	runnables []Runnable
-	informers []namedInformer
-	healthz   []namedCheck
-	readyz    []namedCheck
-	started   bool
-	httpAddr  string
+	mu          sync.Mutex
+	runnables   []Runnable
+	informers   []namedInformer
+	healthz     []namedCheck
+	readyz      []namedCheck
+	started     bool
+	httpAddr    string
+	permissions []rbac.Rule // AddPermissions
+
+	recordsEvents atomic.Bool // EventRecorderFor was called: events are written
 
 	elected     chan struct{}
 	electedOnce sync.Once
@@ -345,6 +356,7 @@ func (m *Manager) Kinds() *kinds.Registry { return m.opts.Kinds }
 // broadcaster, from Start until the runnables have stopped (then the queued events are
 // written within GracefulShutdownTimeout); recorded before Start, they wait in its queue.
 func (m *Manager) EventRecorderFor(name string) events.EventRecorder {
+	m.recordsEvents.Store(true)
 	return m.events.NewRecorder(name)
 }
 

@@ -15,6 +15,8 @@ import (
 
 // Start runs the manager until ctx is done, a runnable fails or leadership is lost:
 //
+//  0. checks that the API server allows what Permissions lists, unless
+//     ManagerOptions.SkipPermissionCheck: a missing permission fails Start at once;
 //  1. serves the HTTP endpoints, if configured;
 //  2. starts the shared informers and, in parallel, leader election (warm standby: a
 //     standby's caches are synced before it wins, so it reconciles at once when it does);
@@ -37,6 +39,11 @@ func (m *Manager) Start(ctx context.Context) (err error) {
 	defer m.client.Close()
 	if m.leClient != nil {
 		defer m.leClient.Close()
+	}
+	if !m.opts.SkipPermissionCheck {
+		if err := m.checkPermissions(ctx); err != nil {
+			return err
+		}
 	}
 
 	// The HTTP server lives until everything else has stopped.

@@ -291,6 +291,19 @@ func (f *Factory) ResourceOf(inf AnyInformer) (meta.GroupVersionResource, bool) 
 	return meta.GroupVersionResource{}, false
 }
 
+// NamespaceOf returns the namespace inf lists and watches ("" for all), if inf is one of
+// the factory's informers (for the permissions a controller manager needs).
+func (f *Factory) NamespaceOf(inf AnyInformer) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for key, e := range f.entries {
+		if e.inf == inf {
+			return key.namespace, true
+		}
+	}
+	return "", false
+}
+
 // Start runs every informer of the factory that is not running yet, until ctx is done or
 // Shutdown is called. It returns at once; call it again after InformerFor to start new informers.
 // After Shutdown it does nothing.

@@ -5,9 +5,13 @@
 //	go run ./cmd/controller-manager --apitest                 # in-process API server with the CRDs and a sample MiniDeployment
 //	go run ./cmd/controller-manager --kubeconfig ~/.kube/config --controllers='*,-configmap-replicator'
 //
-// On a real cluster, install the CRDs first (kubectl apply -f examples/deployment/crd.yaml);
-// a controller whose CRD is missing is skipped, and its /readyz entry says which resource is
-// not served.
+// On a real cluster, install the CRDs first (kubectl apply -f examples/deployment/crd.yaml)
+// and the roles (kubectl apply -f cmd/controller-manager/rbac.yaml, which -rbac writes from
+// what the controllers declare); a controller whose CRD is missing is skipped, and its
+// /readyz entry says which resource is not served. At start, a missing permission is one
+// error naming the verb and the resource.
+//
+//go:generate go run . -rbac rbac.yaml
 package main
 
 import (
@@ -24,6 +28,7 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
+	"github.com/informerkit/informerkit/controller/rbac"
 	"github.com/informerkit/informerkit/controller/runner"
 	"github.com/informerkit/informerkit/examples/configmapreplicator"
 	"github.com/informerkit/informerkit/examples/deployment"
@@ -32,7 +37,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stderr)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
@@ -49,13 +54,17 @@ func Descriptors() []runner.Descriptor {
 	}
 }
 
-func run(ctx context.Context, args []string, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("controller-manager", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config or in-cluster)")
 	embedded := fs.Bool("apitest", false, "run against an in-process API server with the example CRDs and one MiniDeployment")
 	leaderElect := fs.Bool("leader-elect", true, "run the controllers only on the replica holding the Lease")
 	httpAddr := fs.String("http-address", "127.0.0.1:10257", "address of /healthz, /readyz and /metrics (empty: none)")
+	namespace := fs.String("namespace", "", "namespace of the leader election Lease and, with -rbac, of the service account (default: the kubeconfig's, else default)")
+	rbacOut := fs.String("rbac", "", "write the RBAC roles the enabled controllers need to this file (- for standard output) and exit, without a server")
+	serviceAccount := fs.String("service-account", Name, "with -rbac: the service account the roles are bound to (empty: no bindings)")
+	rbacName := fs.String("rbac-name", Name, "with -rbac: the name of the roles and bindings")
 	var enabled []string
 	descs := Descriptors()
 	runner.ControllersVar(fs, &enabled, descs)
@@ -63,6 +72,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	if *rbacOut != "" {
+		return printRBAC(ctx, rbacOptions{out: *rbacOut, name: *rbacName, namespace: *namespace, serviceAccount: *serviceAccount,
+			leaderElect: *leaderElect, enabled: enabled}, descs, stdout, stderr)
+	}
 
 	var cfg *apiclient.Config
 	if *embedded {
@@ -90,7 +103,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		}
 	}
 	mgr, err := controller.NewManager(cfg, controller.ManagerOptions{Logger: log, HTTPAddress: *httpAddr,
-		LeaderElection: *leaderElect, LeaderElectionID: "informerkit-controller-manager", LeaderElectionReleaseOnCancel: true})
+		LeaderElection: *leaderElect, LeaderElectionID: Name, LeaderElectionNamespace: *namespace, LeaderElectionReleaseOnCancel: true})
 	if err != nil {
 		fmt.Fprintln(stderr, "controller-manager:", err)
 		return 1
@@ -106,6 +119,58 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// Name is the controller manager's name: its Lease and its RBAC roles.
+const Name = "informerkit-controller-manager"
+
+// rbacOptions are the flags of -rbac.
+type rbacOptions struct {
+	out, name, namespace, serviceAccount string
+	leaderElect                          bool
+	enabled                              []string
+}
+
+// printRBAC writes the ClusterRole and Role (with bindings to o.serviceAccount) that the
+// enabled controllers need, from what they declare (runner.Runner.Permissions), to o.out.
+func printRBAC(ctx context.Context, o rbacOptions, descs []runner.Descriptor, stdout, stderr io.Writer) int {
+	namespace := o.namespace
+	if namespace == "" {
+		namespace = "default"
+	}
+	// The Manager is only set up, never started: its config points nowhere.
+	mgr, err := controller.NewManager(&apiclient.Config{Host: "http://127.0.0.1:1"}, controller.ManagerOptions{
+		Logger: slog.New(slog.DiscardHandler), LeaderElection: o.leaderElect, LeaderElectionID: Name, LeaderElectionNamespace: namespace})
+	if err != nil {
+		fmt.Fprintln(stderr, "controller-manager:", err)
+		return 1
+	}
+	r, err := runner.New(mgr, descs, runner.Options{Controllers: o.enabled, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		fmt.Fprintln(stderr, "controller-manager:", err)
+		return 2
+	}
+	rules, err := r.Permissions(ctx)
+	if err == nil {
+		var y []byte
+		y, err = rbac.Manifest(o.name, rules, rbac.ManifestOptions{ServiceAccount: o.serviceAccount, ServiceAccountNamespace: namespace})
+		if err == nil {
+			y = append([]byte(rbacHeader), y...)
+			if o.out == "-" {
+				_, err = stdout.Write(y)
+			} else {
+				err = os.WriteFile(o.out, y, 0o644)
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "controller-manager:", err)
+		return 1
+	}
+	return 0
+}
+
+// rbacHeader starts every RBAC manifest -rbac writes.
+const rbacHeader = "# Generated by cmd/controller-manager -rbac from what the controllers declare. DO NOT EDIT.\n"
 
 // sampleServer is an in-process API server with both CRDs installed and a MiniDeployment
 // of three replicas.

@@ -16,6 +16,7 @@ import (
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/controller/client"
 	"github.com/informerkit/informerkit/controller/events"
+	"github.com/informerkit/informerkit/controller/rbac"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -79,6 +80,10 @@ type Descriptor struct {
 	// Optional makes a skip for a missing resource quiet: logged, but /readyz passes (a
 	// controller for an API that not every cluster serves).
 	Optional bool
+	// Permissions are the API permissions the controller needs beyond those its Init's
+	// controllers and informers declare (see controller.Manager.Permissions), for a
+	// Runnable it adds by hand. They are added to the Manager when Init starts it.
+	Permissions []rbac.Rule
 }
 
 // ControllerContext is what an InitFunc gets (kube-controller-manager's ControllerContext):
@@ -147,9 +152,10 @@ type Runner struct {
 	opts  Options
 	log   *slog.Logger
 
-	mu    sync.Mutex
-	ran   bool
-	state map[string]*ctrlState
+	mu     sync.Mutex
+	ran    bool
+	dryRun bool // Permissions: set up without a server
+	state  map[string]*ctrlState
 }
 
 type ctrlState struct {
@@ -314,6 +320,9 @@ func (r *Runner) initAll(ctx context.Context, available map[meta.GroupVersionRes
 			return fmt.Errorf("runner: starting controller %q: %w", d.Name, err)
 		}
 		for _, inf := range made {
+			if r.dryRun {
+				break // nothing was asked of discovery
+			}
 			if gvr, ok := r.mgr.Factory().ResourceOf(inf); ok {
 				if _, served := available[gvr]; !served {
 					nerr := &NotServedError{Controller: d.Name, Resource: gvr}
@@ -329,7 +338,11 @@ func (r *Runner) initAll(ctx context.Context, available map[meta.GroupVersionRes
 			continue
 		}
 		r.setState(d.Name, StatusStarted, nil, made)
+		r.mgr.AddPermissions(d.Permissions...)
 		log.Info("Started controller")
+		if r.dryRun {
+			continue
+		}
 		if err := r.pause(ctx); err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/informerkit/informerkit/controller/controllerutil"
 	"github.com/informerkit/informerkit/controller/events"
 	"github.com/informerkit/informerkit/controller/expectations"
+	"github.com/informerkit/informerkit/controller/rbac"
 	"github.com/informerkit/informerkit/controller/runner"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -72,7 +73,9 @@ func setup(mgr *controller.Manager, wrap func(controller.Reconciler) controller.
 	c, err := controller.NewBuilder(mgr, Name).
 		For(controller.Primary[*MiniDeployment](DeploymentGVR)).
 		Owns(r.children).
-		WithOptions(controller.Options{MaxConcurrentReconciles: Workers, MaxRetries: MaxRetries, Logger: mgr.Logger()}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: Workers, MaxRetries: MaxRetries, Logger: mgr.Logger(),
+			// Beyond what the builder declares: the finalizer is added with an update.
+			Permissions: []rbac.Rule{{Group: DeploymentGVR.Group, Resource: DeploymentGVR.Resource, Verbs: []string{"update"}}}}).
 		Build(rec)
 	if err != nil {
 		return nil, err
