@@ -152,10 +152,19 @@ func (d *mutationDetector[T]) Replace(list []T, resourceVersion string) error {
 	return d.ReplaceAndDiff(list, resourceVersion, func(indexer.Change[T]) {})
 }
 
+// ReplaceAndDiff records every change before fn hears of any: fn hands changes to handlers,
+// and a handler that changes a value the next listed object shares must not have that
+// object recorded with the change.
 func (d *mutationDetector[T]) ReplaceAndDiff(list []T, resourceVersion string, fn func(indexer.Change[T])) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.Indexer.ReplaceAndDiff(list, resourceVersion, func(c indexer.Change[T]) {
+	var changes []indexer.Change[T]
+	if err := d.Indexer.ReplaceAndDiff(list, resourceVersion, func(c indexer.Change[T]) {
+		changes = append(changes, c)
+	}); err != nil {
+		return err
+	}
+	for _, c := range changes {
 		if c.Existed || c.Deleted {
 			d.checkLocked(c.Key, c.Old)
 		}
@@ -164,8 +173,11 @@ func (d *mutationDetector[T]) ReplaceAndDiff(list []T, resourceVersion string, f
 		} else {
 			d.recordLocked(c.Key, c.New)
 		}
+	}
+	for _, c := range changes {
 		fn(c)
-	})
+	}
+	return nil
 }
 
 // sweep compares every cached object with its copy.
