@@ -358,7 +358,7 @@ func statusFromResponse(resp *http.Response) *meta.Status {
 
 func statusFromBody(code int, contentType string, body []byte) *meta.Status {
 	if isProtobuf(contentType) && isProtobufBody(body) {
-		if st, err := protoStatus(protodec.NewDecoder(protodec.Options{}), body); err == nil {
+		if st, err := protoStatus(protodec.NewDecoder(protodec.Options{}), body, true); err == nil {
 			return completeStatus(st, code)
 		}
 		body = nil // not a Status: no binary in the message

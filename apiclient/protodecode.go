@@ -68,16 +68,24 @@ var statusType = sync.OnceValue(func() *kubeschema.Type {
 })
 
 // protoStatus decodes an enveloped Status (an error response or an ERROR event's object).
-func protoStatus(pd *protodec.Decoder, obj []byte) (*meta.Status, error) {
+// An ERROR event's object of another kind is decoded into a Status field by field, as the
+// JSON path decodes it (an error response must be a Status: statusKind).
+func protoStatus(pd *protodec.Decoder, obj []byte, statusKind bool) (*meta.Status, error) {
 	env, err := protodec.ParseEnvelope(obj)
 	if err != nil {
 		return nil, err
 	}
+	t := statusType()
 	if string(env.Kind) != "Status" {
-		return nil, fmt.Errorf("the object is a %q, not a Status", truncate(string(env.Kind), 64))
+		if statusKind {
+			return nil, fmt.Errorf("the object is a %q, not a Status", truncate(string(env.Kind), 64))
+		}
+		if t, err = envelopeType(nil, env, false); err != nil {
+			return nil, err
+		}
 	}
 	st := &meta.Status{}
-	plan := protodec.PlanFor(reflect.TypeFor[meta.Status](), statusType(), false)
+	plan := protodec.PlanFor(reflect.TypeFor[meta.Status](), t, false)
 	if err := plan.Decode(pd, env.Raw, unsafe.Pointer(st), env.APIVersion, env.Kind); err != nil {
 		return nil, err
 	}
@@ -103,15 +111,13 @@ func decodeProtoEvent[T any](d *objectDecoder, pk *protoKind, frame []byte, kind
 		if len(obj) == 0 {
 			return malformed("ERROR event without an object", nil)
 		}
-		st, err := protoStatus(d.proto(), obj)
+		st, err := protoStatus(d.proto(), obj, false)
 		if err != nil {
 			return malformed("ERROR event object is not a Status", err)
 		}
 		return errorEvent[T](st), nil
 	default:
-		if typ == nil {
-			return malformed(`event without "type"`, nil)
-		}
+		// An absent type is protobuf's empty string: an unknown type, as JSON's "".
 		return Event[T]{}, &DecodeError{Err: ErrUnknownEventType, Offset: offset, Detail: fmt.Sprintf("type %q", truncate(string(typ), 64))}
 	}
 	if len(obj) == 0 {

@@ -3,14 +3,17 @@ package protodec
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/informerkit/informerkit/internal/jsondec"
 	"github.com/informerkit/informerkit/internal/kubeproto"
 	"github.com/informerkit/informerkit/internal/kubeschema"
-	"github.com/informerkit/informerkit/meta"
+	metapkg "github.com/informerkit/informerkit/meta"
 )
 
 // fullType builds, by reflection, a Go struct that declares every field of schema type st
@@ -78,7 +81,7 @@ func valueType(f *kubeschema.Field, building map[*kubeschema.Type]bool) reflect.
 	st := f.Type()
 	switch st.JSON {
 	case "time":
-		return reflect.TypeFor[meta.Time]()
+		return reflect.TypeFor[metapkg.Time]()
 	case "microtime", "duration", "quantity":
 		return reflect.TypeFor[string]()
 	case "int-or-string":
@@ -102,18 +105,25 @@ type fuzzKind struct {
 
 func fuzzKinds() []fuzzKind {
 	var out []fuzzKind
+	meta := []reflect.Type{reflect.TypeFor[metaOnly]()}
 	for _, k := range []struct {
 		group, version, kind string
 		partial              []reflect.Type
 	}{
 		{"", "v1", "Pod", []reflect.Type{reflect.TypeFor[tPod](), reflect.TypeFor[tPartial](), reflect.TypeFor[metaOnly]()}},
 		{"apps", "v1", "Deployment", []reflect.Type{reflect.TypeFor[tDeployment](), reflect.TypeFor[metaOnly]()}},
-		{"", "v1", "ConfigMap", []reflect.Type{reflect.TypeFor[metaOnly]()}},
-		{"", "v1", "Service", []reflect.Type{reflect.TypeFor[metaOnly]()}},
-		{"", "v1", "Secret", []reflect.Type{reflect.TypeFor[metaOnly]()}},
-		{"", "v1", "Event", []reflect.Type{reflect.TypeFor[metaOnly]()}},
-		{"meta.k8s.io", "v1", "Status", []reflect.Type{reflect.TypeFor[meta.Status]()}},
-		{"", "v1", "PodList", []reflect.Type{reflect.TypeFor[meta.List[*tPartial]]()}},
+		{"apps", "v1", "ReplicaSet", meta},
+		{"", "v1", "ConfigMap", meta},
+		{"", "v1", "Service", meta},
+		{"", "v1", "Secret", meta},
+		{"", "v1", "Namespace", meta},
+		{"", "v1", "Event", meta},
+		{"coordination.k8s.io", "v1", "Lease", meta},
+		{"meta.k8s.io", "v1", "Status", []reflect.Type{reflect.TypeFor[metapkg.Status]()}},
+		{"", "v1", "PodList", []reflect.Type{reflect.TypeFor[metapkg.List[*tPartial]]()}},
+		{"apps", "v1", "DeploymentList", []reflect.Type{reflect.TypeFor[metapkg.List[*metaOnly]]()}},
+		{"", "v1", "ConfigMapList", []reflect.Type{reflect.TypeFor[metapkg.List[metaOnly]]()}},
+		{"", "v1", "EventList", []reflect.Type{reflect.TypeFor[metapkg.List[*metaOnly]]()}},
 	} {
 		ki, ok := kubeschema.ForKind(k.group, k.version, k.kind)
 		if !ok {
@@ -126,14 +136,21 @@ func fuzzKinds() []fuzzKind {
 
 // metaOnly is what a metadata informer declares.
 type metaOnly struct {
-	meta.TypeMeta   `json:",inline"`
-	meta.ObjectMeta `json:"metadata"`
+	metapkg.TypeMeta   `json:",inline"`
+	metapkg.ObjectMeta `json:"metadata"`
 }
 
-// viaJSON decodes msg the JSON way: kubeproto's JSON form of the message, then jsondec.
-func viaJSON(st *kubeschema.Type, msg []byte, t reflect.Type) (reflect.Value, error) {
+// viaJSON decodes msg the JSON way: kubeproto's JSON form of the message (of the enveloped
+// object, with its apiVersion and kind, when env), then jsondec.
+func viaJSON(st *kubeschema.Type, msg []byte, env bool, t reflect.Type) (reflect.Value, error) {
 	out := reflect.New(t)
-	m, err := kubeproto.Decode(st, msg)
+	var m map[string]any
+	var err error
+	if env {
+		m, err = kubeproto.DecodeObject(msg)
+	} else {
+		m, err = kubeproto.Decode(st, msg)
+	}
 	if err != nil {
 		return out, err
 	}
@@ -144,18 +161,29 @@ func viaJSON(st *kubeschema.Type, msg []byte, t reflect.Type) (reflect.Value, er
 	return out, jsondec.Unmarshal(js, out.Interface())
 }
 
-func viaProto(st *kubeschema.Type, msg []byte, t reflect.Type, d *Decoder) (reflect.Value, error) {
+// viaProto decodes msg with a plan, as apiclient does (an enveloped object's apiVersion and
+// kind into its TypeMeta).
+func viaProto(st *kubeschema.Type, msg []byte, env bool, t reflect.Type, d *Decoder) (reflect.Value, error) {
 	out := reflect.New(t)
-	err := PlanFor(t, st, false).Decode(d, msg, out.UnsafePointer(), nil, nil)
+	var apiVersion, kind []byte
+	if env {
+		e, err := ParseEnvelope(msg)
+		if err != nil {
+			return out, err
+		}
+		msg, apiVersion, kind = e.Raw, e.APIVersion, e.Kind
+	}
+	err := PlanFor(t, st, false).Decode(d, msg, out.UnsafePointer(), apiVersion, kind)
 	return out, err
 }
 
-// checkAgainstJSON decodes msg both ways into every Go type of k.
-func checkAgainstJSON(t *testing.T, k fuzzKind, msg []byte) {
+// checkAgainstJSON decodes msg (a message of k's type, or an enveloped object of it when
+// env) both ways into every Go type of k.
+func checkAgainstJSON(t *testing.T, k fuzzKind, msg []byte, env bool) {
 	d := NewDecoder(Options{})
 	for i, gt := range append([]reflect.Type{k.full}, k.partial...) {
-		want, werr := viaJSON(k.schema, msg, gt)
-		got, gerr := viaProto(k.schema, msg, gt, d)
+		want, werr := viaJSON(k.schema, msg, env, gt)
+		got, gerr := viaProto(k.schema, msg, env, gt, d)
 		full := i == 0
 		switch {
 		case werr == nil && gerr != nil:
@@ -170,44 +198,91 @@ func checkAgainstJSON(t *testing.T, k fuzzKind, msg []byte) {
 	}
 }
 
-// recorded returns the recorded protobuf bodies of testdata as (kind index, message).
-func recorded(t testing.TB, kinds []fuzzKind) (idx []uint8, msgs [][]byte) {
-	for _, name := range []string{"pod.pb", "deployment.pb", "podlist.pb"} {
-		env, err := kubeproto.Unwrap(readReal(t, name))
+// check runs checkAgainstJSON on a fuzz input: an enveloped object ("k8s\x00"...) of a
+// kind of the list, or else a message of kinds[which].
+func check(t *testing.T, kinds []fuzzKind, which uint8, data []byte) {
+	if env, err := ParseEnvelope(data); err == nil {
+		if st, ok := env.Type(); ok {
+			for _, k := range kinds {
+				if k.schema == st {
+					checkAgainstJSON(t, k, data, true)
+					return
+				}
+			}
+		}
+	} else if len(data) >= len(Magic) && string(data[:len(Magic)]) == string(Magic) {
+		if _, jerr := kubeproto.DecodeObject(data); jerr == nil {
+			t.Fatalf("the envelope does not parse (%v), kubeproto decodes it", err)
+		}
+		return
+	}
+	checkAgainstJSON(t, kinds[int(which)%len(kinds)], data, false)
+}
+
+// recorded returns the protobuf bodies recorded from kube-apiserver v1.36.3 (testdata/real
+// and ../jsondec/testdata/real; e2e's TestRecordProtobufCorpus records them): enveloped
+// objects and lists.
+func recorded(t testing.TB) map[string][]byte {
+	out := map[string][]byte{}
+	for _, pattern := range []string{"testdata/real/*.pb", "../jsondec/testdata/real/*.pb"} {
+		files, err := filepath.Glob(pattern)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, k := range kinds {
-			if strings.HasSuffix(k.schema.Name, "."+env.Kind) {
-				idx, msgs = append(idx, uint8(i)), append(msgs, env.Raw)
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
 			}
+			out[f] = b
 		}
 	}
-	return idx, msgs
+	if len(out) < 15 {
+		t.Fatalf("%d recorded bodies", len(out))
+	}
+	return out
 }
 
+// Every recorded body, and every recorded object's message on its own, decodes to the same
+// value both ways.
 func TestRecordedAgainstJSON(t *testing.T) {
 	kinds := fuzzKinds()
-	idx, msgs := recorded(t, kinds)
-	if len(msgs) < 3 {
-		t.Fatalf("%d recorded messages", len(msgs))
-	}
-	for i := range msgs {
-		checkAgainstJSON(t, kinds[idx[i]], msgs[i])
+	for name, b := range recorded(t) {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			env, err := ParseEnvelope(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, ok := env.Type()
+			i := slices.IndexFunc(kinds, func(k fuzzKind) bool { return k.schema == st })
+			if !ok || i < 0 {
+				t.Fatalf("no fuzz kind for %s %s", env.APIVersion, env.Kind)
+			}
+			check(t, kinds, 0, b)
+			check(t, kinds, uint8(i), env.Raw)
+		})
 	}
 }
 
 // FuzzAgainstJSON: the protobuf path (a Plan) and the JSON path (kubeproto's JSON form,
 // then jsondec) decode the same bytes into the same Go type to the same value, or both fail.
 // For partial types the protobuf path may accept what the JSON path refuses, in the fields
-// the type does not declare (skipped by their length, unread).
+// the type does not declare (skipped by their length, unread). Inputs are enveloped objects
+// ("k8s\x00" + runtime.Unknown, kind from the envelope) or messages of the kind which
+// selects; seeds are the recorded bodies.
 func FuzzAgainstJSON(f *testing.F) {
 	kinds := fuzzKinds()
-	idx, msgs := recorded(f, kinds)
-	for i := range msgs {
-		f.Add(idx[i], msgs[i])
+	for _, b := range recorded(f) {
+		f.Add(uint8(0), b)
+		if env, err := ParseEnvelope(b); err == nil {
+			if st, ok := env.Type(); ok {
+				if i := slices.IndexFunc(kinds, func(k fuzzKind) bool { return k.schema == st }); i >= 0 {
+					f.Add(uint8(i), env.Raw)
+				}
+			}
+		}
 	}
-	f.Fuzz(func(t *testing.T, which uint8, msg []byte) {
-		checkAgainstJSON(t, kinds[int(which)%len(kinds)], msg)
+	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
+		check(t, kinds, which, data)
 	})
 }
