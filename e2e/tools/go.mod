@@ -3,7 +3,7 @@ module github.com/informerkit/informerkit/e2e/tools
 go 1.26.0
 
 // The two pinned releases; tools/build.sh builds the `tool` packages listed at the end, and
-// schemagen (go run ./schemagen) generates ../../kubeschema/schema.json from them.
+// schemagen (go run ./schemagen) generates ../../internal/kubeschema/schema.json from them.
 require (
 	go.etcd.io/etcd/server/v3 v3.6.8 // indirect
 	k8s.io/kubernetes v1.36.3
