@@ -11,10 +11,11 @@ import (
 )
 
 // AddCRD installs the CustomResourceDefinitions of a manifest (YAML or JSON, one or more
-// documents, as cmd/crdgen writes them and kubectl apply -f reads them), as AddResource
-// does: each CRD's storage version is served with its names, short names, categories,
-// scope, status subresource and openAPIV3Schema. Documents of other kinds are skipped.
-// apitest serves one version per resource: a CRD's other versions are not served.
+// documents, as cmd/crdgen writes them and kubectl apply -f reads them), as a client's
+// create would: each becomes a CustomResourceDefinition object, established before AddCRD
+// returns, whose served versions are served with its names, short names, categories, scope,
+// status subresource and openAPIV3Schema (see docs/apitest.md, "CustomResourceDefinitions").
+// Documents of other kinds are skipped.
 func (s *Server) AddCRD(manifest []byte) error {
 	dec := yaml.NewDecoder(bytes.NewReader(manifest))
 	var errs []error
@@ -35,11 +36,15 @@ func (s *Server) AddCRD(manifest []byte) error {
 			continue
 		}
 		found++
-		t, err := crd.resourceType()
-		if err == nil {
-			err = s.AddResource(t)
+		if _, err := crd.resourceType(); err != nil {
+			errs = append(errs, fmt.Errorf("apitest: AddCRD %s: %w", crd.Metadata.Name, err))
+			continue
 		}
-		if err != nil {
+		var obj map[string]any
+		if err := reencode(doc, &obj); err != nil {
+			return fmt.Errorf("apitest: AddCRD: %w", err)
+		}
+		if err := s.installCRD(crd.Metadata.Name, obj); err != nil {
 			errs = append(errs, fmt.Errorf("apitest: AddCRD %s: %w", crd.Metadata.Name, err))
 		}
 	}
@@ -47,6 +52,31 @@ func (s *Server) AddCRD(manifest []byte) error {
 		return errors.New("apitest: AddCRD: the manifest holds no CustomResourceDefinition")
 	}
 	return errors.Join(errs...)
+}
+
+// installCRD creates the CustomResourceDefinition obj and checks that it was established.
+func (s *Server) installCRD(name string, obj map[string]any) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.crdRes.objects[name]; ok {
+		return fmt.Errorf("resource %s is already registered", name)
+	}
+	if _, st := s.createLocked(s.crdRes, "", obj, goWrite()); st != nil {
+		return st
+	}
+	c, err := decodeCRD(s.crdRes.objects[name].raw)
+	if err != nil {
+		return err
+	}
+	if st, _ := c.condition("Established"); st != "True" {
+		for _, x := range c.Status.Conditions {
+			if x.Type == "NamesAccepted" && x.Status != "True" {
+				return fmt.Errorf("names not accepted (%s): the group serves them already", x.Reason)
+			}
+		}
+		return errors.New("not established")
+	}
+	return nil
 }
 
 // crdManifest is the part of a CustomResourceDefinition AddCRD reads.
@@ -87,9 +117,6 @@ func (c *crdManifest) resourceType() (ResourceType, error) {
 	for _, v := range sp.Versions {
 		if !v.Storage {
 			continue
-		}
-		if !v.Served {
-			return ResourceType{}, fmt.Errorf("the storage version %s is not served", v.Name)
 		}
 		return ResourceType{Group: sp.Group, Version: v.Name, Kind: sp.Names.Kind, Plural: sp.Names.Plural,
 			Singular: sp.Names.Singular, ShortNames: sp.Names.ShortNames, Categories: sp.Names.Categories,

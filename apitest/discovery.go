@@ -2,6 +2,7 @@ package apitest
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
@@ -58,7 +59,7 @@ func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		writeStatus(w, apierr.NoResource())
+		pageNotFound(w) // as the kube-apiserver for a group nobody serves
 	case len(parts) == 3 && parts[0] == "apis":
 		s.writeResourceList(w, parts[1], parts[2])
 	default:
@@ -71,29 +72,33 @@ func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) {
 func (s *Server) groupList() map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	groups := []map[string]any{}
-	seen := map[string]map[string]any{}
+	var names []string
+	versions := map[string][]string{}
 	for _, r := range s.order {
-		t := r.typ
-		if t.Group == "" {
+		g := r.typ.Group
+		if g == "" {
 			continue
 		}
-		g, ok := seen[t.Group]
-		gv := map[string]string{"groupVersion": t.GroupVersion().String(), "version": t.Version}
-		if !ok {
-			g = map[string]any{"name": t.Group, "versions": []map[string]string{gv}, "preferredVersion": gv}
-			seen[t.Group] = g
-			groups = append(groups, g)
-			continue
+		if _, ok := versions[g]; !ok {
+			names = append(names, g)
 		}
-		vs := g["versions"].([]map[string]string)
-		dup := false
+		for _, v := range r.versions() {
+			if !slices.Contains(versions[g], v) {
+				versions[g] = append(versions[g], v)
+			}
+		}
+	}
+	groups := []map[string]any{}
+	for _, name := range names {
+		// As the kube-apiserver: a group's versions by priority (GA, beta, alpha; higher
+		// first), the first one preferred.
+		vs := versions[name]
+		slices.SortStableFunc(vs, compareKubeVersions)
+		list := make([]map[string]string, 0, len(vs))
 		for _, v := range vs {
-			dup = dup || v["version"] == t.Version
+			list = append(list, map[string]string{"groupVersion": name + "/" + v, "version": v})
 		}
-		if !dup {
-			g["versions"] = append(vs, gv)
-		}
+		groups = append(groups, map[string]any{"name": name, "versions": list, "preferredVersion": list[0]})
 	}
 	return map[string]any{"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 }
@@ -103,7 +108,7 @@ func (s *Server) writeResourceList(w http.ResponseWriter, group, version string)
 	var list []map[string]any
 	for _, r := range s.order {
 		t := r.typ
-		if t.Group != group || t.Version != version {
+		if t.Group != group || !r.serves(version) {
 			continue
 		}
 		e := map[string]any{
@@ -131,6 +136,10 @@ func (s *Server) writeResourceList(w http.ResponseWriter, group, version string)
 	}
 	s.mu.Unlock()
 	if list == nil {
+		if group != "" {
+			pageNotFound(w) // as the kube-apiserver for a group/version nobody serves
+			return
+		}
 		writeStatus(w, apierr.NoResource())
 		return
 	}

@@ -10,7 +10,8 @@
 //	s.WriteKubeconfig(path)                    // for kubectl and apiclient.LoadConfig
 //
 // It serves discovery and OpenAPI v3; the core, apps, coordination and events.k8s.io
-// resources and those added at run time (AddResource, as a CRD would); every verb with
+// resources, CustomResourceDefinitions with their lifecycle, and resources added at run
+// time (AddResource); every verb with
 // selectors, paging, Tables, patches, server-side apply and managedFields; and watches with
 // bookmarks and sendInitialEvents over HTTP/1.1, HTTP/2 or WebSocket.
 //

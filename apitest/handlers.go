@@ -66,6 +66,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, ri *reqInf
 		writeStatus(w, st)
 		return
 	}
+	toStorageVersion(ri.res, ri.version, obj)
 	wo, st := requestWriteOptions(r)
 	if st != nil {
 		writeStatus(w, st)
@@ -99,6 +100,8 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, ri *reqInf
 	} else if obj, st = readObject(r, ri.res); st != nil {
 		writeStatus(w, st)
 		return
+	} else {
+		toStorageVersion(ri.res, ri.version, obj)
 	}
 	pt := apiclient.PatchType(strings.TrimSpace(strings.Split(r.Header.Get("Content-Type"), ";")[0]))
 	wo, st := requestWriteOptions(r)

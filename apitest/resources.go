@@ -56,6 +56,9 @@ type ResourceType struct {
 	fieldLabels bool
 	// custom: registered by AddResource (JSON only, items of lists keep apiVersion/kind).
 	custom bool
+	// builtinJSON: a built-in kind apitest has no protobuf schema for (served as JSON; items
+	// of lists carry no apiVersion and kind, as for every built-in kind).
+	builtinJSON bool
 	// verbs overrides the verbs discovery lists (nil: all); others answer 405.
 	verbs []string
 	// subs are the subresources beyond status (subresources.go).

@@ -117,7 +117,7 @@ func (s *Server) respondObject(w http.ResponseWriter, r *http.Request, ri *reqIn
 		w.Write(o.protobuf(ri.res))
 		return
 	}
-	writeBody(w, out, code, o.raw)
+	writeBody(w, out, code, atVersion(ri.res, ri.version, o.raw))
 }
 
 // respondList writes a list of stored objects in the negotiated representation, without
@@ -156,6 +156,9 @@ func (s *Server) respondList(w http.ResponseWriter, r *http.Request, ri *reqInfo
 		return
 	}
 	gv := res.typ.GroupVersion().String()
+	if ri.version != "" {
+		gv = meta.GroupVersion{Group: res.typ.Group, Version: ri.version}.String()
+	}
 	if out.Format == negotiation.Protobuf {
 		w.Header().Set("Content-Type", negotiation.MediaProtobuf)
 		w.WriteHeader(http.StatusOK)
@@ -173,7 +176,7 @@ func (s *Server) respondList(w http.ResponseWriter, r *http.Request, ri *reqInfo
 	}
 	meta, _ := json.Marshal(lm)
 	fmt.Fprintf(bw, `{"kind":%q,"apiVersion":%q,"metadata":%s,"items":[`, res.typ.Kind+"List", gv, meta)
-	builtin := res.builtin()
+	builtin := res.builtin() || res.typ.builtinJSON
 	for i, o := range items {
 		if i > 0 {
 			bw.WriteByte(',')
@@ -181,7 +184,7 @@ func (s *Server) respondList(w http.ResponseWriter, r *http.Request, ri *reqInfo
 		if builtin {
 			bw.Write(o.listItem())
 		} else {
-			bw.Write(o.raw)
+			bw.Write(atVersion(res, ri.version, o.raw))
 		}
 	}
 	bw.WriteString("]}\n")

@@ -20,6 +20,7 @@ import (
 type reqInfo struct {
 	verb      Verb
 	res       *resource
+	version   string // the version the request names (a CRD may serve several)
 	namespace string
 	name      string
 	sub       string
@@ -48,6 +49,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.opts.Logger.Debug("apitest request", "method", r.Method, "url", r.URL.String(), "verb", rec.Verb)
 	if !s.authorized(r) {
 		writeStatus(w, apierr.Unauthorized())
+		return
+	}
+	if st == errPageNotFound {
+		pageNotFound(w)
 		return
 	}
 	if st != nil {
@@ -203,18 +208,28 @@ func (s *Server) route(r *http.Request, rec *Request) (*reqInfo, *meta.Status) {
 	rec.Verb = verbFor(r, ri.name != "")
 	s.mu.Lock()
 	var res *resource
+	groupVersionServed := group == ""
 	for _, x := range s.order {
-		if x.typ.Group == group && x.typ.Version == version && x.typ.Plural == plural {
-			res = x
-			break
+		if x.typ.Group == group && x.serves(version) {
+			groupVersionServed = true
+			if x.typ.Plural == plural {
+				res = x
+				break
+			}
 		}
 	}
 	s.mu.Unlock()
 	if res == nil {
+		if !groupVersionServed {
+			// As the kube-apiserver: a group/version nobody serves (a deleted CRD's) is
+			// left to the mux, whose answer is a plain-text 404.
+			return nil, errPageNotFound
+		}
 		return nil, apierr.NoResource()
 	}
 	rec.Resource = res.typ.name()
 	ri.res = res
+	ri.version = version
 	ri.verb = rec.Verb
 	if ri.namespace != "" && !res.typ.Namespaced {
 		return nil, apierr.NoResource()
@@ -239,6 +254,19 @@ func (s *Server) route(r *http.Request, rec *Request) (*reqInfo, *meta.Status) {
 		return nil, apierr.MethodNotAllowed()
 	}
 	return ri, nil
+}
+
+// errPageNotFound is route's answer for a group/version that is not served: pageNotFound
+// writes it.
+var errPageNotFound = &meta.Status{Code: http.StatusNotFound, Reason: meta.StatusReasonNotFound, Message: "404 page not found"}
+
+// pageNotFound is the kube-apiserver's answer to a path no handler serves: Go's mux's
+// plain-text 404.
+func pageNotFound(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusNotFound)
+	w.Write([]byte("404 page not found\n"))
 }
 
 func verbFor(r *http.Request, named bool) Verb {

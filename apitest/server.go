@@ -90,6 +90,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Addr is the listen address (default "127.0.0.1:0").
 	Addr string
+	// CRDWatchTeardownDelay is how long after a CustomResourceDefinition is deleted, or its
+	// spec changes, the watches open on its resource end (cleanly, without an ERROR event):
+	// default DefaultCRDWatchTeardownDelay (1 s), as the kube-apiserver; negative: at once.
+	CRDWatchTeardownDelay time.Duration
 }
 
 // Server is an in-process Kubernetes API server listening on loopback. Create it with
@@ -123,6 +127,10 @@ type Server struct {
 	// openapi caches the OpenAPI v3 documents, built for openapiFor resources.
 	openapi    map[string]openAPIDoc
 	openapiFor int
+	// crdRes is the CustomResourceDefinition resource; teardowns are the pending ends of
+	// the watches of a custom resource whose storage was replaced or removed (crdserve.go).
+	crdRes    *resource
+	teardowns map[*time.Timer]struct{}
 
 	// logMu guards the logs, the fault rules and the change broadcast.
 	logMu     sync.Mutex
@@ -173,6 +181,9 @@ func Start(o Options) (*Server, error) {
 	if o.Addr == "" {
 		o.Addr = "127.0.0.1:0"
 	}
+	if o.CRDWatchTeardownDelay == 0 {
+		o.CRDWatchTeardownDelay = DefaultCRDWatchTeardownDelay
+	}
 	s := &Server{
 		opts:      o,
 		resources: map[string]*resource{},
@@ -180,12 +191,14 @@ func Start(o Options) (*Server, error) {
 		writeWait: map[string]time.Duration{},
 		changed:   make(chan struct{}),
 		rv:        1,
+		teardowns: map[*time.Timer]struct{}{},
 	}
-	for _, t := range append(builtinResources(), extraBuiltinResources()...) {
+	for _, t := range append(builtinResources(), append(extraBuiltinResources(), crdResourceType())...) {
 		if err := s.addResourceLocked(t); err != nil {
 			return nil, err
 		}
 	}
+	s.crdRes = s.resources[crdResourceType().name()]
 	if !o.NoDefaultNamespaces {
 		for _, ns := range []string{"default", "kube-system", "kube-public", "kube-node-lease"} {
 			if _, err := s.Create("namespaces", map[string]any{"metadata": map[string]any{"name": ns}}); err != nil {
@@ -323,6 +336,11 @@ func (s *Server) Close() {
 	// new watch at once (the client would take it for a "very short" watch and relist).
 	s.httpSrv.Close()
 	s.cancel()
+	s.mu.Lock()
+	for t := range s.teardowns {
+		t.Stop()
+	}
+	s.mu.Unlock()
 	s.track.closeAndWait()
 }
 

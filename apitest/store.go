@@ -70,6 +70,16 @@ type resource struct {
 	// The last snapshot: the objects at snapRV.
 	snapRV   uint64
 	snapObjs []*storedObj
+
+	// Served for a CustomResourceDefinition (crdserve.go): crd is its name ("" for other
+	// resources) and crdSpec its spec as last served; served lists the versions requests
+	// may name (nil: typ.Version only). terminating: the CRD is being deleted (creates are
+	// refused); removed: the resource is no longer served.
+	crd         string
+	crdSpec     []byte
+	served      []string
+	terminating bool
+	removed     bool
 }
 
 func newResource(t ResourceType, maxHist int, rv uint64) *resource {

@@ -22,6 +22,11 @@ func (w *watcher) eventFrame(typ apiclient.EventType, o *storedObj, raw, shared 
 	if o != nil {
 		raw = o.raw
 	}
+	if w.res.crd != "" {
+		if v := atVersion(w.res, w.version, raw); &v[0] != &raw[0] {
+			raw, shared = v, nil
+		}
+	}
 	if w.out.Plain() {
 		if shared != nil {
 			return shared

@@ -43,6 +43,7 @@ type watcher struct {
 	id       int64
 	s        *Server
 	res      *resource
+	version  string // the version the watch names (crdserve.go's atVersion)
 	f        *filter
 	info     WatchInfo
 	sent     atomic.Int64

@@ -21,6 +21,9 @@ const (
 	ctlStall
 	ctlCorrupt
 	ctlOversize
+	// ctlEnd ends the stream cleanly without recording a fault: the storage behind it is
+	// gone (crdserve.go).
+	ctlEnd
 )
 
 type watchCtl struct {
@@ -41,6 +44,9 @@ func (w *watcher) applyCtl(ctx context.Context, c watchCtl) error {
 	case ctlCut:
 		w.sink.flush()
 		s.recordFault(FaultRecord{Kind: FaultCutWatch, Resource: name, WatchID: w.id})
+		return errWatchEnded
+	case ctlEnd:
+		w.sink.flush()
 		return errWatchEnded
 	case ctlAbort:
 		s.recordFault(FaultRecord{Kind: FaultAbortWatch, Resource: name, WatchID: w.id})

@@ -47,6 +47,12 @@ func (s *Server) commitLocked(r *resource, typ apiclient.EventType, obj map[stri
 	}
 	r.append(&event{typ: typ, rv: rv, obj: o, prev: prev, frame: frameFor(typ, o.raw)})
 	s.notifyChangeLocked()
+	switch {
+	case r == s.crdRes:
+		s.crdCommittedLocked(typ, o)
+	case r.terminating && typ == apiclient.Deleted:
+		s.maybeFinishCRDLocked(r)
+	}
 	return o, nil
 }
 
@@ -129,6 +135,9 @@ func (s *Server) admitLocked(r *resource, sub string, obj, old map[string]any, w
 // createLocked validates obj and stores it as a new object.
 func (s *Server) createLocked(r *resource, ns string, obj map[string]any, wo writeOptions) (*storedObj, *meta.Status) {
 	t := &r.typ
+	if r.removed {
+		return nil, apierr.NoResource() // its CRD went while the request was on its way
+	}
 	if st := checkType(t, obj); st != nil {
 		return nil, st
 	}
@@ -148,8 +157,16 @@ func (s *Server) createLocked(r *resource, ns string, obj map[string]any, wo wri
 		}
 	}
 	name := jsonobj.Str(md, "name")
+	if r.terminating {
+		return nil, refuseTerminatingCreate(r, name)
+	}
 	if errs := admission.ValidateObjectMeta(md, t.nameIsLabel); len(errs) > 0 {
 		return nil, apierr.Invalid(t.Kind, t.Group, name, errs)
+	}
+	if r == s.crdRes {
+		if st := prepareCRDLocked(obj); st != nil {
+			return nil, st
+		}
 	}
 	obj, st := s.admitLocked(r, "", obj, nil, wo)
 	if st != nil {
@@ -371,7 +388,11 @@ func (s *Server) deleteLocked(r *resource, ns, name string, opts deleteOptions, 
 		}
 	}
 	if dryRun {
-		return old, old.finalizers == 0, nil
+		return old, old.finalizers == 0 && r != s.crdRes, nil
+	}
+	if r == s.crdRes && !old.deleting {
+		o, st := s.crdBeforeDeleteLocked(old)
+		return o, false, st
 	}
 	if old.finalizers > 0 {
 		if old.deleting {
