@@ -141,3 +141,46 @@ func TestList(t *testing.T) {
 		t.Fatalf("request log %+v", reqs)
 	}
 }
+
+// Mutate that removes the last finalizer of an object being deleted deletes it and returns
+// its last state, as the PUT that does it answers 200; a resource with a status
+// subresource and a status (a Pod) behaves as one without (a ConfigMap).
+func TestMutateRemovesLastFinalizer(t *testing.T) {
+	s := apitest.NewServer()
+	defer s.Close()
+	for _, c := range []struct {
+		resource string
+		obj      map[string]any
+	}{
+		{"configmaps", map[string]any{"metadata": map[string]any{"namespace": "default", "name": "c", "finalizers": []any{"example.com/f"}}}},
+		{"pods", map[string]any{"metadata": map[string]any{"namespace": "default", "name": "p", "finalizers": []any{"example.com/f"}},
+			"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "i"}}}}},
+	} {
+		o, err := s.Create(c.resource, c.obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.resource == "pods" {
+			running, err := s.Mutate("pods", "default", "p", func(o apitest.Object) { o["status"] = map[string]any{"phase": "Running"} })
+			if err != nil || running["status"].(map[string]any)["phase"] != "Running" {
+				t.Fatalf("setting the pod's status: %v %v", running, err)
+			}
+		}
+		if err := s.Delete(c.resource, "default", o.Name()); err != nil {
+			t.Fatal(err)
+		}
+		last, err := s.Mutate(c.resource, "default", o.Name(), func(o apitest.Object) {
+			o["metadata"].(map[string]any)["finalizers"] = nil
+		})
+		if err != nil {
+			t.Errorf("%s: Mutate that removes the last finalizer: %v", c.resource, err)
+			continue
+		}
+		if last.Name() != o.Name() || last["metadata"].(map[string]any)["deletionTimestamp"] == nil {
+			t.Errorf("%s: Mutate returned %v, want the last state, being deleted", c.resource, last)
+		}
+		if _, err := s.Get(c.resource, "default", o.Name()); !meta.IsNotFound(err) {
+			t.Errorf("%s: still there after its last finalizer went: %v", c.resource, err)
+		}
+	}
+}

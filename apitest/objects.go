@@ -224,6 +224,12 @@ func (s *Server) Mutate(resource, namespace, name string, fn func(Object)) (Obje
 	if st != nil {
 		return nil, st
 	}
+	if _, stillThere := r.objects[objectKey(namespace, name)]; !stillThere {
+		// The update removed the last finalizer of an object being deleted, which is now
+		// gone: its last state is the answer, as for the PUT that did it; there is no status
+		// left to write.
+		return toObject(o.raw), nil
+	}
 	if status, ok := want["status"]; ok && r.typ.StatusSubresource {
 		next := toObject(o.raw)
 		next["status"] = status
