@@ -131,3 +131,19 @@ func TestFailRequestsSubresource(t *testing.T) {
 		t.Error("FailRequests on a subresource widgets lack: accepted")
 	}
 }
+
+// A field selector on a field a custom resource does not support gets the message of the
+// kube-apiserver's apiextensions server, not the built-in kinds'.
+func TestCustomResourceFieldSelectorMessage(t *testing.T) {
+	rc := newRaw(t)
+	if err := rc.s.AddCRD([]byte(widgetCRD)); err != nil {
+		t.Fatal(err)
+	}
+	resp, b := rc.do("GET", "/apis/example.com/v1/namespaces/default/widgets?fieldSelector=spec.size%3D1", "", "", nil)
+	if resp.StatusCode != http.StatusBadRequest || decodeMap(t, b)["message"] != "field label not supported: spec.size" {
+		t.Errorf("list with an unsupported field selector: %d %s", resp.StatusCode, b)
+	}
+	if resp, b := rc.do("GET", "/apis/example.com/v1/namespaces/default/widgets?fieldSelector=metadata.name%3Dw", "", "", nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("metadata.name: %d %s", resp.StatusCode, b)
+	}
+}

@@ -183,6 +183,9 @@ func (s *Server) AddResource(t ResourceType) error {
 	}
 	t.generation = true
 	t.custom = true
+	// The apiextensions server converts field labels itself: any field but metadata.name
+	// and metadata.namespace is "field label not supported", as for pods.
+	t.fieldLabels = true
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.addResourceLocked(t)
