@@ -94,6 +94,13 @@ type Options struct {
 	// spec changes, the watches open on its resource end (cleanly, without an ERROR event):
 	// default DefaultCRDWatchTeardownDelay (1 s), as the kube-apiserver; negative: at once.
 	CRDWatchTeardownDelay time.Duration
+	// InMemory serves over in-memory connections instead of a loopback port, so that the
+	// server, its clients and a controller can run inside a testing/synctest bubble (where
+	// a goroutine waiting on a socket would keep the fake clock from moving). Only the
+	// server's own Config and Client reach it (URL names no host; kubectl cannot); watches
+	// are chunked streams, not WebSocket; no TLS. Create the server inside the bubble and
+	// use it only there.
+	InMemory bool
 }
 
 // Server is an in-process Kubernetes API server listening on loopback. Create it with
@@ -103,6 +110,7 @@ type Server struct {
 	URL string
 
 	opts    Options
+	mem     *memListener // Options.InMemory
 	caPEM   []byte
 	ln      net.Listener
 	httpSrv *http.Server
@@ -206,9 +214,18 @@ func Start(o Options) (*Server, error) {
 			}
 		}
 	}
-	ln, err := net.Listen("tcp", o.Addr)
-	if err != nil {
-		return nil, fmt.Errorf("apitest: listen: %w", err)
+	var ln net.Listener
+	if o.InMemory {
+		if o.TLS {
+			return nil, errors.New("apitest: InMemory serves no TLS")
+		}
+		s.mem = newMemListener()
+		ln = s.mem
+	} else {
+		var err error
+		if ln, err = net.Listen("tcp", o.Addr); err != nil {
+			return nil, fmt.Errorf("apitest: listen: %w", err)
+		}
 	}
 	s.ln = ln
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -236,6 +253,9 @@ func Start(o Options) (*Server, error) {
 		s.httpSrv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: protos, MinVersion: tls.VersionTLS12}
 	}
 	s.URL = scheme + "://" + ln.Addr().String()
+	if o.InMemory {
+		s.URL = memoryHost
+	}
 	s.track.addHandler()
 	go func() {
 		defer s.track.doneHandler()
@@ -351,6 +371,9 @@ func (s *Server) Config() *apiclient.Config {
 	if s.caPEM != nil {
 		c.TLS.CAData = append([]byte(nil), s.caPEM...)
 	}
+	if s.mem != nil {
+		s.configureMemory(c)
+	}
 	return c
 }
 
@@ -374,6 +397,9 @@ func (s *Server) Token() string { return s.opts.Token }
 // CloseIdleConnections on it (or its Transport) when done.
 func (s *Server) Client() *http.Client {
 	tr := &http.Transport{ForceAttemptHTTP2: true}
+	if s.mem != nil {
+		tr = s.memTransport()
+	}
 	if s.caPEM != nil {
 		tr.TLSClientConfig = &tls.Config{RootCAs: s.CertPool()}
 	}
