@@ -175,8 +175,6 @@ func (s *Server) notifyChangeLocked() { s.notifyChange() }
 // rvChangedLocked returns a channel closed at the next change (s.mu held).
 func (s *Server) rvChangedLocked() <-chan struct{} { return s.changedChan() }
 
-// canonical maps a resource alias ("cm", "deployments") to its apitest name; unknown names
-// are returned unchanged.
 // canonicalRef is canonical for a filter's resource, which may end in "/subresource"
 // (sub, if set, wins).
 func (s *Server) canonicalRef(ref, sub string) (string, string) {
@@ -205,6 +203,8 @@ func (s *Server) resolveRef(ref string) (name, sub string, err error) {
 	return res.typ.name(), sub, nil
 }
 
+// canonical maps a resource alias ("cm", "deployments") to its apitest name; unknown names
+// are returned unchanged.
 func (s *Server) canonical(name string) string {
 	if name == "" {
 		return ""
