@@ -95,6 +95,7 @@ func builtinResources() []ResourceType {
 		{Version: "v1", Kind: "Namespace", Plural: "namespaces", ShortNames: []string{"ns"}, StatusSubresource: true, nameIsLabel: true, extraFields: []string{"status.phase"}, fieldLabels: true,
 			verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"}, subs: []subresource{{name: "finalize", verbs: []string{"update"}}}},
 		{Version: "v1", Kind: "ConfigMap", Plural: "configmaps", ShortNames: []string{"cm"}, Namespaced: true},
+		{Version: "v1", Kind: "Node", Plural: "nodes", ShortNames: []string{"no"}, StatusSubresource: true, extraFields: []string{"spec.unschedulable"}, fieldLabels: true},
 		{Version: "v1", Kind: "Secret", Plural: "secrets", Namespaced: true, extraFields: []string{"type"}, fieldLabels: true},
 		{Version: "v1", Kind: "Pod", Plural: "pods", ShortNames: []string{"po"}, Namespaced: true, StatusSubresource: true, Categories: verbsAll, generation: true, fieldLabels: true,
 			subs:        []subresource{{name: "binding", kind: "Binding", verbs: createV}, {name: "eviction", group: "policy", version: "v1", kind: "Eviction", verbs: createV}},

@@ -111,6 +111,7 @@ type Server struct {
 
 	opts    Options
 	mem     *memListener // Options.InMemory
+	nodes   *Nodes       // StartNodes (s.mu)
 	caPEM   []byte
 	ln      net.Listener
 	httpSrv *http.Server
@@ -351,6 +352,12 @@ func (s *Server) Close() {
 	}
 	s.closed = true
 	s.closeMu.Unlock()
+	s.mu.Lock()
+	nodes := s.nodes
+	s.mu.Unlock()
+	if nodes != nil {
+		nodes.Stop()
+	}
 	// Listeners first, as when a kube-apiserver dies: a client that sees its watch end
 	// must find the port closed, not reach a server that is halfway down and drops the
 	// new watch at once (the client would take it for a "very short" watch and relist).

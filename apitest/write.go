@@ -372,7 +372,8 @@ type deleteOptions struct {
 }
 
 // deleteLocked deletes ns/name: with finalizers it only sets deletionTimestamp (deleted
-// false); otherwise the object is removed (deleted true).
+// false), as for a Pod deleted gracefully on a simulated node (podGraceLocked); otherwise
+// the object is removed (deleted true).
 func (s *Server) deleteLocked(r *resource, ns, name string, opts deleteOptions, dryRun bool) (*storedObj, bool, *meta.Status) {
 	t := &r.typ
 	old, ok := r.objects[objectKey(ns, name)]
@@ -386,6 +387,12 @@ func (s *Server) deleteLocked(r *resource, ns, name string, opts deleteOptions, 
 		if p.ResourceVersion != nil && *p.ResourceVersion != strconv.FormatUint(old.rv, 10) {
 			return nil, false, errPrecondition(t, name, fmt.Sprintf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%d). The object might have been modified", *p.ResourceVersion, old.rv))
 		}
+	}
+	if grace, ok := s.podGraceLocked(r, old, opts); ok {
+		if dryRun {
+			return old, false, nil
+		}
+		return s.deleteGracefullyLocked(r, old, grace)
 	}
 	if dryRun {
 		return old, old.finalizers == 0 && r != s.crdRes, nil
@@ -431,4 +438,48 @@ func (s *Server) deleteLocked(r *resource, ns, name string, opts deleteOptions, 
 		return nil, false, apierr.Internal(err.Error())
 	}
 	return o, true, nil
+}
+
+// podGraceLocked returns the grace period of the deletion of a Pod that must be graceful:
+// with simulated nodes (StartNodes), a Pod bound to a node and not terminal gets the
+// deletion's gracePeriodSeconds, else its spec's terminationGracePeriodSeconds, as the
+// kube-apiserver's pod strategy; 0 (or no nodes) deletes it at once.
+func (s *Server) podGraceLocked(r *resource, old *storedObj, opts deleteOptions) (int64, bool) {
+	if s.nodes == nil || r.typ.Group != "" || r.typ.Plural != "pods" {
+		return 0, false
+	}
+	obj := mustDecode(old.raw)
+	spec := jsonobj.Map(obj["spec"])
+	if phase := jsonobj.StrAt(obj, "status", "phase"); jsonobj.Str(spec, "nodeName") == "" || phase == "Failed" || phase == "Succeeded" {
+		return 0, false
+	}
+	grace := int64(30)
+	if v, ok := spec["terminationGracePeriodSeconds"]; ok {
+		grace = jsonobj.Num(v)
+	}
+	if opts.GracePeriodSeconds != nil {
+		grace = *opts.GracePeriodSeconds
+	}
+	return grace, grace > 0
+}
+
+// deleteGracefullyLocked sets a Pod's deletionTimestamp grace seconds ahead (or brings an
+// earlier deletion's closer, never later); its kubelet deletes it once it has stopped.
+func (s *Server) deleteGracefullyLocked(r *resource, old *storedObj, grace int64) (*storedObj, bool, *meta.Status) {
+	obj := mustDecode(old.raw)
+	md := jsonobj.Meta(obj)
+	deadline := time.Now().Add(time.Duration(grace) * time.Second).UTC().Truncate(time.Second)
+	if cur, err := time.Parse(time.RFC3339, jsonobj.Str(md, "deletionTimestamp")); err == nil && !deadline.Before(cur) {
+		return old, false, nil
+	}
+	md["deletionTimestamp"] = deadline.Format(time.RFC3339)
+	md["deletionGracePeriodSeconds"] = json.Number(strconv.FormatInt(grace, 10))
+	if g := jsonobj.Num(md["generation"]); g > 0 {
+		md["generation"] = json.Number(strconv.FormatInt(g+1, 10))
+	}
+	o, err := s.commitLocked(r, apiclient.Modified, obj, old)
+	if err != nil {
+		return nil, false, apierr.Internal(err.Error())
+	}
+	return o, false, nil
 }
