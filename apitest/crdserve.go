@@ -306,7 +306,10 @@ func (s *Server) serveCRDLocked(c *crdObject) {
 	names := c.Status.AcceptedNames
 	t := ResourceType{Group: c.Spec.Group, Version: sv.Name, Kind: names.Kind, Plural: names.Plural, Singular: names.Singular,
 		ShortNames: names.ShortNames, Categories: names.Categories, Namespaced: c.Spec.Scope != "Cluster",
-		StatusSubresource: sv.Subresources.Status != nil, OpenAPIV3Schema: sv.Schema.OpenAPIV3Schema, generation: true, custom: true}
+		StatusSubresource: sv.Subresources.Status != nil, OpenAPIV3Schema: sv.Schema.OpenAPIV3Schema, generation: true, custom: true,
+		// The apiextensions server converts field labels itself: any field but metadata.name
+		// and metadata.namespace is "field label not supported", as for pods.
+		fieldLabels: true}
 	spec, _ := json.Marshal(c.Spec)
 	served := c.servedVersions()
 	r := s.crdResourceLocked(c.Metadata.Name)
