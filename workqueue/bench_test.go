@@ -23,56 +23,116 @@ var benchKeys = func() []string {
 // circulating keys; one op is one Get+Done+Add of an item the queue has seen before.
 func BenchmarkAddGetDone(b *testing.B) {
 	for _, workers := range []int{1, 4} {
-		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
-			q := New[string](Config{})
-			defer q.ShutDown()
-			for _, k := range benchKeys[:256] {
-				q.Add(k)
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) { benchAddGetDone(b, Config{}, workers) })
+	}
+}
+
+func benchAddGetDone(b *testing.B, cfg Config, workers int) {
+	q := New[string](cfg)
+	defer q.ShutDown()
+	for _, k := range benchKeys[:256] {
+		q.Add(k)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for w := range workers {
+		n := b.N / workers
+		if w == 0 {
+			n += b.N % workers
+		}
+		wg.Go(func() {
+			for range n {
+				item, _ := q.Get()
+				q.Done(item)
+				q.Add(item)
 			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			var wg sync.WaitGroup
-			for w := range workers {
-				n := b.N / workers
-				if w == 0 {
-					n += b.N % workers
-				}
-				wg.Go(func() {
-					for range n {
-						item, _ := q.Get()
-						q.Done(item)
-						q.Add(item)
-					}
-				})
-			}
-			wg.Wait()
 		})
 	}
+	wg.Wait()
 }
 
 // BenchmarkProducerConsumer: one producer adds b.N keys, `workers` goroutines Get and Done.
 func BenchmarkProducerConsumer(b *testing.B) {
 	for _, workers := range []int{1, 4} {
-		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
-			q := New[string](Config{})
-			b.ReportAllocs()
-			var wg sync.WaitGroup
-			for range workers {
-				wg.Go(func() {
-					for {
-						item, shutdown := q.Get()
-						if shutdown {
-							return
-						}
-						q.Done(item)
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) { benchProducerConsumer(b, Config{}, workers) })
+	}
+}
+
+func benchProducerConsumer(b *testing.B, cfg Config, workers int) {
+	q := New[string](cfg)
+	b.ReportAllocs()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				item, shutdown := q.Get()
+				if shutdown {
+					return
+				}
+				q.Done(item)
+			}
+		})
+	}
+	for i := range b.N {
+		q.Add(benchKeys[i&0xffff])
+	}
+	q.ShutDown()
+	wg.Wait()
+}
+
+// BenchmarkFairCost runs BenchmarkAddGetDone and BenchmarkProducerConsumer (one worker; the
+// keys spread over 97 namespaces) on a plain queue, a fair one (FairByNamespace), and the
+// controller's queue (priorities, fairness, aging; the adds carry no priority, so the
+// aging check never reads the clock).
+func BenchmarkFairCost(b *testing.B) {
+	queues := []struct {
+		name string
+		cfg  Config
+	}{
+		{"plain", Config{}},
+		{"fair", Config{Fairness: FairByNamespace()}},
+		{"fair+priorities+aging", Config{Fairness: FairByNamespace(), Priorities: true, Aging: time.Minute}},
+	}
+	for _, q := range queues {
+		b.Run("workload=AddGetDone/queue="+q.name, func(b *testing.B) { benchAddGetDone(b, q.cfg, 1) })
+	}
+	for _, q := range queues {
+		b.Run("workload=ProducerConsumer/queue="+q.name, func(b *testing.B) { benchProducerConsumer(b, q.cfg, 1) })
+	}
+}
+
+// BenchmarkFairness: 10,000 items of namespace a wait, then one of namespace b is added; one
+// op builds that queue and Gets until b's item comes out. The figure is gets-until-b: the
+// Get that hands it out (10,001 on a FIFO queue, 2 on a fair one).
+func BenchmarkFairness(b *testing.B) {
+	keys := make([]string, 10_000)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("a/object-%d", i)
+	}
+	for _, fair := range []bool{false, true} {
+		b.Run(fmt.Sprintf("fair=%v", fair), func(b *testing.B) {
+			cfg := Config{}
+			if fair {
+				cfg.Fairness = FairByNamespace()
+			}
+			gets := 0
+			for b.Loop() {
+				q := New[string](cfg)
+				for _, k := range keys {
+					q.Add(k)
+				}
+				q.Add("b/object-0")
+				for gets = 1; ; gets++ {
+					item, _ := q.Get()
+					q.Done(item)
+					if item == "b/object-0" {
+						break
 					}
-				})
+				}
+				q.ShutDown()
 			}
-			for i := range b.N {
-				q.Add(benchKeys[i&0xffff])
-			}
-			q.ShutDown()
-			wg.Wait()
+			b.ReportMetric(float64(gets), "gets-until-b")
 		})
 	}
 }

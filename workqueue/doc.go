@@ -21,8 +21,10 @@
 //     empty. ShutDownWithDrain additionally waits until every item handed out has been Done.
 //
 // Unlike client-go: Get and ShutDownWithDrain have context forms; Config.Priorities orders
-// the queue by priority; no per-item allocation once warmed up; one runtime timer for all
-// delays, and no goroutine without delays or metrics; ParallelizeUntil re-raises a worker's
-// panic in the caller. docs/workqueue.md lists every difference. Time comes from the standard
-// library, so tests drive it with testing/synctest.
+// the queue by priority, Config.Fairness serves each priority round robin across namespaces
+// (or any key), Config.Aging bounds how long priorities hold an item back; no per-item
+// allocation once warmed up; one runtime timer for all delays, and no goroutine without
+// delays or metrics; ParallelizeUntil re-raises a worker's panic in the caller.
+// docs/workqueue.md lists every difference. Time comes from the standard library, so tests
+// drive it with testing/synctest.
 package workqueue

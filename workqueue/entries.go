@@ -26,6 +26,12 @@ func (q *queue[T]) alloc(item T, h uint32) uint32 {
 		if q.metrics != nil {
 			q.times = grow(q.times)
 		}
+		if q.fair != nil {
+			q.fair.of = grow(q.fair.of)
+		}
+		if q.aging != 0 {
+			q.enqueuedAt = grow(q.enqueuedAt)
+		}
 	}
 	e := &q.slab[idx]
 	e.item = item
@@ -63,6 +69,9 @@ func grow[E any](s []E) []E {
 func (q *queue[T]) release(idx, h uint32) {
 	e := &q.slab[idx]
 	q.indexDelete(h, idx)
+	if q.fair != nil {
+		q.fairRelease(idx)
+	}
 	var zero T
 	e.item = zero
 	e.flags = 0
@@ -84,7 +93,10 @@ func (q *queue[T]) maybeCompact() {
 // live entries are all being dropped.
 func (q *queue[T]) resetTables() {
 	q.slots, q.used = nil, 0
-	q.slab, q.free, q.times, q.heap = nil, nil, nil, nil
+	q.slab, q.free, q.times, q.heap, q.enqueuedAt = nil, nil, nil, nil, nil
+	if q.fair != nil {
+		q.fair.reset()
+	}
 	q.levels = q.levels[:1]
 	q.levels[0] = level{}
 	q.live, q.peak, q.churn = 0, 0, 0

@@ -18,7 +18,7 @@ import (
 // heap, internal counters, and at the end that every item added before ShutDown is handed out.
 //
 // Input layout: byte 0 selects options (bit 0 priorities, bit 1 metrics, bit 2 compaction at
-// a tiny size); then each operation is one byte (kind = byte % number of kinds of the target)
+// a tiny size; FuzzFairQueue: bit 3 aging, bit 4 no fairness); then each operation is one byte (kind = byte % number of kinds of the target)
 // followed by its argument bytes (missing bytes read as 0).
 
 const (
@@ -58,7 +58,10 @@ var (
 
 // ---- reference model ----
 
-type modelWaiting struct{ item, prio, seq int }
+type modelWaiting struct {
+	item, prio, seq int
+	at              time.Duration // when it started to wait at its priority
+}
 
 type modelDelay struct {
 	at  time.Duration
@@ -67,6 +70,8 @@ type modelDelay struct {
 
 type model struct {
 	priorities bool
+	fair       bool          // Config.Fairness: FairBy(fuzzTenant)
+	aging      time.Duration // Config.Aging (0 without priorities)
 	seq        int
 	waiting    []modelWaiting // items waiting for Get
 	dirty      map[int]bool
@@ -77,6 +82,11 @@ type model struct {
 	shut       bool
 	draining   bool
 	failures   map[int]int
+	rotation   map[int][]int // fair: priority -> tenants in rotation order
+	agedTurn   bool          // the last Get served an aged priority
+	blocked    int           // workers blocked in Get, not yet served
+	given      []int         // items handed to blocked workers, not yet seen by the harness
+	shutdowns  int           // blocked Gets that must report shutdown, not yet seen
 }
 
 func newModel(priorities bool) *model {
@@ -87,10 +97,31 @@ func newModel(priorities bool) *model {
 		holder:     map[int]int{},
 		delayed:    map[int]modelDelay{},
 		failures:   map[int]int{},
+		rotation:   map[int][]int{},
 	}
 }
 
 func (m *model) next() int { m.seq++; return m.seq }
+
+// fuzzTenant is the fairness key of the fuzz targets' items: three tenants.
+func fuzzTenant(item int) string { return [...]string{"a", "b", "c"}[item%3] }
+
+// enter makes item wait at priority p: at the end of its tenant's FIFO, and the tenant at the
+// end of the rotation unless it is in it.
+func (m *model) enter(item, p int) {
+	m.waiting = append(m.waiting, modelWaiting{item, p, m.next(), m.now})
+	if m.fair && !slices.Contains(m.rotation[p], item%3) {
+		m.rotation[p] = append(m.rotation[p], item%3)
+	}
+}
+
+// left is called after an item stopped waiting at priority p: an empty priority forgets its
+// rotation.
+func (m *model) left(p int) {
+	if !slices.ContainsFunc(m.waiting, func(w modelWaiting) bool { return w.prio == p }) {
+		delete(m.rotation, p)
+	}
+}
 
 func (m *model) add(item, p int) {
 	if m.shut {
@@ -104,7 +135,10 @@ func (m *model) add(item, p int) {
 			m.prio[item] = p
 			if _, processing := m.holder[item]; !processing {
 				i := slices.IndexFunc(m.waiting, func(w modelWaiting) bool { return w.item == item })
-				m.waiting[i].prio, m.waiting[i].seq = p, m.next()
+				old := m.waiting[i].prio
+				m.waiting = slices.Delete(m.waiting, i, i+1)
+				m.left(old)
+				m.enter(item, p)
 			}
 		}
 		return
@@ -114,20 +148,88 @@ func (m *model) add(item, p int) {
 	if _, processing := m.holder[item]; processing {
 		return
 	}
-	m.waiting = append(m.waiting, modelWaiting{item, p, m.next()})
+	m.enter(item, p)
+}
+
+// oldestAt returns when the oldest item waiting at priority p (which has one) started to wait.
+func (m *model) oldestAt(p int) time.Duration {
+	at := time.Duration(-1)
+	for _, w := range m.waiting {
+		if w.prio == p && (at < 0 || w.at < at) {
+			at = w.at
+		}
+	}
+	return at
+}
+
+// pickPriority returns the priority the next Get serves: the highest, or with aging every
+// second Get while an item is aged, the one whose oldest item is the oldest aged one.
+func (m *model) pickPriority() int {
+	top := m.waiting[0].prio
+	for _, w := range m.waiting {
+		top = max(top, w.prio)
+	}
+	if m.aging == 0 {
+		return top
+	}
+	if m.agedTurn {
+		m.agedTurn = false
+		return top
+	}
+	best, bestAt, found := 0, time.Duration(0), false
+	for _, w := range m.waiting {
+		p := w.prio
+		if p >= top {
+			continue
+		}
+		at := m.oldestAt(p)
+		if m.now-at < m.aging {
+			continue
+		}
+		if !found || at < bestAt || (at == bestAt && p > best) {
+			best, bestAt, found = p, at, true
+		}
+	}
+	if !found {
+		return top
+	}
+	m.agedTurn = true
+	return best
 }
 
 // pick removes and returns the item Get must hand out next.
 func (m *model) pick(worker int) int {
-	best := 0
-	for i, w := range m.waiting {
-		b := m.waiting[best]
-		if w.prio > b.prio || (w.prio == b.prio && w.seq < b.seq) {
-			best = i
+	p := m.pickPriority()
+	first := func(tenant int) int { // oldest item at p (of tenant, if >= 0), or -1
+		best := -1
+		for i, w := range m.waiting {
+			if w.prio == p && (tenant < 0 || w.item%3 == tenant) && (best < 0 || w.seq < m.waiting[best].seq) {
+				best = i
+			}
+		}
+		return best
+	}
+	var best int
+	if !m.fair {
+		best = first(-1)
+	} else {
+		for {
+			t := m.rotation[p][0]
+			m.rotation[p] = m.rotation[p][1:]
+			if best = first(t); best < 0 {
+				continue // its items moved up: it leaves the rotation
+			}
+			if slices.ContainsFunc(m.waiting, func(w modelWaiting) bool {
+				return w.prio == p && w.item%3 == t && w.item != m.waiting[best].item
+			}) {
+				m.rotation[p] = append(m.rotation[p], t)
+			}
+			break
 		}
 	}
 	item := m.waiting[best].item
 	m.waiting = slices.Delete(m.waiting, best, best+1)
+	m.left(p)
 	m.dirty[item] = false
 	m.holder[item] = worker
 	return item
@@ -139,7 +241,7 @@ func (m *model) done(item int) {
 	}
 	delete(m.holder, item)
 	if m.dirty[item] {
-		m.waiting = append(m.waiting, modelWaiting{item, m.prio[item], m.next()})
+		m.enter(item, m.prio[item])
 	}
 }
 
@@ -173,16 +275,34 @@ func (m *model) advance(d time.Duration) {
 		if !found {
 			break
 		}
-		m.now = m.delayed[first].at
+		// The queue's timer adds every item due at this instant under one lock; the workers
+		// blocked in Get take items only after that, before the clock moves on.
+		if at := m.delayed[first].at; at != m.now {
+			m.serveBlocked()
+			m.now = at
+		}
 		delete(m.delayed, first)
 		m.add(first, 0)
 	}
+	m.serveBlocked()
 	m.now = end
+}
+
+// serveBlocked hands waiting items to the workers blocked in Get, as the queue does when
+// they wake up: the order of picks decides the fair rotation and the aged turns.
+func (m *model) serveBlocked() {
+	for m.blocked > 0 && len(m.waiting) > 0 {
+		m.given = append(m.given, m.pick(-1))
+		m.blocked--
+	}
 }
 
 func (m *model) shutDown() {
 	m.shut = true
 	clear(m.delayed)
+	// Nothing waits while a worker is blocked, so every blocked Get reports shutdown.
+	m.shutdowns += m.blocked
+	m.blocked = 0
 }
 
 func (m *model) when(item int) time.Duration {
@@ -252,15 +372,12 @@ func (h *harness) settle() {
 			blocked = append(blocked, w)
 		}
 	}
-	// Blocked workers take the next items, one each; after a shutdown the rest give up.
-	var expect []int
-	for len(expect) < len(blocked) && len(m.waiting) > 0 {
-		expect = append(expect, m.pick(-1))
-	}
-	wantShutdown := 0
-	if m.shut {
-		wantShutdown = len(blocked) - len(expect)
-	}
+	// Blocked workers took the items the model handed them, one each; after a shutdown the
+	// rest gave up.
+	expect := m.given
+	m.given = nil
+	wantShutdown := m.shutdowns
+	m.shutdowns = 0
 	gotItems, gotShutdown := 0, 0
 	for _, w := range blocked {
 		select {
@@ -389,6 +506,7 @@ func (h *harness) step(kind opKind, a, b byte) {
 		}
 		if len(m.waiting) == 0 && !m.shut {
 			h.getBlocking(w, b&1 == 1)
+			m.blocked++
 			break
 		}
 		got, shutdown := q.Get()
@@ -459,6 +577,7 @@ func (h *harness) step(kind opKind, a, b byte) {
 			h.fatalf("NumRequeues(%d) = %d, want %d", item, got, m.failures[item])
 		}
 	}
+	m.serveBlocked()
 	h.settle()
 }
 
@@ -517,13 +636,24 @@ func (h *harness) finish() {
 	}
 }
 
-func runFuzz(t *testing.T, ops []opKind, rateLimited bool, data []byte) {
+// fuzzAging is Config.Aging in FuzzFairQueue.
+const fuzzAging = 10 * time.Millisecond
+
+func runFuzz(t *testing.T, ops []opKind, rateLimited, fairTarget bool, data []byte) {
 	if len(data) == 0 {
 		return
 	}
 	synctest.Test(t, func(t *testing.T) {
 		opts := data[0]
 		cfg := Config{Priorities: opts&1 != 0}
+		if fairTarget {
+			if opts&8 != 0 {
+				cfg.Aging = fuzzAging
+			}
+			if opts&16 == 0 {
+				cfg.Fairness = FairBy(fuzzTenant)
+			}
+		}
 		var rec *recorder
 		if opts&2 != 0 {
 			rec = newRecorder()
@@ -537,7 +667,12 @@ func runFuzz(t *testing.T, ops []opKind, rateLimited bool, data []byte) {
 		if opts&4 != 0 {
 			q.compactAt = 2
 		}
-		h := &harness{t: t, q: q, m: newModel(cfg.Priorities), rec: rec}
+		m := newModel(cfg.Priorities)
+		m.fair = cfg.Fairness.on
+		if cfg.Priorities {
+			m.aging = cfg.Aging
+		}
+		h := &harness{t: t, q: q, m: m, rec: rec}
 		data = data[1:]
 		arg := func(i int) byte {
 			if i < len(data) {
@@ -558,21 +693,31 @@ func FuzzQueue(f *testing.F) {
 	for _, seed := range fuzzSeeds {
 		f.Add(seed)
 	}
-	f.Fuzz(func(t *testing.T, data []byte) { runFuzz(t, plainOps, false, data) })
+	f.Fuzz(func(t *testing.T, data []byte) { runFuzz(t, plainOps, false, false, data) })
 }
 
 func FuzzDelayingQueue(f *testing.F) {
 	for _, seed := range fuzzSeeds {
 		f.Add(seed)
 	}
-	f.Fuzz(func(t *testing.T, data []byte) { runFuzz(t, delayingOps, false, data) })
+	f.Fuzz(func(t *testing.T, data []byte) { runFuzz(t, delayingOps, false, false, data) })
 }
 
 func FuzzRateLimitingQueue(f *testing.F) {
 	for _, seed := range fuzzSeeds {
 		f.Add(seed)
 	}
-	f.Fuzz(func(t *testing.T, data []byte) { runFuzz(t, rateLimitingOps, true, data) })
+	f.Fuzz(func(t *testing.T, data []byte) { runFuzz(t, rateLimitingOps, true, false, data) })
+}
+
+// FuzzFairQueue runs the delaying queue's operations on a fair queue (three tenants, unless
+// bit 4 of the options turns fairness off) with priority aging when bit 3 is set (and
+// priorities, bit 0): the model says which tenant and which priority each Get serves.
+func FuzzFairQueue(f *testing.F) {
+	for _, seed := range fuzzSeeds {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { runFuzz(t, delayingOps, false, true, data) })
 }
 
 // fuzzSeeds are a few inputs that mean something for every target (the corpora under

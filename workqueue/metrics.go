@@ -108,10 +108,13 @@ func newQueueMetrics(name string, p MetricsProvider) *queueMetrics {
 
 func seconds(ns int64) float64 { return time.Duration(ns).Seconds() }
 
-func (q *queue[T]) metricsAdd(idx uint32) {
+// metricsAdd records an Add that made an item dirty; it returns the time it read.
+func (q *queue[T]) metricsAdd(idx uint32) int64 {
+	now := q.now()
 	q.metrics.adds.Inc()
 	q.metrics.depth.Inc()
-	q.times[idx].added = q.now()
+	q.times[idx].added = now
+	return now
 }
 
 func (q *queue[T]) metricsGet(idx uint32) {
@@ -121,8 +124,11 @@ func (q *queue[T]) metricsGet(idx uint32) {
 	q.times[idx].started = now
 }
 
-func (q *queue[T]) metricsDone(idx uint32) {
-	q.metrics.workDuration.Observe(seconds(q.now() - q.times[idx].started))
+// metricsDone records a Done; it returns the time it read.
+func (q *queue[T]) metricsDone(idx uint32) int64 {
+	now := q.now()
+	q.metrics.workDuration.Observe(seconds(now - q.times[idx].started))
+	return now
 }
 
 // updateUnfinishedWork runs on the metrics timer.

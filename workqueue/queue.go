@@ -92,10 +92,25 @@ type Config struct {
 	// Priorities makes Get hand out items by priority (see Interface.AddWithPriority). Without
 	// it the queue is a strict FIFO and priorities are ignored.
 	Priorities bool
+
+	// Fairness makes Get serve the items waiting at each priority round robin across their
+	// fairness keys (FairByNamespace, FairBy), FIFO within one key, so that many items of one
+	// namespace do not delay the items of another. The zero Fairness is off: one FIFO per
+	// priority. See docs/workqueue.md, "Fair queueing".
+	Fairness Fairness
+
+	// Aging bounds how long priorities can hold an item back (with Priorities only): an item
+	// that has waited Aging at a priority below the highest waiting one is aged, and while
+	// any item is aged every second Get serves the priority whose oldest item is the oldest
+	// aged one, instead of the highest. Zero or negative: no aging (strict priorities, as
+	// controller-runtime's priority queue).
+	Aging time.Duration
 }
 
 // New returns a work queue (client-go's NewTypedWithConfig). Without metrics it starts no
 // goroutine and no timer, so a queue that is dropped without ShutDown leaves nothing behind.
+// It panics if Config.Fairness does not fit T (see Fairness): a programming error, like a nil
+// key function.
 func New[T comparable](cfg Config) Interface[T] {
 	return newQueue[T](cfg, nil)
 }
@@ -146,6 +161,16 @@ type queue[T comparable] struct {
 	woken      int
 	priorities bool
 
+	// Fair queueing (fair.go), when Config.Fairness is set.
+	fair *fairState[T]
+
+	// Aging (aging.go), when Config.Aging is set with Config.Priorities: enqueuedAt[idx] is
+	// when the entry entered its level's queue (queue.now units); the previous Get served an
+	// aged level when agedTurn is set.
+	aging      int64
+	enqueuedAt []int64
+	agedTurn   bool
+
 	shuttingDown bool
 	draining     bool
 	drained      chan struct{} // closed when processing reaches 0 during a drain, or by ShutDown
@@ -174,6 +199,12 @@ func newQueue[T comparable](cfg Config, rl RateLimiter[T]) *queue[T] {
 		compactAt:  compactAbove,
 	}
 	q.cond.L = &q.mu
+	if cfg.Fairness.on {
+		q.fair = newFairState[T](cfg.Fairness)
+	}
+	if cfg.Priorities && cfg.Aging > 0 {
+		q.aging = int64(cfg.Aging)
+	}
 	if cfg.Name != "" && cfg.MetricsProvider != nil {
 		q.metrics = newQueueMetrics(cfg.Name, cfg.MetricsProvider)
 		// The callback reads the timer under q.mu, on a goroutine that nothing else orders
@@ -203,13 +234,14 @@ func (q *queue[T]) markDirty(idx uint32, p int32) {
 	}
 	e.flags |= flagDirty
 	e.prio = p
+	now := int64(-1)
 	if q.metrics != nil {
-		q.metricsAdd(idx)
+		now = q.metricsAdd(idx)
 	}
 	if e.flags&flagProcessing != 0 {
 		return // Done will queue it
 	}
-	q.enqueue(idx)
+	q.enqueue(idx, now)
 	q.wake()
 }
 
@@ -341,11 +373,12 @@ func (q *queue[T]) Done(item T) {
 		e := &q.slab[idx]
 		e.flags &^= flagProcessing
 		q.processing--
+		now := int64(-1)
 		if q.metrics != nil {
-			q.metricsDone(idx)
+			now = q.metricsDone(idx)
 		}
 		if e.flags&flagDirty != 0 {
-			q.enqueue(idx)
+			q.enqueue(idx, now)
 			q.wake()
 		} else if e.heapPos < 0 {
 			q.release(idx, q.hash(e.item))
