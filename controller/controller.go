@@ -21,6 +21,9 @@ const (
 	DefaultCacheSyncTimeout = 2 * time.Minute
 	// DefaultDrainTimeout bounds the wait for in-flight reconciles at shutdown.
 	DefaultDrainTimeout = 30 * time.Second
+	// DefaultPriorityAging is how long a Request may wait behind Requests of higher
+	// priorities before it gets every second turn (workqueue.Config.Aging).
+	DefaultPriorityAging = time.Minute
 )
 
 // ErrLeaderElectionLost is the cause of the context cancellation that tells runnables the
@@ -61,6 +64,20 @@ type Options struct {
 	// NeedLeaderElection, if set to false, lets a Manager run the controller on every
 	// replica instead of only on the leader. Default true.
 	NeedLeaderElection *bool
+	// DisableFairness makes the queue serve each priority in FIFO order. By default it serves
+	// the Requests of each priority round robin across their fairness keys (FairnessKey), so
+	// that 10,000 Requests of one namespace do not delay the one of another
+	// (workqueue.Config.Fairness).
+	DisableFairness bool
+	// FairnessKey returns the fairness key of a Request (default: its Namespace; a
+	// multi-cluster controller may return the cluster, for example).
+	FairnessKey func(Request) string
+	// PriorityAging bounds how long priorities hold a Request back: the objects of an
+	// initial list and periodic resyncs are enqueued with PriorityLow, and a Request that
+	// has waited PriorityAging behind higher priorities gets every second turn of the
+	// workers (workqueue.Config.Aging; controller-runtime#3496). Default
+	// DefaultPriorityAging; negative: strict priorities.
+	PriorityAging time.Duration
 	// MaxRetries bounds the retries of a Request whose reconciles keep failing: after
 	// MaxRetries requeues with backoff, the next failure forgets the Request (until an event
 	// enqueues it again), logs its last error and counts it in the dropped-requests metric,
@@ -188,6 +205,27 @@ func (c *Controller) Queue() Queue {
 	return c.queue
 }
 
+// queueConfig returns the work queue's configuration from the controller's options.
+func queueConfig(name string, opts Options) workqueue.Config {
+	cfg := workqueue.Config{
+		Name:            name,
+		MetricsProvider: opts.QueueMetricsProvider,
+		Priorities:      true,
+		Aging:           opts.PriorityAging,
+	}
+	if cfg.Aging == 0 {
+		cfg.Aging = DefaultPriorityAging
+	}
+	if !opts.DisableFairness {
+		key := opts.FairnessKey
+		if key == nil {
+			key = func(r Request) string { return r.Namespace }
+		}
+		cfg.Fairness = workqueue.FairBy(key)
+	}
+	return cfg
+}
+
 // setManagerDefaults fills the options a Manager provides (see Manager.Add).
 func (c *Controller) setManagerDefaults(m MetricsProvider, qm workqueue.MetricsProvider, drain time.Duration, log *slog.Logger) {
 	c.mu.Lock()
@@ -224,11 +262,7 @@ func (c *Controller) Start(ctx context.Context) error {
 	c.started = true
 	opts := c.opts
 	sources := c.sources
-	q := workqueue.NewRateLimiting(opts.RateLimiter, workqueue.Config{
-		Name:            c.name,
-		MetricsProvider: opts.QueueMetricsProvider,
-		Priorities:      true,
-	})
+	q := workqueue.NewRateLimiting(opts.RateLimiter, queueConfig(c.name, opts))
 	c.queue = q
 	c.mu.Unlock()
 	if opts.DrainTimeout <= 0 {

@@ -13,13 +13,14 @@ import (
 type Queue = workqueue.RateLimitingInterface[Request]
 
 // Priorities handed to Queue.AddWithPriority by the built-in handlers. The controller's queue
-// orders by priority (higher first), so objects of an informer's initial list, which a
-// controller must visit once but not urgently, wait behind live changes: a controller that
-// starts over 10,000 existing objects still reacts at once to the one a user just edited.
+// orders by priority (higher first), so objects of an informer's initial list and periodic
+// resyncs, which a controller must visit but not urgently, wait behind live changes: a
+// controller that starts over 10,000 existing objects still reacts at once to the one a user
+// just edited. Options.PriorityAging keeps them from waiting for ever.
 const (
 	// PriorityDefault is the priority of live events.
 	PriorityDefault = 0
-	// PriorityLow is the priority of adds from an informer's initial list.
+	// PriorityLow is the priority of adds from an informer's initial list and of resyncs.
 	PriorityLow = -100
 )
 
@@ -105,7 +106,8 @@ func RequestFor(obj meta.Object) Request {
 
 // EnqueueRequestForObject returns the handler of a controller's primary resource: every
 // event enqueues the Request of the object itself (controller-runtime's
-// handler.EnqueueRequestForObject). Objects of an initial list are enqueued with PriorityLow.
+// handler.EnqueueRequestForObject). Objects of an initial list and resyncs are enqueued with
+// PriorityLow.
 func EnqueueRequestForObject[T meta.Object]() EventHandler[T] {
 	return EventHandlerFuncs[T]{
 		CreateFunc: func(_ context.Context, e CreateEvent[T], q Queue) {
@@ -116,7 +118,7 @@ func EnqueueRequestForObject[T meta.Object]() EventHandler[T] {
 		},
 		UpdateFunc: func(_ context.Context, e UpdateEvent[T], q Queue) {
 			if !isNil(e.ObjectNew) {
-				q.Add(RequestFor(e.ObjectNew))
+				q.AddWithPriority(RequestFor(e.ObjectNew), updatePriority(e))
 			} else if !isNil(e.ObjectOld) {
 				q.Add(RequestFor(e.ObjectOld))
 			}
@@ -136,6 +138,19 @@ func EnqueueRequestForObject[T meta.Object]() EventHandler[T] {
 
 func createPriority[T any](e CreateEvent[T]) int {
 	if e.IsInInitialList {
+		return PriorityLow
+	}
+	return PriorityDefault
+}
+
+// updatePriority is PriorityLow for a resync (both objects have the same resourceVersion),
+// as in controller-runtime, else PriorityDefault.
+func updatePriority[T any](e UpdateEvent[T]) int {
+	type versioned interface{ GetResourceVersion() string }
+	o, okOld := any(e.ObjectOld).(versioned)
+	n, okNew := any(e.ObjectNew).(versioned)
+	if okOld && okNew && !isNil(e.ObjectOld) && !isNil(e.ObjectNew) && o.GetResourceVersion() != "" &&
+		o.GetResourceVersion() == n.GetResourceVersion() {
 		return PriorityLow
 	}
 	return PriorityDefault
@@ -215,11 +230,12 @@ func EnqueueRequestsFromMapFunc[T any](fn MapFunc[T]) EventHandler[T] {
 		UpdateFunc: func(ctx context.Context, e UpdateEvent[T], q Queue) {
 			// The queue would absorb a second Add of a waiting Request anyway; skipping the
 			// repeats keeps one add per Request in traces and metrics.
+			prio := updatePriority(e)
 			old := mapped(ctx, e.ObjectOld)
-			add(q, old, PriorityDefault)
+			add(q, old, prio)
 			for _, r := range mapped(ctx, e.ObjectNew) {
 				if !slices.Contains(old, r) {
-					q.AddWithPriority(r, PriorityDefault)
+					q.AddWithPriority(r, prio)
 				}
 			}
 		},

@@ -160,3 +160,59 @@ func TestIsNil(t *testing.T) {
 		t.Error("typed nils")
 	}
 }
+
+func TestResyncsEnqueuedWithLowPriority(t *testing.T) {
+	ctx := context.Background()
+	withRV := func(ns, name, rv string) *testobj.ConfigMap {
+		o := obj(ns, name)
+		o.ResourceVersion = rv
+		return o
+	}
+	mapped := EnqueueRequestsFromMapFunc(func(_ context.Context, o *testobj.ConfigMap) []Request {
+		return []Request{{Namespace: o.Namespace, Name: o.Name + "-owner"}}
+	})
+	for name, h := range map[string]EventHandler[*testobj.ConfigMap]{
+		"EnqueueRequestForObject":    EnqueueRequestForObject[*testobj.ConfigMap](),
+		"EnqueueRequestsFromMapFunc": mapped,
+	} {
+		t.Run(name, func(t *testing.T) {
+			q := newQueue()
+			defer q.ShutDown()
+			h.Update(ctx, UpdateEvent[*testobj.ConfigMap]{ObjectOld: withRV("ns", "resync", "7"), ObjectNew: withRV("ns", "resync", "7")}, q)
+			h.Update(ctx, UpdateEvent[*testobj.ConfigMap]{ObjectOld: withRV("ns", "change", "7"), ObjectNew: withRV("ns", "change", "8")}, q)
+			got := drain(q)
+			if len(got) != 2 || got[0].Name[:6] != "change" || got[1].Name[:6] != "resync" {
+				t.Fatalf("enqueued %v, want the change before the resync", got)
+			}
+		})
+	}
+}
+
+// TestQueueConfigDefaults: the controller's queue has priorities, aging and fairness across
+// namespaces unless the options say otherwise.
+func TestQueueConfigDefaults(t *testing.T) {
+	cfg := queueConfig("c", Options{})
+	if !cfg.Priorities || cfg.Aging != DefaultPriorityAging || cfg.Fairness == (workqueue.Fairness{}) {
+		t.Fatalf("default queue config %+v: want priorities, aging %v and fairness", cfg, DefaultPriorityAging)
+	}
+	q := workqueue.NewRateLimiting[Request](nil, cfg)
+	defer q.ShutDown()
+	for _, r := range []Request{{"a", "1"}, {"a", "2"}, {"a", "3"}, {"b", "1"}} {
+		q.Add(r)
+	}
+	if got, want := drain(q), []Request{{"a", "1"}, {"b", "1"}, {"a", "2"}, {"a", "3"}}; !slices.Equal(got, want) {
+		t.Fatalf("order %v, want %v (namespaces round robin)", got, want)
+	}
+	if cfg := queueConfig("c", Options{DisableFairness: true, PriorityAging: -1}); cfg.Fairness != (workqueue.Fairness{}) || cfg.Aging >= 0 {
+		t.Fatalf("queue config %+v: want no fairness and no aging", cfg)
+	}
+	byName := queueConfig("c", Options{FairnessKey: func(r Request) string { return r.Name }})
+	q2 := workqueue.NewRateLimiting[Request](nil, byName)
+	defer q2.ShutDown()
+	for _, r := range []Request{{"a", "x"}, {"b", "x"}, {"c", "y"}} {
+		q2.Add(r)
+	}
+	if got, want := drain(q2), []Request{{"a", "x"}, {"c", "y"}, {"b", "x"}}; !slices.Equal(got, want) {
+		t.Fatalf("order %v, want %v (keyed by name)", got, want)
+	}
+}
