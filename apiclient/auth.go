@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -115,12 +116,14 @@ func (a *authenticator) clientCertificate(cri *tls.CertificateRequestInfo) (*tls
 	return &tls.Certificate{}, nil
 }
 
-// authTransport adds User-Agent and credentials to every request and, after a 401 with
+// authTransport adds User-Agent and credentials to every request for the API server's
+// origin (never to another host a followed redirect leads to) and, after a 401 with
 // credentials that can be refreshed (exec plugin, token file), sends the request once more.
 type authTransport struct {
 	base      http.RoundTripper
 	auth      *authenticator
 	userAgent string
+	origin    *url.URL
 }
 
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -159,6 +162,10 @@ func (t *authTransport) prepare(req *http.Request) (*http.Request, any, error) {
 	r2 := req.Clone(req.Context())
 	if r2.Header.Get("User-Agent") == "" {
 		r2.Header.Set("User-Agent", t.userAgent)
+	}
+	if !sameOrigin(r2.URL, t.origin) {
+		r2.Header.Del("Authorization")
+		return r2, nil, nil
 	}
 	if r2.Header.Get("Authorization") != "" {
 		return r2, nil, nil

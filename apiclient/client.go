@@ -47,8 +47,8 @@ const (
 	// Retry back-off when the server gives no Retry-After: 250 ms doubling, capped.
 	retryBaseDelay = 250 * time.Millisecond
 	retryMaxDelay  = 8 * time.Second
-	// retryAfterCap bounds a server-provided Retry-After.
-	retryAfterCap = 60 * time.Second
+	// dialTimeout bounds the opening of a connection.
+	dialTimeout = 30 * time.Second
 	// errorBodyLimit bounds how much of an error response is read.
 	errorBodyLimit = 1 << 20
 )
@@ -74,6 +74,8 @@ type Client struct {
 	// protoRefused holds the resources (meta.GroupVersionResource) whose server answered
 	// 406 or 415 to a protobuf Accept header: they are read as JSON from then on.
 	protoRefused sync.Map
+	// followCrossHost is Config.FollowCrossHostRedirects.
+	followCrossHost bool
 
 	// wsRefused remembers that the server refused a WebSocket upgrade, so WatchAuto goes
 	// straight to chunked streams afterwards.
@@ -83,6 +85,10 @@ type Client struct {
 	noHTTP2 atomic.Bool
 	// wsDial opens WebSocket watches.
 	wsDial wsDialer
+	// timeouts are the deadlines of requests; reach tracks the attempts waiting for the
+	// server and the outages callers wait out.
+	timeouts timeouts
+	reach    reachability
 
 	discovery discoveryCache
 }
@@ -95,6 +101,9 @@ func New(cfg *Config) (*Client, error) {
 	}
 	base, err := parseHost(cfg.Host)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkCredentialsTransport(cfg, base); err != nil {
 		return nil, err
 	}
 	auth, err := newAuthenticator(cfg)
@@ -113,10 +122,19 @@ func New(cfg *Config) (*Client, error) {
 		}
 		proxy = http.ProxyURL(pu)
 	}
-	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	dial := (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext
+	if custom := cfg.Dial; custom != nil {
+		// net/http dials apart from the request's context (a dial a cancelled request
+		// started may serve the next one): bound a custom dial as the default one is.
+		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+			defer cancel()
+			return custom(ctx, network, addr)
+		}
+	}
 	tr := &http.Transport{
 		Proxy:                 proxy,
-		DialContext:           dialer.DialContext,
+		DialContext:           dial,
 		TLSClientConfig:       tlsConf,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ForceAttemptHTTP2:     true,
@@ -142,7 +160,11 @@ func New(cfg *Config) (*Client, error) {
 		noProtobuf:    cfg.DisableProtobuf,
 		logger:        cfg.Logger,
 		namespace:     cfg.Namespace,
+
+		followCrossHost: cfg.FollowCrossHostRedirects,
+		timeouts:        newTimeouts(cfg),
 	}
+	c.reach.c = c
 	if c.userAgent == "" {
 		c.userAgent = DefaultUserAgent()
 	}
@@ -172,8 +194,11 @@ func New(cfg *Config) (*Client, error) {
 	if cfg.WrapTransport != nil {
 		rt = cfg.WrapTransport(rt)
 	}
-	c.http = &http.Client{Transport: &authTransport{base: rt, auth: auth, userAgent: c.userAgent}}
-	c.wsDial = newWSDialer(tlsConf, proxy, dialer)
+	c.http = &http.Client{
+		Transport:     &authTransport{base: rt, auth: auth, userAgent: c.userAgent, origin: base},
+		CheckRedirect: c.checkRedirect,
+	}
+	c.wsDial = newWSDialer(tlsConf, proxy, dial)
 	return c, nil
 }
 
@@ -341,7 +366,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // statusFromResponse turns a non-2xx response into a *Status: the server's own if the body
 // is a JSON Status, a synthesized one otherwise. Details.RetryAfterSeconds comes from the
-// Retry-After header when the body does not set it.
+// Retry-After header when the body does not set it, and is capped at MaxRetryAfter.
 func statusFromResponse(resp *http.Response) *meta.Status {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
 	st := statusFromBody(resp.StatusCode, resp.Header.Get("Content-Type"), body)
@@ -353,7 +378,26 @@ func statusFromResponse(resp *http.Response) *meta.Status {
 			st.Details.RetryAfterSeconds = ra
 		}
 	}
+	capRetryAfter(st)
 	return st
+}
+
+// MaxRetryAfter bounds every delay a server asks for, from a Retry-After header or a
+// Status' details.retryAfterSeconds (in an answer or a watch ERROR event): a server must
+// not be able to silence a client for longer. client-go caps neither.
+const MaxRetryAfter = 60 * time.Second
+
+// capRetryAfter bounds st's retryAfterSeconds by MaxRetryAfter (and drops a negative one).
+func capRetryAfter(st *meta.Status) {
+	if st == nil || st.Details == nil {
+		return
+	}
+	switch {
+	case st.Details.RetryAfterSeconds > int32(MaxRetryAfter/time.Second):
+		st.Details.RetryAfterSeconds = int32(MaxRetryAfter / time.Second)
+	case st.Details.RetryAfterSeconds < 0:
+		st.Details.RetryAfterSeconds = 0
+	}
 }
 
 func statusFromBody(code int, contentType string, body []byte) *meta.Status {
@@ -434,7 +478,8 @@ func reasonForCode(code int) meta.StatusReason {
 	return meta.StatusReasonUnknown
 }
 
-// parseRetryAfter reads a Retry-After header (seconds or an HTTP date), capped at one minute.
+// parseRetryAfter reads a Retry-After header (seconds or an HTTP date), capped at
+// MaxRetryAfter.
 func parseRetryAfter(v string) (int32, bool) {
 	if v == "" {
 		return 0, false
@@ -444,7 +489,7 @@ func parseRetryAfter(v string) (int32, bool) {
 		if secs < 0 {
 			return 0, false
 		}
-		d = time.Duration(secs) * time.Second
+		d = time.Duration(min(secs, int(MaxRetryAfter/time.Second))) * time.Second
 	} else if t, err := http.ParseTime(v); err == nil {
 		d = time.Until(t)
 		if d < 0 {
@@ -454,8 +499,8 @@ func parseRetryAfter(v string) (int32, bool) {
 	} else {
 		return 0, false
 	}
-	if d > retryAfterCap {
-		d = retryAfterCap
+	if d > MaxRetryAfter {
+		d = MaxRetryAfter
 	}
 	return int32(d / time.Second), true
 }

@@ -53,7 +53,7 @@ func newTestServer(t *testing.T, h http.HandlerFunc) (*recorder, *Client) {
 	rec := &recorder{h: h}
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
-	c, err := New(&Config{Host: srv.URL, BearerToken: "s3cret-token", WatchProtocol: WatchChunked, QPS: -1})
+	c, err := New(&Config{Host: srv.URL, BearerToken: "s3cret-token", AllowCredentialsOverHTTP: true, WatchProtocol: WatchChunked, QPS: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,9 @@
 package apiclient
 
 import (
+	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 )
@@ -21,17 +23,41 @@ type Config struct {
 	Password string
 	// Exec runs a client.authentication.k8s.io/v1 credential plugin.
 	Exec *ExecConfig
+	// AllowCredentialsOverHTTP lets the credentials above travel to a plain http:// Host.
+	// Default false: New refuses such a Config with ErrCredentialsOverHTTP. When set, a
+	// warning is logged once per host (not for loopback hosts).
+	AllowCredentialsOverHTTP bool
+	// FollowCrossHostRedirects makes the client follow a redirect to another scheme, host or
+	// port than Host, without credentials. Default false: such a redirect fails the request
+	// with a *RedirectError. Redirects within Host are followed either way.
+	FollowCrossHostRedirects bool
 	// TLS configures server verification and client certificates.
 	TLS TLSConfig
 	// ProxyURL, if set, sends requests through this HTTP(S) or SOCKS5 proxy.
 	ProxyURL string
+	// Dial, if set, opens the client's network connections (HTTP and WebSocket) instead of
+	// a net.Dialer with a 30 s timeout: for tunnels, or for tests that serve an API in
+	// memory (apitest.Options.InMemory). It must honour ctx.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 	// QPS and Burst limit non-watch requests on the client side (0 means the defaults).
 	QPS   float32
 	Burst int
 	// UserAgent is sent with every request ("" means a default naming informerkit).
 	UserAgent string
-	// Timeout bounds non-watch requests (0 means no limit beyond the request's context).
+	// Timeout bounds non-watch requests, body included (0 means no limit beyond the request's
+	// context and the deadlines below).
 	Timeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for the response headers of every request but a
+	// watch; WatchResponseHeaderTimeout the wait for a watch's answer (headers, or the
+	// WebSocket handshake); ResponseBodyIdleTimeout the silence of a response body that has
+	// started (not a watch stream: HTTP/2 and WebSocket pings and the reflector's stall
+	// detection watch those). A deadline that passes fails the request with a *TimeoutError.
+	// 0 means DefaultResponseHeaderTimeout, DefaultWatchResponseHeaderTimeout and
+	// DefaultResponseBodyIdleTimeout; a negative value means no deadline. client-go has none
+	// of the three.
+	ResponseHeaderTimeout      time.Duration
+	WatchResponseHeaderTimeout time.Duration
+	ResponseBodyIdleTimeout    time.Duration
 	// Namespace is the default namespace of the kubeconfig context or the pod ("" if none).
 	Namespace string
 	// WatchProtocol selects how watches are opened.
@@ -95,6 +121,14 @@ type ExecConfig struct {
 	// ProvideClusterInfo passes the cluster (server, CA, TLS server name, proxy) to the
 	// plugin in KUBERNETES_EXEC_INFO's spec.cluster.
 	ProvideClusterInfo bool
+	// Timeout bounds a run of the plugin: one that does not finish in time is killed and
+	// the request fails with a *TimeoutError (Op "exec plugin"). 0 means DefaultExecTimeout;
+	// a negative value means no limit. Not part of a kubeconfig.
+	Timeout time.Duration
+	// MaxOutput bounds the plugin's standard output in bytes: past it the plugin is killed
+	// and the request fails with ErrExecOutputTooLarge. 0 means DefaultExecMaxOutput. Not
+	// part of a kubeconfig.
+	MaxOutput int
 }
 
 // ExecEnvVar is one environment variable for an exec credential plugin.

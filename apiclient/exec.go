@@ -23,6 +23,22 @@ const (
 	execAPIV1beta1 = "client.authentication.k8s.io/v1beta1"
 )
 
+// Bounds of an exec credential plugin run, where client-go has none: a plugin that hangs
+// would block every request, one that writes without end would grow the process.
+const (
+	// DefaultExecTimeout bounds a plugin run when ExecConfig.Timeout is 0. Plugins that fetch
+	// a token from a cloud provider take a few seconds; informerkit never runs them
+	// interactively.
+	DefaultExecTimeout = 60 * time.Second
+	// DefaultExecMaxOutput bounds a plugin's standard output when ExecConfig.MaxOutput is 0.
+	// An ExecCredential holds a token or a client certificate: a few KiB.
+	DefaultExecMaxOutput = 1 << 20
+)
+
+// ErrExecOutputTooLarge is wrapped by the error of an exec plugin whose output exceeded
+// ExecConfig.MaxOutput; the plugin is killed.
+var ErrExecOutputTooLarge = errors.New("output too large")
+
 // execProvider runs a client.authentication.k8s.io credential plugin and caches its answer
 // until the expirationTimestamp it names (forever if it names none), or until the server
 // rejects the credential with a 401. Runs are serialised: concurrent requests wait for one
@@ -76,6 +92,15 @@ func newExecProvider(cfg *Config) (*execProvider, error) {
 	}
 	if ec.APIVersion == "" {
 		ec.APIVersion = execAPIV1
+	}
+	switch {
+	case ec.Timeout == 0:
+		ec.Timeout = DefaultExecTimeout
+	case ec.Timeout < 0:
+		ec.Timeout = 0
+	}
+	if ec.MaxOutput <= 0 {
+		ec.MaxOutput = DefaultExecMaxOutput
 	}
 	if ec.APIVersion != execAPIV1 && ec.APIVersion != execAPIV1beta1 {
 		return nil, fmt.Errorf("apiclient: exec plugin %q: apiVersion %q is not supported (want %s)", ec.Command, ec.APIVersion, execAPIV1)
@@ -134,18 +159,29 @@ func (p *execProvider) invalidate(cred *execResult) {
 
 func (p *execProvider) run(ctx context.Context) (*execResult, error) {
 	name := p.cfg.Command
-	cmd := exec.CommandContext(ctx, name, p.cfg.Args...)
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if timeout := p.cfg.Timeout; timeout > 0 {
+		t := time.AfterFunc(timeout, func() { cancel(&TimeoutError{Op: "exec plugin", Path: name, Limit: timeout}) })
+		defer t.Stop()
+	}
+	cmd := exec.CommandContext(rctx, name, p.cfg.Args...)
 	env := os.Environ()
 	for _, e := range p.cfg.Env {
 		env = append(env, e.Name+"="+e.Value)
 	}
 	cmd.Env = append(env, "KUBERNETES_EXEC_INFO="+string(p.info))
-	var stdout bytes.Buffer
+	stdout := &cappedBuffer{max: p.cfg.MaxOutput, full: func() {
+		cancel(fmt.Errorf("apiclient: exec plugin %q: %w (more than %d bytes)", name, ErrExecOutputTooLarge, p.cfg.MaxOutput))
+	}}
 	stderr := &limitedBuffer{max: 4 << 10}
-	cmd.Stdout = &stdout
+	cmd.Stdout = stdout
 	cmd.Stderr = stderr
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Run(); err != nil {
+		if rctx.Err() != nil && ctx.Err() == nil {
+			return nil, context.Cause(rctx) // the plugin's deadline or output limit
+		}
 		msg := strings.TrimSpace(stderr.String())
 		if msg != "" {
 			return nil, fmt.Errorf("apiclient: exec plugin %q: %w: %s", name, err, msg)
@@ -196,6 +232,25 @@ func jsonErrorKind(err error) string {
 	}
 	return "invalid JSON"
 }
+
+// cappedBuffer holds a plugin's output up to max bytes; past that it calls full (which
+// kills the plugin) and refuses the rest. The buffer is a field, not embedded: io.Copy
+// would use an embedded bytes.Buffer's ReadFrom, which reads without a limit.
+type cappedBuffer struct {
+	buf  bytes.Buffer
+	max  int
+	full func()
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if b.buf.Len()+len(p) > b.max {
+		b.full()
+		return 0, ErrExecOutputTooLarge
+	}
+	return b.buf.Write(p)
+}
+
+func (b *cappedBuffer) Bytes() []byte { return b.buf.Bytes() }
 
 // limitedBuffer keeps the first max bytes written to it.
 type limitedBuffer struct {

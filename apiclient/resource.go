@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"reflect"
 	"strconv"
+	"time"
 
 	"github.com/informerkit/informerkit/meta"
 )
@@ -96,6 +97,12 @@ func (r *Resource[T]) read(ctx context.Context, req Request) (response, error) {
 		return r.c.doRead(ctx, req)
 	}
 	return resp, err
+}
+
+// AwaitRecovery is Client.AwaitRecovery of r's client: the reflector waits out its backoff
+// through it, and is woken as soon as the server answers again.
+func (r *Resource[T]) AwaitRecovery(ctx context.Context, err error, since time.Time) bool {
+	return r.c.AwaitRecovery(ctx, err, since)
 }
 
 // GroupVersionResource returns the collection r addresses.

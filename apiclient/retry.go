@@ -86,22 +86,29 @@ func (c *Client) doStream(ctx context.Context, req Request, consume func(body io
 }
 
 // attemptStream sends one request and, for a 2xx answer, runs consume on the body
-// (started is then true). status is the HTTP status (0 for transport errors).
+// (started is then true). status is the HTTP status (0 for transport errors). The answer
+// must come within the client's response header deadline, and the body must not go silent
+// for longer than its idle deadline (*TimeoutError).
 func (c *Client) attemptStream(ctx context.Context, req Request, consume func(io.Reader, string) error) (started bool, status int, retryAfter time.Duration, err error) {
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
-	hreq, err := c.newHTTPRequest(ctx, req)
+	a := c.startAttempt(ctx, "response headers", req.Method, req.Path, c.timeouts.header)
+	defer a.finish()
+	hreq, err := c.newHTTPRequest(a.ctx, req)
 	if err != nil {
 		return false, 0, 0, err
 	}
 	resp, err := c.http.Do(hreq)
 	if err != nil {
-		return false, 0, 0, err
+		return false, 0, 0, a.err(err)
 	}
+	a.answered()
 	defer resp.Body.Close()
+	a.bodyIdle = c.timeouts.bodyIdle
+	resp.Body = readCloser{a.body(resp.Body), resp.Body}
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
 		st := statusFromResponse(resp)
 		ra, _ := st.RetryAfter()
@@ -111,6 +118,12 @@ func (c *Client) attemptStream(ctx context.Context, req Request, consume func(io
 		return true, resp.StatusCode, 0, err
 	}
 	return true, resp.StatusCode, 0, nil
+}
+
+// readCloser reads from one reader and closes another.
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // readError marks an error of the response body's reader, so that ListEach can tell a

@@ -196,8 +196,8 @@ func TestAuthHeaders(t *testing.T) {
 		writeJSON(w, 200, map[string]any{})
 	})
 	for _, cfg := range []*Config{
-		{Host: "http://api", BearerToken: "abc", WrapTransport: h, UserAgent: "ctl/1"},
-		{Host: "http://api", Username: "u", Password: "p", WrapTransport: h},
+		{Host: "http://api", BearerToken: "abc", AllowCredentialsOverHTTP: true, WrapTransport: h, UserAgent: "ctl/1"},
+		{Host: "http://api", Username: "u", Password: "p", AllowCredentialsOverHTTP: true, WrapTransport: h},
 		{Host: "http://api", WrapTransport: h},
 	} {
 		c, err := New(cfg)
@@ -219,7 +219,7 @@ func TestTokenFileRotation(t *testing.T) {
 	writeFile(t, path, "first\n")
 	var seen []string
 	var mu sync.Mutex
-	c, err := New(&Config{Host: "http://api", BearerTokenFile: path, QPS: -1, WrapTransport: handlerTransport(func(w http.ResponseWriter, r *http.Request) {
+	c, err := New(&Config{Host: "http://api", BearerTokenFile: path, AllowCredentialsOverHTTP: true, QPS: -1, WrapTransport: handlerTransport(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		seen = append(seen, r.Header.Get("Authorization"))
 		mu.Unlock()
@@ -255,7 +255,7 @@ func TestTokenFileRotation(t *testing.T) {
 	if fmt.Sprint(seen) != fmt.Sprint(want) {
 		t.Fatalf("tokens sent %q, want %q", seen, want)
 	}
-	if _, err := New(&Config{Host: "http://api", BearerTokenFile: filepath.Join(t.TempDir(), "nope")}); err == nil {
+	if _, err := New(&Config{Host: "http://api", BearerTokenFile: filepath.Join(t.TempDir(), "nope"), AllowCredentialsOverHTTP: true}); err == nil {
 		t.Fatal("missing token file accepted")
 	}
 }
@@ -343,7 +343,7 @@ func TestExecPluginCachingAndRerunOn401(t *testing.T) {
 func TestExecPluginExpiry(t *testing.T) {
 	script, dir := execScript(t, "2000-01-01T00:00:00Z") // always expired: every request runs it
 	var seen []string
-	c, err := New(&Config{Host: "http://api", QPS: -1, Exec: execConfig(script, dir), WrapTransport: handlerTransport(func(w http.ResponseWriter, r *http.Request) {
+	c, err := New(&Config{Host: "http://api", QPS: -1, Exec: execConfig(script, dir), AllowCredentialsOverHTTP: true, WrapTransport: handlerTransport(func(w http.ResponseWriter, r *http.Request) {
 		seen = append(seen, r.Header.Get("Authorization"))
 		writeJSON(w, 200, map[string]any{})
 	})})
@@ -373,7 +373,7 @@ func TestExecPluginErrorsDoNotLeak(t *testing.T) {
 		{fail, "exit status 3: cannot reach the identity provider"},
 		{wrong, `apiVersion "v9"`},
 	} {
-		c, err := New(&Config{Host: "http://api", QPS: -1, MaxRetries: -1, Exec: &ExecConfig{Command: tc.script}})
+		c, err := New(&Config{Host: "https://api", QPS: -1, MaxRetries: -1, Exec: &ExecConfig{Command: tc.script}})
 		if err != nil {
 			t.Fatal(err)
 		}

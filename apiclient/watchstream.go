@@ -132,6 +132,9 @@ func (w *streamWatcher[T]) run() {
 			return
 		}
 		if ev.Type == Error {
+			if st, ok := meta.AsStatus(ev.Err); ok {
+				capRetryAfter(st)
+			}
 			w.setErr(ev.Err)
 			w.send(ev)
 			return
@@ -217,24 +220,35 @@ func (c *Client) openSource(ctx context.Context, path string, query url.Values, 
 }
 
 // openChunked sends the watch GET and checks the answer; the body becomes the stream, in
-// the media type of its Content-Type.
+// the media type of its Content-Type. The answer must come within the watch response
+// header deadline.
 func (c *Client) openChunked(ctx context.Context, path string, query url.Values, accept string) (eventSource, error) {
-	hreq, err := c.newHTTPRequest(ctx, Request{Method: http.MethodGet, Path: path, Query: query, Accept: accept})
+	a := c.startAttempt(ctx, "watch response headers", http.MethodGet, path, c.timeouts.watchHeader)
+	hreq, err := c.newHTTPRequest(a.ctx, Request{Method: http.MethodGet, Path: path, Query: query, Accept: accept})
 	if err != nil {
+		a.finish()
 		return nil, err
 	}
 	resp, err := c.http.Do(hreq)
 	if err != nil {
-		return nil, err
+		a.finish()
+		return nil, a.err(err)
 	}
+	a.answered()
 	if resp.StatusCode != http.StatusOK {
+		defer a.finish()
 		defer resp.Body.Close()
 		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 			return nil, fmt.Errorf("apiclient: watch %s: unexpected status %d", path, resp.StatusCode)
 		}
 		return nil, statusFromResponse(resp)
 	}
-	src := &httpSource{body: resp.Body, proto: resp.ProtoMajor}
+	body := readCloser{resp.Body, closerFunc(func() error {
+		err := resp.Body.Close()
+		a.finish()
+		return err
+	})}
+	src := &httpSource{body: body, proto: resp.ProtoMajor}
 	if isProtobuf(resp.Header.Get("Content-Type")) {
 		src.pr = newProtoReader(resp.Body, c.maxEventSize)
 	} else {
@@ -242,3 +256,8 @@ func (c *Client) openChunked(ctx context.Context, path string, query url.Values,
 	}
 	return src, nil
 }
+
+// closerFunc is a func as an io.Closer.
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }

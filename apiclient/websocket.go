@@ -31,16 +31,25 @@ type wsDialer struct {
 	d *websocket.Dialer
 }
 
-func newWSDialer(tlsConf *tls.Config, proxy func(*http.Request) (*url.URL, error), dialer *net.Dialer) wsDialer {
+func newWSDialer(tlsConf *tls.Config, proxy func(*http.Request) (*url.URL, error), dial func(ctx context.Context, network, addr string) (net.Conn, error)) wsDialer {
 	tc := tlsConf.Clone()
 	tc.NextProtos = []string{"http/1.1"} // WebSocket needs HTTP/1.1; never negotiate h2
 	return wsDialer{d: &websocket.Dialer{
-		NetDialContext:   dialer.DialContext,
-		Proxy:            proxy,
-		TLSClientConfig:  tc,
-		HandshakeTimeout: 30 * time.Second,
-		ReadBufferSize:   32 << 10,
-		WriteBufferSize:  4 << 10,
+		// gorilla/websocket honours the context while dialing only; closing the connection
+		// when it is done makes the TLS and HTTP handshakes honour it too (the deadline and
+		// the recovery of an attempt, see attempt). The context lives as long as the watch.
+		NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			context.AfterFunc(ctx, func() { conn.Close() })
+			return conn, nil
+		},
+		Proxy:           proxy,
+		TLSClientConfig: tc,
+		ReadBufferSize:  32 << 10,
+		WriteBufferSize: 4 << 10,
 	}}
 }
 
@@ -63,12 +72,15 @@ func (c *Client) openWebSocket(ctx context.Context, path string, query url.Value
 	}
 	u.Path, u.RawPath, u.RawQuery = full.Path, full.RawPath, full.RawQuery
 
-	conn, contentType, err := c.dialWebSocket(ctx, u.String(), path, accept, true)
+	a := c.startAttempt(ctx, "WebSocket handshake", http.MethodGet, path, c.timeouts.watchHeader)
+	conn, contentType, err := c.dialWebSocket(a.ctx, u.String(), path, accept, true)
 	if err != nil {
-		return nil, err
+		a.finish()
+		return nil, a.err(err)
 	}
+	a.answered()
 	conn.SetReadLimit(int64(c.maxEventSize))
-	src := &wsSource{conn: conn, max: c.maxEventSize, done: make(chan struct{})}
+	src := &wsSource{conn: conn, max: c.maxEventSize, done: make(chan struct{}), attempt: a}
 	switch {
 	case isProtobuf(contentType):
 		src.format = wsProtobuf
@@ -151,6 +163,10 @@ func (c *Client) dialWebSocket(ctx context.Context, wsURL, path, accept string, 
 	if resp.StatusCode == http.StatusUnauthorized && retryAuth && used != nil && c.auth.unauthorized(used) {
 		return c.dialWebSocket(ctx, wsURL, path, accept, false)
 	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		// A redirect is never followed: the handshake would carry the credentials along.
+		return nil, "", &RedirectError{Method: http.MethodGet, Path: path, Code: resp.StatusCode, Location: redactURL(resp.Header.Get("Location"))}
+	}
 	return nil, "", classifyRefusal(resp)
 }
 
@@ -195,6 +211,8 @@ type wsSource struct {
 	pinger sync.WaitGroup
 	// readTimeout is wsReadTimeout when the watch opened.
 	readTimeout time.Duration
+	// attempt is the handshake's, finished (its context cancelled) when the source closes.
+	attempt *attempt
 }
 
 func (s *wsSource) next() ([]byte, int64, error) {
@@ -244,5 +262,6 @@ func (s *wsSource) close() {
 		close(s.done)
 		s.conn.Close()
 		s.pinger.Wait()
+		s.attempt.finish()
 	})
 }

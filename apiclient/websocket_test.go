@@ -174,7 +174,7 @@ func TestWatchWebSocketRenewsCredentialsAfter401(t *testing.T) {
 		conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""))
 		conn.ReadMessage()
 	})
-	cfg := &Config{Host: c.Host(), Exec: execConfig(script, dir), WatchProtocol: WatchWebSocket}
+	cfg := &Config{Host: c.Host(), Exec: execConfig(script, dir), WatchProtocol: WatchWebSocket, AllowCredentialsOverHTTP: true}
 	ec, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -40,6 +40,8 @@ const (
 	FaultFailRequest FaultKind = "FailRequest"
 	// FaultResetRequest: a request was dropped without an answer (ResetRequests).
 	FaultResetRequest FaultKind = "ResetRequest"
+	// FaultHangRequest: a request was read and never answered (HangRequests).
+	FaultHangRequest FaultKind = "HangRequest"
 	// FaultCompact: the history was compacted (Compact).
 	FaultCompact FaultKind = "Compact"
 	// FaultWriteDelay: slow writes were switched on or off (SetWriteDelay).
@@ -178,6 +180,7 @@ type failRule struct {
 	retryAfter  int
 	status      *meta.Status // FailRequestsWithStatus: the answer, as given
 	reset       bool         // ResetRequests: no answer, the connection is reset
+	hang        bool         // HangRequests: no answer, the connection stays open
 }
 
 // FailRequests answers the next n requests of verb (VerbAny: all) on resource ("" for
@@ -227,6 +230,17 @@ func (s *Server) ResetRequests(verb Verb, resource string, n int) error {
 // (ResetRequests).
 const CodeDropped = -1
 
+// HangRequests reads the next n requests of verb (VerbAny: all) on resource ("" for all)
+// and never answers them: no status, no headers, the connection kept open, until the client
+// gives up (or the server closes), as a server stuck behind a live connection does. A
+// client without a deadline waits for good. The request log records CodeHung.
+func (s *Server) HangRequests(verb Verb, resource string, n int) error {
+	return s.addFailRule(resource, &failRule{verb: verb, left: n, hang: true})
+}
+
+// CodeHung is Request.Code of a request the server never answered (HangRequests).
+const CodeHung = -2
+
 func (s *Server) addFailRule(resource string, r *failRule) error {
 	if resource != "" {
 		name, sub, err := s.resolveRef(resource)
@@ -260,8 +274,11 @@ func (s *Server) takeFailure(verb Verb, resource, sub string, rec *Request) (fai
 	s.logMu.Unlock()
 	if ok {
 		kind, detail := FaultFailRequest, fmt.Sprintf("request %d", rec.Seq)
-		if f.reset {
+		switch {
+		case f.reset:
 			kind = FaultResetRequest
+		case f.hang:
+			kind = FaultHangRequest
 		}
 		s.recordFault(FaultRecord{Kind: kind, Resource: resource, Verb: verb, Code: f.code, Detail: detail})
 	}
@@ -277,6 +294,9 @@ func (s *Server) answerFailure(w http.ResponseWriter, r *http.Request, f failRul
 	case f.reset:
 		s.setRequestCodeFromWriter(w, CodeDropped)
 		resetConnection(w, r)
+	case f.hang:
+		s.setRequestCodeFromWriter(w, CodeHung)
+		<-r.Context().Done() // the client went away, or the server is closing
 	case f.status != nil:
 		writeJSON(w, f.code, f.status)
 	default:

@@ -88,7 +88,7 @@ type Options struct {
 	RequestLogSize int
 	// Logger receives one debug line per request (default: discard).
 	Logger *slog.Logger
-	// Addr is the listen address (default "127.0.0.1:0").
+	// Addr is the listen address (default "127.0.0.1:0"; see Network and InMemory).
 	Addr string
 	// CRDWatchTeardownDelay is how long after a CustomResourceDefinition is deleted, or its
 	// spec changes, the watches open on its resource end (cleanly, without an ERROR event):
@@ -96,11 +96,17 @@ type Options struct {
 	CRDWatchTeardownDelay time.Duration
 	// InMemory serves over in-memory connections instead of a loopback port, so that the
 	// server, its clients and a controller can run inside a testing/synctest bubble (where
-	// a goroutine waiting on a socket would keep the fake clock from moving). Only the
-	// server's own Config and Client reach it (URL names no host; kubectl cannot); watches
-	// are chunked streams, not WebSocket; no TLS. Create the server inside the bubble and
-	// use it only there.
+	// a goroutine waiting on a socket would keep the fake clock from moving): it is Network
+	// set to a network of the server's own. The URL names no host (http://apitest.invalid,
+	// or https:// with TLS): only the server's own Config and Client reach it, kubectl
+	// cannot. Create the server inside the bubble and use it only there.
 	InMemory bool
+	// Network, if set, is the in-memory network the server listens on (at Addr, default
+	// "apitest.invalid:0": a port of its own) instead of a loopback port; Config's Dial
+	// connects to it, over HTTP/2 or WebSocket as over TCP. Use it to run several servers,
+	// or a server and a test's own handlers, inside one testing/synctest bubble, and for its
+	// faults (Network.Partition, Network.Disconnect).
+	Network *Network
 }
 
 // Server is an in-process Kubernetes API server listening on loopback. Create it with
@@ -110,8 +116,7 @@ type Server struct {
 	URL string
 
 	opts    Options
-	mem     *memListener // Options.InMemory
-	nodes   *Nodes       // StartNodes (s.mu)
+	nodes   *Nodes // StartNodes (s.mu)
 	caPEM   []byte
 	ln      net.Listener
 	httpSrv *http.Server
@@ -187,8 +192,20 @@ func Start(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.InMemory && o.Network == nil {
+		o.Network = NewNetwork()
+		if o.Addr == "" {
+			o.Addr = memoryHost + ":80" // the URL names no port: the scheme's
+			if o.TLS {
+				o.Addr = memoryHost + ":443"
+			}
+		}
+	}
 	if o.Addr == "" {
 		o.Addr = "127.0.0.1:0"
+		if o.Network != nil {
+			o.Addr = memoryHost + ":0"
+		}
 	}
 	if o.CRDWatchTeardownDelay == 0 {
 		o.CRDWatchTeardownDelay = DefaultCRDWatchTeardownDelay
@@ -216,17 +233,14 @@ func Start(o Options) (*Server, error) {
 		}
 	}
 	var ln net.Listener
-	if o.InMemory {
-		if o.TLS {
-			return nil, errors.New("apitest: InMemory serves no TLS")
-		}
-		s.mem = newMemListener()
-		ln = s.mem
+	var err error
+	if o.Network != nil {
+		ln, err = o.Network.Listen(o.Addr)
 	} else {
-		var err error
-		if ln, err = net.Listen("tcp", o.Addr); err != nil {
-			return nil, fmt.Errorf("apitest: listen: %w", err)
-		}
+		ln, err = net.Listen("tcp", o.Addr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("apitest: listen: %w", err)
 	}
 	s.ln = ln
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -254,8 +268,8 @@ func Start(o Options) (*Server, error) {
 		s.httpSrv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: protos, MinVersion: tls.VersionTLS12}
 	}
 	s.URL = scheme + "://" + ln.Addr().String()
-	if o.InMemory {
-		s.URL = memoryHost
+	if a := ln.Addr().String(); scheme == "http" && a == memoryHost+":80" || scheme == "https" && a == memoryHost+":443" {
+		s.URL = scheme + "://" + memoryHost // the scheme's own port
 	}
 	s.track.addHandler()
 	go func() {
@@ -375,11 +389,13 @@ func (s *Server) Close() {
 // "default" (as the kubeconfig's context).
 func (s *Server) Config() *apiclient.Config {
 	c := &apiclient.Config{Host: s.URL, BearerToken: s.opts.Token, Namespace: "default"}
+	// A plain-HTTP server on loopback: its token may travel in clear text.
+	c.AllowCredentialsOverHTTP = s.caPEM == nil && s.opts.Token != ""
+	if s.opts.Network != nil {
+		c.Dial = s.opts.Network.Dial
+	}
 	if s.caPEM != nil {
 		c.TLS.CAData = append([]byte(nil), s.caPEM...)
-	}
-	if s.mem != nil {
-		s.configureMemory(c)
 	}
 	return c
 }
@@ -404,8 +420,8 @@ func (s *Server) Token() string { return s.opts.Token }
 // CloseIdleConnections on it (or its Transport) when done.
 func (s *Server) Client() *http.Client {
 	tr := &http.Transport{ForceAttemptHTTP2: true}
-	if s.mem != nil {
-		tr = s.memTransport()
+	if s.opts.Network != nil {
+		tr.DialContext = s.opts.Network.Dial
 	}
 	if s.caPEM != nil {
 		tr.TLSClientConfig = &tls.Config{RootCAs: s.CertPool()}
