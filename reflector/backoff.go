@@ -22,6 +22,7 @@ type backoffState struct {
 	lastDelay time.Duration // the last delay handed out, jitter and minimum included
 	last      time.Time     // when the last delay was handed out
 	healthy0  time.Time     // first sign of health since then; zero if none yet
+	lastFree  time.Time     // the last relist after a 410 without a delay (nextExpired)
 }
 
 // healthy records a sign that the server works again: a completed list, an opened watch, an
@@ -61,6 +62,33 @@ func (b *backoffState) next(minimum time.Duration) time.Duration {
 	b.last, b.lastDelay, b.healthy0 = now, d, time.Time{}
 	b.unhealthy.Store(true)
 	return d
+}
+
+// nextExpired returns the delay before a relist the server asked for (410 Gone, a
+// resourceVersion compacted away): the server answered, so none, at most once per Max (a
+// 410 after an outage, or after compaction on a quiet collection, relists at once, however
+// far the delay had grown); a server answering 410 more often than that gets the delays
+// of next(minimum).
+func (b *backoffState) nextExpired(minimum time.Duration) time.Duration {
+	b.mu.Lock()
+	now := time.Now()
+	if minimum <= 0 && (b.lastFree.IsZero() || now.Sub(b.lastFree) >= b.cfg.Max) {
+		b.lastFree = now
+		b.mu.Unlock()
+		return 0
+	}
+	b.mu.Unlock()
+	return b.next(minimum)
+}
+
+// reset starts the backoff over: the server, unreachable for a while, answers again, and
+// the delays grown during the outage say nothing about it now.
+func (b *backoffState) reset() {
+	b.mu.Lock()
+	b.cur, b.lastDelay, b.healthy0 = 0, 0, time.Time{}
+	b.last = time.Time{}
+	b.unhealthy.Store(false)
+	b.mu.Unlock()
 }
 
 // sleepCtx waits for d or until ctx is done; it reports whether the whole delay elapsed.

@@ -108,8 +108,8 @@ func watchOpenRetriable(err error) bool {
 	return true
 }
 
-// retryAfter returns the delay the server asked for in err, or 0.
-func retryAfter(err error) time.Duration {
+// retryAfterOf returns the delay the server asked for in err, or 0.
+func retryAfterOf(err error) time.Duration {
 	if d, ok := meta.RetryAfter(err); ok {
 		return d
 	}

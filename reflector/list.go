@@ -111,6 +111,7 @@ func (r *Reflector[T]) finishList(s *sink[T], rv string) error {
 func (r *Reflector[T]) listPage(ctx context.Context, opts apiclient.ListOptions, s *sink[T]) (meta.ListMeta, error) {
 	opts.DisableRetries = true
 	r.st.listRequests.Add(1)
+	r.markAttempt()
 	if r.streamLW != nil && s.incremental() {
 		n := uint64(0)
 		meta, err := r.streamLW.ListEach(ctx, opts, func(obj T) error {

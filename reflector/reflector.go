@@ -26,10 +26,13 @@ type Reflector[T meta.Object] struct {
 	incr      IncrementalReplacer[T]
 	rvUpdater ResourceVersionUpdater
 	streamLW  StreamingLister[T]
+	recovery  RecoveryAwaiter
 	log       *slog.Logger
 	backoff   backoffState
 	created   time.Time
 	running   atomic.Bool
+	// lastAttempt is when the last request was sent (nanoseconds since created).
+	lastAttempt atomic.Int64
 
 	// mu guards the fields below it.
 	mu sync.Mutex
@@ -54,7 +57,7 @@ type counters struct {
 	watchListSyncs, watchListFallbacks                        atomic.Uint64
 	watches, watchErrors, events, bookmarks, stalls, resyncs  atomic.Uint64
 	connectionsLost                                           atomic.Uint64
-	backoffs                                                  atomic.Uint64
+	backoffs, recoveries                                      atomic.Uint64
 	lastSync, lastEvent, lastBookmark, lastContact, lastError atomic.Int64
 }
 
@@ -85,6 +88,7 @@ func New[T meta.Object](lw apiclient.ListerWatcher[T], store Store[T], opts Opti
 	r.incr, _ = store.(IncrementalReplacer[T])
 	r.rvUpdater, _ = store.(ResourceVersionUpdater)
 	r.streamLW, _ = lw.(StreamingLister[T])
+	r.recovery, _ = lw.(RecoveryAwaiter)
 	if cfg.WatchList == WatchListOff {
 		r.watchListOffUntil = farFuture
 	}
@@ -129,9 +133,15 @@ func (r *Reflector[T]) Run(ctx context.Context) {
 		if err != nil {
 			r.report(ctx, err)
 		}
-		d := r.backoff.next(retryAfter(err))
-		r.st.backoffs.Add(1)
-		if !sleepCtx(ctx, d) {
+		var d time.Duration
+		if isExpired(err) {
+			// The server answered, and asked for a relist: no backoff in front of it,
+			// unless the relists come too fast (see nextExpired).
+			d = r.backoff.nextExpired(retryAfter(err))
+		} else {
+			d = r.backoff.next(retryAfter(err))
+		}
+		if !r.wait(ctx, d, err) {
 			break
 		}
 	}
@@ -303,8 +313,9 @@ type Stats struct {
 	ConnectionsLost uint64
 	// Resyncs counts Store.Resync calls.
 	Resyncs uint64
-	// Backoffs counts waits between attempts.
-	Backoffs uint64
+	// Backoffs counts waits between attempts; Recoveries the waits cut short because the
+	// server, unreachable before, answered again (see RecoveryAwaiter).
+	Backoffs, Recoveries uint64
 	// LastSync is when the last list completed; LastEvent when the last event or bookmark
 	// arrived; LastBookmark when the last bookmark arrived; LastError when the last error was
 	// reported. Zero means never.
@@ -331,6 +342,7 @@ func (r *Reflector[T]) Stats() Stats {
 		ConnectionsLost:         r.st.connectionsLost.Load(),
 		Resyncs:                 r.st.resyncs.Load(),
 		Backoffs:                r.st.backoffs.Load(),
+		Recoveries:              r.st.recoveries.Load(),
 		LastSync:                r.timeAt(r.st.lastSync.Load()),
 		LastEvent:               r.timeAt(r.st.lastEvent.Load()),
 		LastBookmark:            r.timeAt(r.st.lastBookmark.Load()),

@@ -92,6 +92,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w apiclient.Watcher[T], resync
 			propagate = rv != "" && rv != "0"
 			start = time.Now()
 			r.st.watches.Add(1)
+			r.markAttempt()
 			var err error
 			w, err = r.lw.Watch(ctx, opts)
 			if err == nil && w == nil {
@@ -110,8 +111,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w apiclient.Watcher[T], resync
 				// still good, and a relist would cost more than the watch for the same
 				// answer. Try the watch again after the backoff.
 				r.report(ctx, r.wrap("watch", err))
-				r.st.backoffs.Add(1)
-				if !sleepCtx(ctx, r.backoff.next(retryAfter(err))) {
+				if !r.wait(ctx, r.backoff.next(retryAfter(err)), err) {
 					return nil
 				}
 				continue
@@ -142,8 +142,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w apiclient.Watcher[T], resync
 		case retryWithoutRelist(err), meta.IsInternalError(err) && internal.retry(time.Now()):
 			r.st.watchErrors.Add(1)
 			r.report(ctx, r.wrap("watch", err))
-			r.st.backoffs.Add(1)
-			if !sleepCtx(ctx, r.backoff.next(retryAfter(err))) {
+			if !r.wait(ctx, r.backoff.next(retryAfter(err)), err) {
 				return nil
 			}
 		default:

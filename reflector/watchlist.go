@@ -66,6 +66,7 @@ func (r *Reflector[T]) watchList(ctx context.Context) (apiclient.Watcher[T], err
 		}
 		start := time.Now()
 		r.st.watches.Add(1)
+		r.markAttempt()
 		w, err := r.lw.Watch(ctx, opts)
 		if err == nil && w == nil {
 			err = errNoWatcher
@@ -85,8 +86,7 @@ func (r *Reflector[T]) watchList(ctx context.Context) (apiclient.Watcher[T], err
 		switch {
 		case retryWithoutRelist(err):
 			r.report(ctx, r.wrap("watch-list", err))
-			r.st.backoffs.Add(1)
-			if !sleepCtx(ctx, r.backoff.next(retryAfter(err))) {
+			if !r.wait(ctx, r.backoff.next(retryAfter(err)), err) {
 				return nil, ctx.Err()
 			}
 			continue

@@ -1,0 +1,277 @@
+package reflector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/internal/testobj"
+	"github.com/informerkit/informerkit/meta"
+)
+
+// The tests of this file run reflectors against a server that misbehaves, on an in-memory
+// network inside a synctest bubble (fake time), over both watch transports: chunked streams
+// on one shared HTTP/2 connection, and WebSocket.
+
+type transportCase struct {
+	name  string
+	tls   bool
+	proto apiclient.WatchProtocol
+}
+
+var transports = []transportCase{
+	{"http2", true, apiclient.WatchAuto},
+	{"websocket", false, apiclient.WatchWebSocket},
+}
+
+// newNetEnv is newEnvProto on an in-memory network; mutate, if set, edits the client's
+// configuration.
+func newNetEnv(t *testing.T, tc transportCase, opts apitest.Options, mutate func(*apiclient.Config)) (*env, *apitest.Network) {
+	t.Helper()
+	netw := apitest.NewNetwork()
+	opts.Network, opts.TLS = netw, tc.tls
+	srv := apitest.NewServerWithOptions(opts)
+	t.Cleanup(srv.Close)
+	cfg := srv.Config()
+	cfg.WatchProtocol = tc.proto
+	if mutate != nil {
+		mutate(cfg)
+	}
+	c, err := apiclient.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	res := apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR)
+	return &env{t: t, srv: srv, res: res, log: &logRecorder{}, errsCh: make(chan struct{})}, netw
+}
+
+// waitStores waits, at most limit, until every store holds exactly what the server has in
+// the store's namespace, and returns how long that took.
+func (e *env) waitStores(limit time.Duration, stores map[string]*recStore) time.Duration {
+	e.t.Helper()
+	start := time.Now()
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	for {
+		all, _, err := e.srv.List(cms, "")
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(deadline.C)}}
+		done := true
+		for ns, s := range stores {
+			want := map[string]string{}
+			for _, o := range all {
+				if o.Namespace() == ns {
+					want[o.Namespace()+"/"+o.Name()] = o.ResourceVersion()
+				}
+			}
+			s.mu.Lock()
+			got := make(map[string]string, len(s.objs))
+			for k, o := range s.objs {
+				got[k] = o.ResourceVersion
+			}
+			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(s.changed)})
+			s.mu.Unlock()
+			done = done && sameContent(got, want)
+		}
+		if done {
+			return time.Since(start)
+		}
+		if i, _, _ := reflect.Select(cases); i == 0 {
+			e.t.Fatalf("stores not in sync with the server within %v\n%s", limit, e.describeRequests())
+		}
+	}
+}
+
+func TestReflectorRecoversFromHungRequests(t *testing.T) {
+	for _, tc := range transports {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { testHungRequests(t, tc) })
+		})
+	}
+}
+
+func testHungRequests(t *testing.T, tc transportCase) {
+	e, _ := newNetEnv(t, tc, apitest.Options{}, func(c *apiclient.Config) {
+		c.ResponseHeaderTimeout, c.WatchResponseHeaderTimeout = 20*time.Second, 10*time.Second
+	})
+	e.create("a")
+	// The first LIST is read and never answered.
+	if err := e.srv.HangRequests(apitest.VerbList, cms, 1); err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecStore()
+	r := e.run(e.options(rec))
+	stores := map[string]*recStore{"default": rec}
+	if d := e.waitStores(time.Minute, stores); d < 20*time.Second || d > 21*time.Second {
+		t.Errorf("synced %v after the start, want the 20 s header deadline and a short backoff", d)
+	}
+	var te *apiclient.TimeoutError
+	if err := e.waitError("list timeout", func(err error) bool { return errors.As(err, &te) }); te.Op != "response headers" {
+		t.Errorf("list error %v", err)
+	}
+	// Then a re-watch is never answered.
+	w := e.waitWatch(0)
+	e.create("b") // the watch delivers an event: its end is not a "very short watch"
+	e.waitStores(time.Minute, stores)
+	if err := e.srv.HangRequests(apitest.VerbWatch, cms, 1); err != nil {
+		t.Fatal(err)
+	}
+	e.must(e.srv.CutWatches(cms))
+	cut := time.Now()
+	e.waitWatch(w.ID) // the hung request never became a watch
+	if d := time.Since(cut); d < 10*time.Second || d > 11*time.Second {
+		t.Errorf("watching again %v after the cut, want the 10 s watch header deadline and a short backoff", d)
+	}
+	e.create("c")
+	e.waitStores(time.Minute, stores)
+	if st := r.Stats(); st.Relists != 0 {
+		t.Errorf("%d relists: a hung watch should be re-opened, not relisted\n%s\n%s", st.Relists, e.describeRequests(), e.log.all())
+	}
+	if err := e.waitError("watch timeout", func(err error) bool {
+		return errors.As(err, &te) && te.Op != "response headers"
+	}); !errors.Is(err, apiclient.ErrTimeout) {
+		t.Errorf("watch error %v", err)
+	}
+}
+
+func TestRetryAfterFromAStatusIsCapped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, _ := newNetEnv(t, transports[0], apitest.Options{}, nil)
+		e.create("a")
+		st := &meta.Status{TypeMeta: meta.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: "Failure", Code: 429,
+			Reason: meta.StatusReasonTooManyRequests, Details: &meta.StatusDetails{RetryAfterSeconds: 100000}}
+		// A 429 whose Status asks for 100000 s, on a watch stream (ERROR event) and on a LIST.
+		if err := e.srv.FailRequestsWithStatus(apitest.VerbList, cms, 1, st); err != nil {
+			t.Fatal(err)
+		}
+		rec := newRecStore()
+		opts := e.options(rec)
+		opts.Backoff = Backoff{}
+		e.run(opts)
+		stores := map[string]*recStore{"default": rec}
+		if d := e.waitStores(2*time.Minute, stores); d != apiclient.MaxRetryAfter {
+			t.Errorf("listed again after %v, want the cap %v", d, apiclient.MaxRetryAfter)
+		}
+		w := e.waitWatch(0)
+		e.must(e.srv.SendWatchError(cms, st))
+		sent := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := e.srv.WaitFor(ctx, func() bool {
+			ws := e.srv.Watches(cms)
+			return len(ws) == 1 && ws[0].ID > w.ID
+		}); err != nil {
+			t.Fatalf("no new watch: %v\n%s", err, e.describeRequests())
+		}
+		if d := time.Since(sent); d != apiclient.MaxRetryAfter {
+			t.Errorf("watched again after %v, want the cap %v", d, apiclient.MaxRetryAfter)
+		}
+	})
+}
+
+// outage is how a test cuts the client off the server.
+type outage struct {
+	name string
+	cut  func(*apitest.Network) (restore func())
+}
+
+var outages = []outage{
+	{"partition", (*apitest.Network).Partition},
+	{"server-down", (*apitest.Network).Disconnect},
+}
+
+func TestReflectorsRecoverWithinSecondsOfAnOutage(t *testing.T) {
+	for _, tc := range transports {
+		for _, o := range outages {
+			for _, length := range []time.Duration{20 * time.Second, 2 * time.Minute, 10 * time.Minute} {
+				t.Run(fmt.Sprintf("%s/%s/%v", tc.name, o.name, length), func(t *testing.T) {
+					synctest.Test(t, func(t *testing.T) {
+						d := testOutage(t, tc, o, length)
+						t.Logf("in sync %v after the outage ended", d)
+						if d > 5*time.Second {
+							t.Errorf("in sync %v after the outage ended, want at most 5 s", d)
+						}
+					})
+				})
+			}
+		}
+	}
+}
+
+// testOutage syncs three reflectors (one per namespace) on one client, cuts the network for
+// long, writes and compacts meanwhile (their watches must relist), restores it, and returns
+// how long after that every store was in sync.
+func testOutage(t *testing.T, tc transportCase, o outage, length time.Duration) time.Duration {
+	e, netw := newNetEnv(t, tc, apitest.Options{}, nil)
+	namespaces := []string{"default", "ns1", "ns2"}
+	stores := map[string]*recStore{}
+	var refl []*Reflector[*testobj.ConfigMap]
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(e.describeRequests(), e.log.all())
+		}
+	})
+	for _, ns := range namespaces {
+		if ns != "default" {
+			if _, err := e.srv.Create("namespaces", map[string]any{"metadata": map[string]any{"name": ns}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		create(t, e.srv, ns, "before")
+		rec := newRecStore()
+		stores[ns] = rec
+		opts := e.options(incrStore{rec})
+		opts.Backoff = Backoff{} // client-go's: 800 ms ×2 up to 30 s, jitter 1.0
+		opts.lw = e.res.Namespace(ns)
+		opts.Name = ns
+		refl = append(refl, e.run(opts))
+	}
+	e.waitStores(time.Minute, stores)
+
+	restore := o.cut(netw)
+	for _, ns := range namespaces {
+		create(t, e.srv, ns, "during")
+	}
+	if err := e.srv.Compact(""); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(length) // the outage (fake time)
+	restore()
+	d := e.waitStores(5*time.Minute, stores)
+	if length > 2*wsReadTimeoutForTests {
+		// The client probed the server during the outage (one probe at a time for the three
+		// reflectors): the answered probe is what woke them, or gave the requests already on
+		// their way a connection.
+		probes := 0
+		for _, r := range e.srv.Requests() {
+			if r.Path == "/readyz" {
+				probes++
+			}
+		}
+		if probes == 0 {
+			t.Error("no reachability probe reached the server")
+		}
+	}
+	return d
+}
+
+// wsReadTimeoutForTests is apiclient's WebSocket read deadline (30 s), longer than the
+// HTTP/2 ping timeout: an outage shorter than it may end before any connection is given up,
+// and the held streams simply resume.
+const wsReadTimeoutForTests = 30 * time.Second
+
+func create(t *testing.T, srv *apitest.Server, ns, name string) {
+	t.Helper()
+	if _, err := srv.Create(cms, map[string]any{"metadata": map[string]any{"name": name, "namespace": ns}}); err != nil {
+		t.Fatal(fmt.Errorf("create %s/%s: %w", ns, name, err))
+	}
+}
