@@ -50,3 +50,16 @@ func (c *Controller) Stats() Stats { return c.stats.snapshot() }
 type ConflictsMetricsProvider interface {
 	NewReconcileConflictsMetric(controller string) workqueue.CounterMetric
 }
+
+// Controller returns the controller named name among those added to the Manager (Add, or
+// a Builder's Build), for its Stats in tests and diagnostics.
+func (m *Manager) Controller(name string) (*Controller, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range m.runnables {
+		if c, ok := r.(*Controller); ok && c.Name() == name {
+			return c, true
+		}
+	}
+	return nil, false
+}
