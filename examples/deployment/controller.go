@@ -1,7 +1,6 @@
 package deployment
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"reflect"
@@ -111,54 +110,60 @@ func (r *Reconciler) Reconcile(ctx context.Context, req controller.Request) (con
 	}
 	// Until the cache shows the Pods this controller created or deleted, counting them
 	// would create or delete them twice; their events reconcile again.
+	hash := templateHash(d.Spec.Template)
 	if r.expectations.SatisfiedExpectations(req) {
-		if err := r.scale(ctx, req, d, active); err != nil {
+		if err := r.apply(ctx, req, d, hash, planPods(d.DesiredReplicas(), hash, active)); err != nil {
 			return controller.Result{}, err
 		}
 	}
-	return controller.Result{}, r.updateStatus(ctx, d, len(active))
+	return controller.Result{}, r.updateStatus(ctx, d, hash, active)
 }
 
-// scale creates or deletes Pods, expecting their events first.
-func (r *Reconciler) scale(ctx context.Context, req controller.Request, d *MiniDeployment, active []*Pod) error {
-	diff := d.DesiredReplicas() - len(active)
-	switch {
-	case diff > 0:
-		r.expectations.ExpectCreations(req, diff)
-		for range diff {
-			pod := &Pod{ObjectMeta: meta.ObjectMeta{Namespace: d.Namespace, GenerateName: d.Name + "-",
-				Labels: map[string]string{LabelOwner: d.Name}}, Spec: d.Spec.Template.Spec}
-			for k, v := range d.Spec.Template.Metadata.Labels {
-				pod.Labels[k] = v
-			}
-			if err := controllerutil.SetControllerReferenceWithOptions(d, pod, controllerutil.OwnerReferenceOptions{Registry: r.mgr.Kinds()}); err != nil {
+// apply creates or deletes the Pods of one step (planPods), expecting their events first.
+// A step does one or the other: expectations hold one kind at a time.
+func (r *Reconciler) apply(ctx context.Context, req controller.Request, d *MiniDeployment, hash string, p plan) error {
+	if p.create > 0 {
+		r.expectations.ExpectCreations(req, p.create)
+		for range p.create {
+			if err := r.createPod(ctx, req, d, hash); err != nil {
 				return err
 			}
-			created, err := r.pods.Create(ctx, pod, apiclient.CreateOptions{})
-			if err != nil {
-				r.expectations.CreationObserved(req) // no event will come for it
-				r.recorder.Eventf(d, events.Warning, "FailedCreate", "Error creating pod: %v", err)
-				return err
-			}
-			r.recorder.Eventf(d, events.Normal, "SuccessfulCreate", "Created pod: %s", created.Name)
 		}
-	case diff < 0:
-		// The newest Pods go first.
-		slices.SortFunc(active, func(a, b *Pod) int {
-			return cmp.Or(b.CreationTimestamp.Compare(a.CreationTimestamp.Time), cmp.Compare(b.Name, a.Name))
-		})
-		victims := active[:-diff]
-		uids := make([]string, len(victims))
-		for i, p := range victims {
-			uids[i] = p.UID
-		}
-		r.expectations.ExpectDeletions(req, uids)
-		for _, p := range victims {
-			if err := r.deletePod(ctx, req, d, p); err != nil {
-				return err
-			}
+		return nil
+	}
+	if len(p.victims) == 0 {
+		return nil
+	}
+	uids := make([]string, len(p.victims))
+	for i, v := range p.victims {
+		uids[i] = v.UID
+	}
+	r.expectations.ExpectDeletions(req, uids)
+	for _, v := range p.victims {
+		if err := r.deletePod(ctx, req, d, v); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// createPod creates a Pod of the current template, controlled by d.
+func (r *Reconciler) createPod(ctx context.Context, req controller.Request, d *MiniDeployment, hash string) error {
+	pod := &Pod{ObjectMeta: meta.ObjectMeta{Namespace: d.Namespace, GenerateName: d.Name + "-",
+		Labels: map[string]string{LabelOwner: d.Name, LabelTemplateHash: hash}}, Spec: d.Spec.Template.Spec}
+	for k, v := range d.Spec.Template.Metadata.Labels {
+		pod.Labels[k] = v
+	}
+	if err := controllerutil.SetControllerReferenceWithOptions(d, pod, controllerutil.OwnerReferenceOptions{Registry: r.mgr.Kinds()}); err != nil {
+		return err
+	}
+	created, err := r.pods.Create(ctx, pod, apiclient.CreateOptions{})
+	if err != nil {
+		r.expectations.CreationObserved(req) // no event will come for it
+		r.recorder.Eventf(d, events.Warning, "FailedCreate", "Error creating pod: %v", err)
+		return err
+	}
+	r.recorder.Eventf(d, events.Normal, "SuccessfulCreate", "Created pod: %s", created.Name)
 	return nil
 }
 
@@ -204,24 +209,40 @@ func (r *Reconciler) finalize(ctx context.Context, req controller.Request, d *Mi
 	return err
 }
 
-// updateStatus writes replicas, observedGeneration and the Available condition through the
-// status subresource, if they changed.
-func (r *Reconciler) updateStatus(ctx context.Context, d *MiniDeployment, replicas int) error {
-	want := d.DesiredReplicas()
+// updateStatus writes the counts, observedGeneration and the Available and RolledOut
+// conditions through the status subresource, if they changed.
+func (r *Reconciler) updateStatus(ctx context.Context, d *MiniDeployment, hash string, active []*Pod) error {
+	want, replicas := d.DesiredReplicas(), len(active)
 	next := d.Status
 	next.Replicas, next.ObservedGeneration = int32(replicas), d.Generation
-	cond := conditions.Condition{Type: ConditionAvailable, Status: conditions.True, ObservedGeneration: d.Generation,
+	next.UpdatedReplicas, next.ReadyReplicas = 0, int32(countReady(active))
+	for _, p := range active {
+		if p.Labels[LabelTemplateHash] == hash {
+			next.UpdatedReplicas++
+		}
+	}
+	avail := conditions.Condition{Type: ConditionAvailable, Status: conditions.True, ObservedGeneration: d.Generation,
 		Reason: "ReplicasReady", Message: fmt.Sprintf("%d of %d pods", replicas, want)}
 	if replicas != want {
-		cond.Status, cond.Reason = conditions.False, "Scaling"
+		avail.Status, avail.Reason = conditions.False, "Scaling"
+	}
+	rolled := conditions.Condition{Type: ConditionRolledOut, Status: conditions.True, ObservedGeneration: d.Generation,
+		Reason: "PodsUpdatedAndReady", Message: fmt.Sprintf("%d of %d pods updated and ready", next.ReadyReplicas, want)}
+	if int(next.UpdatedReplicas) != want || replicas != want || int(next.ReadyReplicas) != want {
+		rolled.Status, rolled.Reason = conditions.False, "RollingOut"
+		rolled.Message = fmt.Sprintf("%d of %d pods updated, %d ready", next.UpdatedReplicas, want, next.ReadyReplicas)
 	}
 	next.Conditions = slices.Clone(d.Status.Conditions)
-	conditions.Set(&next.Conditions, cond)
+	conditions.Set(&next.Conditions, avail)
+	conditions.Set(&next.Conditions, rolled)
 	if reflect.DeepEqual(next, d.Status) {
 		return nil
 	}
-	if cond.Status == conditions.True && !conditions.IsTrue(d.Status.Conditions, ConditionAvailable) {
+	if avail.Status == conditions.True && !conditions.IsTrue(d.Status.Conditions, ConditionAvailable) {
 		r.recorder.Eventf(d, events.Normal, "Available", "%d pods", replicas)
+	}
+	if rolled.Status == conditions.True && !conditions.IsTrue(d.Status.Conditions, ConditionRolledOut) {
+		r.recorder.Eventf(d, events.Normal, "RolledOut", "%d pods of template %s ready", replicas, hash)
 	}
 	d.Status = next
 	_, err := r.deployments.Status().Update(ctx, d, apiclient.UpdateOptions{})

@@ -1,9 +1,6 @@
 package deployment
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
 	"net/http"
 	"slices"
 	"testing"
@@ -12,112 +9,79 @@ import (
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/conditions"
 	"github.com/informerkit/informerkit/controller"
+	"github.com/informerkit/informerkit/controller/controllertest"
 	"github.com/informerkit/informerkit/informer"
-	"github.com/informerkit/informerkit/meta"
 )
+
+// The controller's tests on the workbench (controller/controllertest): without nodes for
+// the counting of Pods, with simulated nodes in a synctest bubble for what depends on
+// readiness (rollouts, failures).
 
 const timeout = 30 * time.Second
 
 type env struct {
+	*controllertest.Env
 	srv *apitest.Server
+	t   *testing.T
 }
 
+// newEnv is an apitest server with the CRD, no nodes: Pods are never scheduled.
 func newEnv(t *testing.T) *env {
-	t.Helper()
-	srv := apitest.NewServer()
-	t.Cleanup(srv.Close)
-	if err := srv.AddCRD(CRDYAML); err != nil {
-		t.Fatal(err)
-	}
-	return &env{srv: srv}
+	e := controllertest.New(t, controllertest.Options{CRDs: [][]byte{CRDYAML}, Timeout: timeout})
+	return &env{Env: e, srv: e.Server, t: t}
 }
 
-// start runs a manager with the controller until the test ends (or stop is called) and
-// returns stop.
-func (e *env) start(t *testing.T, opts controller.ManagerOptions) (stop func()) {
-	t.Helper()
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	mgr, err := controller.NewManager(e.srv.Config(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Setup(mgr); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}
-	t.Cleanup(stop)
-	return stop
+// newNodesEnv is an in-memory server with the CRD and two simulated nodes (Pods run 2 s
+// after they are scheduled), for a test inside synctest.Test: its waits run on the fake
+// clock, for up to an hour.
+func newNodesEnv(t *testing.T) *env {
+	e := controllertest.New(t, controllertest.Options{CRDs: [][]byte{CRDYAML}, Timeout: time.Hour,
+		Server: apitest.Options{InMemory: true}, Nodes: &apitest.NodesOptions{Count: 2, StartDelay: 2 * time.Second}})
+	return &env{Env: e, srv: e.Server, t: t}
 }
 
-func (e *env) createDeployment(t *testing.T, name string, replicas int) {
-	t.Helper()
-	_, err := e.srv.Create(DeploymentKind.Resource, map[string]any{"apiVersion": DeploymentKind.APIVersion(), "kind": DeploymentKind.Kind,
+func (e *env) start(opts controller.ManagerOptions) *controllertest.Running {
+	return e.StartManager(opts, func(m *controller.Manager) error { _, err := Setup(m); return err })
+}
+
+func (e *env) waitFor(_ *testing.T, what string, cond func() bool) { e.Wait(what, cond) }
+
+// createDeployment creates a MiniDeployment of replicas Pods of image, whose readiness
+// probe waits readyAfter seconds (0: no probe).
+func (e *env) createDeployment(name string, replicas int, image string, readyAfter int) {
+	c := map[string]any{"name": "web", "image": image}
+	if readyAfter > 0 {
+		c["readinessProbe"] = map[string]any{"initialDelaySeconds": readyAfter, "httpGet": map[string]any{"port": 80}}
+	}
+	e.Create(DeploymentKind.Resource, map[string]any{"apiVersion": DeploymentKind.APIVersion(), "kind": DeploymentKind.Kind,
 		"metadata": map[string]any{"namespace": "default", "name": name},
 		"spec": map[string]any{"replicas": replicas, "template": map[string]any{
 			"metadata": map[string]any{"labels": map[string]any{"app": name}},
-			"spec":     map[string]any{"containers": []any{map[string]any{"name": "web", "image": "nginx"}}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+			"spec":     map[string]any{"containers": []any{c}}}}})
 }
 
-func (e *env) scale(t *testing.T, name string, replicas int) {
-	t.Helper()
-	if _, err := e.srv.Mutate(DeploymentKind.Resource, "default", name, func(o apitest.Object) {
+func (e *env) scale(name string, replicas int) {
+	e.Mutate(DeploymentKind.Resource, "default", name, func(o apitest.Object) {
 		o["spec"].(map[string]any)["replicas"] = replicas
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 }
 
-// pods returns the live (not terminating) Pods of the MiniDeployment name on the server.
-func (e *env) pods(t *testing.T, name string) []Pod {
-	t.Helper()
-	objs, _, err := e.srv.List("pods", "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []Pod
-	for _, o := range objs {
-		var p Pod
-		if err := o.Into(&p); err != nil {
-			t.Fatal(err)
-		}
-		if p.Labels[LabelOwner] == name && p.DeletionTimestamp == nil {
-			out = append(out, p)
-		}
-	}
-	return out
+func (e *env) setImage(name, image string) {
+	e.Mutate(DeploymentKind.Resource, "default", name, func(o apitest.Object) {
+		c := o["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0]
+		c.(map[string]any)["image"] = image
+	})
 }
 
-func (e *env) deployment(t *testing.T, name string) (*MiniDeployment, bool) {
-	t.Helper()
-	o, err := e.srv.Get(DeploymentKind.Resource, "default", name)
-	if meta.IsNotFound(err) {
-		return nil, false
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	var d MiniDeployment
-	if err := o.Into(&d); err != nil {
-		t.Fatal(err)
-	}
-	return &d, true
+// pods returns the live (not terminating) Pods of the MiniDeployment name.
+func (e *env) pods(_ *testing.T, name string) []*Pod {
+	return slices.DeleteFunc(controllertest.List[*Pod](e.Env, "pods", "default"), func(p *Pod) bool {
+		return p.Labels[LabelOwner] != name || p.DeletionTimestamp != nil
+	})
+}
+
+func (e *env) deployment(_ *testing.T, name string) (*MiniDeployment, bool) {
+	return controllertest.Get[*MiniDeployment](e.Env, DeploymentKind.Resource, "default", name)
 }
 
 // settled reports whether name has n Pods controlled by it and a status saying so.
@@ -130,36 +94,22 @@ func (e *env) settled(t *testing.T, name string, n int) bool {
 		conditions.IsTrue(d.Status.Conditions, ConditionAvailable)
 }
 
-func (e *env) waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	if err := e.srv.WaitFor(ctx, cond); err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
+// rolledOut waits until name has rolled out: n Pods, all of the current template and Ready.
+func (e *env) rolledOut(name string, n int) *MiniDeployment {
+	return controllertest.WaitFor(e.Env, DeploymentKind.Resource, "default", name, func(d *MiniDeployment) bool {
+		return d.Status.ObservedGeneration == d.Generation && conditions.IsTrue(d.Status.Conditions, ConditionRolledOut) &&
+			d.Status.Replicas == int32(n) && len(e.pods(e.t, name)) == n
+	})
 }
 
 func (e *env) creates() int {
 	return len(e.srv.RequestsMatching(apitest.RequestFilter{Verb: apitest.VerbCreate, Resource: "pods"}))
 }
 
-func (e *env) eventReasons(t *testing.T) []string {
-	t.Helper()
-	objs, _, err := e.srv.List("events", "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, o := range objs {
-		out = append(out, fmt.Sprint(o["reason"]))
-	}
-	return out
-}
-
 func TestCreateScaleUpAndDown(t *testing.T) {
 	e := newEnv(t)
-	e.start(t, controller.ManagerOptions{})
-	e.createDeployment(t, "web", 3)
+	e.start(controller.ManagerOptions{})
+	e.createDeployment("web", 3, "nginx", 0)
 	e.waitFor(t, "3 pods", func() bool { return e.settled(t, "web", 3) })
 	d, _ := e.deployment(t, "web")
 	if !slices.Contains(d.Finalizers, Finalizer) {
@@ -174,10 +124,9 @@ func TestCreateScaleUpAndDown(t *testing.T) {
 			t.Errorf("pod %s not from the template: %+v", p.Name, p)
 		}
 	}
-
-	e.scale(t, "web", 5)
+	e.scale("web", 5)
 	e.waitFor(t, "5 pods", func() bool { return e.settled(t, "web", 5) })
-	e.scale(t, "web", 1)
+	e.scale("web", 1)
 	e.waitFor(t, "1 pod", func() bool { return e.settled(t, "web", 1) })
 	if n := e.creates(); n != 5 {
 		t.Errorf("%d pod creations, want 5 (3, then 2)", n)
@@ -185,34 +134,35 @@ func TestCreateScaleUpAndDown(t *testing.T) {
 	if n := len(e.srv.RequestsMatching(apitest.RequestFilter{Verb: apitest.VerbDelete, Resource: "pods"})); n != 4 {
 		t.Errorf("%d pod deletions, want 4", n)
 	}
-	e.waitFor(t, "events", func() bool {
-		r := e.eventReasons(t)
-		return slices.Contains(r, "SuccessfulCreate") && slices.Contains(r, "SuccessfulDelete") && slices.Contains(r, "Available")
-	})
+	for _, reason := range []string{"SuccessfulCreate", "SuccessfulDelete", "Available"} {
+		e.WaitForEvent("default", DeploymentKind.Kind, "web", reason)
+	}
 }
 
 // Pods deleted by someone else are replaced, once each.
 func TestPodsDeletedBehindItsBack(t *testing.T) {
 	e := newEnv(t)
-	e.start(t, controller.ManagerOptions{})
-	e.createDeployment(t, "web", 3)
+	e.start(controller.ManagerOptions{})
+	e.createDeployment("web", 3, "nginx", 0)
 	e.waitFor(t, "3 pods", func() bool { return e.settled(t, "web", 3) })
 	for _, p := range e.pods(t, "web")[:2] {
-		if err := e.srv.Delete("pods", "default", p.Name); err != nil {
-			t.Fatal(err)
-		}
+		e.Delete("pods", "default", p.Name)
 	}
 	e.waitFor(t, "3 pods again", func() bool { return e.settled(t, "web", 3) && e.creates() == 5 })
 }
 
-// Conflicts on the MiniDeployment's writes (finalizer, status) are retried until it settles.
+// Conflicts on the MiniDeployment's writes (finalizer, status) are retried until it
+// settles, and counted (without scraping /metrics).
 func TestInjectedConflicts(t *testing.T) {
 	e := newEnv(t)
-	if err := e.srv.FailRequests(apitest.VerbUpdate, DeploymentKind.Resource, 4, http.StatusConflict, 0); err != nil {
+	if err := e.srv.FailRequests(apitest.VerbUpdate, DeploymentKind.Resource+"/status", 2, http.StatusConflict, 0); err != nil {
 		t.Fatal(err)
 	}
-	e.start(t, controller.ManagerOptions{})
-	e.createDeployment(t, "web", 2)
+	if err := e.srv.FailRequests(apitest.VerbUpdate, DeploymentKind.Resource, 2, http.StatusConflict, 0); err != nil {
+		t.Fatal(err)
+	}
+	run := e.start(controller.ManagerOptions{})
+	e.createDeployment("web", 2, "nginx", 0)
 	e.waitFor(t, "2 pods", func() bool { return e.settled(t, "web", 2) })
 	failed := 0
 	for _, r := range e.srv.RequestsMatching(apitest.RequestFilter{Verb: apitest.VerbUpdate, Resource: DeploymentKind.Resource}) {
@@ -223,6 +173,9 @@ func TestInjectedConflicts(t *testing.T) {
 	if failed != 4 {
 		t.Errorf("%d conflicts answered, want 4", failed)
 	}
+	if st := run.Stats(Name); st.Conflicts != 4 || st.Dropped != 0 {
+		t.Errorf("stats %+v, want the 4 conflicts", st)
+	}
 	if n := e.creates(); n != 2 {
 		t.Errorf("%d pod creations, want 2", n)
 	}
@@ -231,17 +184,14 @@ func TestInjectedConflicts(t *testing.T) {
 // Deleting a MiniDeployment deletes its Pods, then the finalizer goes and so does it.
 func TestDeleteWithFinalizer(t *testing.T) {
 	e := newEnv(t)
-	e.start(t, controller.ManagerOptions{})
-	e.createDeployment(t, "web", 3)
+	e.start(controller.ManagerOptions{})
+	e.createDeployment("web", 3, "nginx", 0)
 	e.waitFor(t, "3 pods", func() bool { return e.settled(t, "web", 3) })
-	if err := e.srv.Delete(DeploymentKind.Resource, "default", "web"); err != nil {
-		t.Fatal(err)
+	e.Delete(DeploymentKind.Resource, "default", "web")
+	e.WaitGone(DeploymentKind.Resource, "default", "web")
+	if pods := controllertest.List[*Pod](e.Env, "pods", "default"); len(pods) != 0 {
+		t.Errorf("%d pods left", len(pods))
 	}
-	e.waitFor(t, "the MiniDeployment and its pods gone", func() bool {
-		_, exists := e.deployment(t, "web")
-		objs, _, _ := e.srv.List("pods", "default")
-		return !exists && len(objs) == 0
-	})
 }
 
 // Two replicas with leader election: the standby takes over when the leader stops (and
@@ -253,37 +203,20 @@ func TestLeaderFailover(t *testing.T) {
 		return controller.ManagerOptions{LeaderElection: true, LeaderElectionID: Name, LeaderElectionIdentity: id,
 			LeaderElectionReleaseOnCancel: true, LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 100 * time.Millisecond}
 	}
-	stopA := e.start(t, le("a"))
-	e.waitFor(t, "a leads", func() bool { return e.holder(t) == "a" })
-	e.start(t, le("b"))
-	e.createDeployment(t, "web", 2)
+	a := e.start(le("a"))
+	e.WaitForLeaseHolder("default", Name, "a")
+	e.start(le("b"))
+	e.createDeployment("web", 2, "nginx", 0)
 	e.waitFor(t, "2 pods", func() bool { return e.settled(t, "web", 2) })
-	stopA()
-	e.waitFor(t, "b leads", func() bool { return e.holder(t) == "b" })
-	e.scale(t, "web", 4)
+	if err := a.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	e.WaitForLeaseHolder("default", Name, "b")
+	e.scale("web", 4)
 	e.waitFor(t, "4 pods", func() bool { return e.settled(t, "web", 4) })
 	if n := e.creates(); n != 4 {
 		t.Errorf("%d pod creations, want 4", n)
 	}
-}
-
-func (e *env) holder(t *testing.T) string {
-	o, err := e.srv.Get("leases", "default", Name)
-	if err != nil {
-		if !meta.IsNotFound(err) {
-			t.Error(err)
-		}
-		return ""
-	}
-	var l struct {
-		Spec struct {
-			HolderIdentity string `json:"holderIdentity"`
-		} `json:"spec"`
-	}
-	if err := o.Into(&l); err != nil {
-		t.Error(err)
-	}
-	return l.Spec.HolderIdentity
 }
 
 // While the Pod watch is stalled the cache shows none of the Pods the controller created; a
@@ -292,20 +225,16 @@ func (e *env) holder(t *testing.T) string {
 func TestStalledPodWatchCreatesNoDuplicates(t *testing.T) {
 	e := newEnv(t)
 	// Stall detection off: the stall must last until released.
-	e.start(t, controller.ManagerOptions{InformerOptions: informer.FactoryOptions{StallTimeout: -1}})
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	if _, err := e.srv.WaitForWatches(ctx, "pods", 1); err != nil {
-		t.Fatal(err)
-	}
+	e.start(controller.ManagerOptions{InformerOptions: informer.FactoryOptions{StallTimeout: -1}})
+	e.waitFor(t, "the pods watch", func() bool { return len(e.srv.Watches("pods")) > 0 })
 	release, n, err := e.srv.StallWatches("pods", 0)
 	if err != nil || n == 0 {
 		t.Fatalf("stall: %d watches, %v", n, err)
 	}
 	defer release()
-	e.createDeployment(t, "web", 2)
+	e.createDeployment("web", 2, "nginx", 0)
 	e.waitFor(t, "2 pods created", func() bool { return e.creates() == 2 })
-	e.scale(t, "web", 3)
+	e.scale("web", 3)
 	e.waitFor(t, "the scale-up reconciled", func() bool {
 		d, ok := e.deployment(t, "web")
 		return ok && d.Generation == 2 && d.Status.ObservedGeneration == 2
@@ -326,13 +255,13 @@ func TestStalledPodWatchCreatesNoDuplicates(t *testing.T) {
 // MiniDeployment waits for the 5-minute expiry of its expectations.
 func TestDeleteAnsweredNotFound(t *testing.T) {
 	e := newEnv(t)
-	e.start(t, controller.ManagerOptions{})
-	e.createDeployment(t, "web", 3)
+	e.start(controller.ManagerOptions{})
+	e.createDeployment("web", 3, "nginx", 0)
 	e.waitFor(t, "3 pods", func() bool { return e.settled(t, "web", 3) })
 	if err := e.srv.FailRequests(apitest.VerbDelete, "pods", 1, http.StatusNotFound, 0); err != nil {
 		t.Fatal(err)
 	}
-	e.scale(t, "web", 2)
+	e.scale("web", 2)
 	e.waitFor(t, "2 pods", func() bool { return e.settled(t, "web", 2) })
 	var notFound int
 	for _, r := range e.srv.RequestsMatching(apitest.RequestFilter{Verb: apitest.VerbDelete, Resource: "pods"}) {

@@ -11,9 +11,11 @@
 //     Spec.Template with a controller owner reference, counting on expectations
 //     (package controller/expectations) so that a cache that has not yet seen its own
 //     creations or deletions never makes it create or delete twice;
+//   - rolls a changed template out one Pod at a time, gated on readiness (maxSurge 1,
+//     maxUnavailable 0: rollout.go);
 //   - records an Event for every Pod created or deleted;
-//   - writes Status (replicas, observedGeneration, an Available condition) through the
-//     status subresource when it changed.
+//   - writes Status (counts, observedGeneration, Available and RolledOut conditions)
+//     through the status subresource when it changed.
 //
 // Setup wires it with the controller Builder (For MiniDeployments, Owns Pods with the
 // expectations observing them), Descriptor registers it with runner's Runner

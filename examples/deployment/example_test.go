@@ -8,18 +8,23 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/conditions"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/examples/deployment"
 	"github.com/informerkit/informerkit/sharding"
 	"github.com/informerkit/informerkit/sharding/ring"
 )
 
-// The controller on an in-process API server: a MiniDeployment of two replicas gets two
-// Pods, a finalizer and an Available condition.
+// The controller on an in-process API server with a simulated node: a MiniDeployment of
+// two replicas gets two Pods, which run and get Ready, a finalizer, and its Available and
+// RolledOut conditions.
 func Example() {
 	srv := apitest.NewServer()
 	defer srv.Close()
 	_ = srv.AddCRD(deployment.CRDYAML) // installing the CRD
+	if _, err := srv.StartNodes(apitest.NodesOptions{StartDelay: 10 * time.Millisecond}); err != nil {
+		panic(err)
+	}
 	mgr, err := controller.NewManager(srv.Config(), controller.ManagerOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		panic(err)
@@ -43,19 +48,20 @@ func Example() {
 	defer wcancel()
 	_ = srv.WaitFor(wctx, func() bool {
 		o, err := srv.Get(deployment.DeploymentKind.Resource, "default", "web")
-		return err == nil && o.Into(&d) == nil && len(d.Status.Conditions) == 1 && d.Status.Conditions[0].Status == "True"
+		return err == nil && o.Into(&d) == nil && conditions.IsTrue(d.Status.Conditions, deployment.ConditionRolledOut)
 	})
-	pods, _, _ := srv.List("pods", "default")
-	fmt.Println("pods:", len(pods))
+	fmt.Println("pods:", d.Status.Replicas, "ready:", d.Status.ReadyReplicas)
 	fmt.Println("finalizers:", d.Finalizers)
-	c := d.Status.Conditions[0]
-	fmt.Println(c.Type, c.Status, c.Reason, c.Message)
+	for _, c := range d.Status.Conditions {
+		fmt.Println(c.Type, c.Status, c.Reason, c.Message)
+	}
 	cancel()
 	fmt.Println("Start:", <-done)
 	// Output:
-	// pods: 2
+	// pods: 2 ready: 2
 	// finalizers: [apps.informerkit.io/pods]
 	// Available True ReplicasReady 2 of 2 pods
+	// RolledOut True PodsUpdatedAndReady 2 of 2 pods updated and ready
 	// Start: <nil>
 }
 

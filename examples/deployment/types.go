@@ -2,6 +2,7 @@ package deployment
 
 import (
 	_ "embed"
+	"encoding/json"
 
 	"github.com/informerkit/informerkit/conditions"
 	"github.com/informerkit/informerkit/kinds"
@@ -21,8 +22,12 @@ const (
 	Finalizer = "apps.informerkit.io/pods"
 	// LabelOwner is set on every Pod: the name of its MiniDeployment (for kubectl -l).
 	LabelOwner = "apps.informerkit.io/minideployment"
+	// LabelTemplateHash is set on every Pod: the hash of the template it was made from.
+	LabelTemplateHash = "apps.informerkit.io/template-hash"
 	// ConditionAvailable is True when the MiniDeployment has as many Pods as it asks for.
 	ConditionAvailable = "Available"
+	// ConditionRolledOut is True when every Pod is of the current template and Ready.
+	ConditionRolledOut = "RolledOut"
 )
 
 // CRDYAML is MiniDeployment's CustomResourceDefinition, generated from the markers of the
@@ -82,7 +87,12 @@ type PodTemplate struct {
 // Status is what the controller observed.
 type Status struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	Replicas           int32 `json:"replicas"`
+	// Replicas counts the Pods (not terminating).
+	Replicas int32 `json:"replicas"`
+	// UpdatedReplicas counts the Pods of the current template.
+	UpdatedReplicas int32 `json:"updatedReplicas,omitempty"`
+	// ReadyReplicas counts the Ready Pods.
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
 	// +listType=map
 	// +listMapKey=type
 	Conditions []conditions.Condition `json:"conditions,omitempty"`
@@ -92,7 +102,8 @@ type Status struct {
 type Pod struct {
 	meta.TypeMeta
 	meta.ObjectMeta `json:"metadata"`
-	Spec            PodSpec `json:"spec"`
+	Spec            PodSpec   `json:"spec"`
+	Status          PodStatus `json:"status,omitzero"`
 }
 
 // PodSpec is the part of a Pod's spec the example sets.
@@ -104,6 +115,38 @@ type PodSpec struct {
 type Container struct {
 	Name  string `json:"name"`
 	Image string `json:"image"`
+	// ReadinessProbe decides when the container is Ready, which gates a rollout.
+	ReadinessProbe *Probe `json:"readinessProbe,omitempty"`
+}
+
+// Probe is a readiness probe: its handler as written (exactly one), and its timing.
+type Probe struct {
+	Exec                json.RawMessage `json:"exec,omitempty"`
+	HTTPGet             json.RawMessage `json:"httpGet,omitempty"`
+	TCPSocket           json.RawMessage `json:"tcpSocket,omitempty"`
+	InitialDelaySeconds int32           `json:"initialDelaySeconds,omitempty"`
+	PeriodSeconds       int32           `json:"periodSeconds,omitempty"`
+}
+
+// PodStatus is the part of a Pod's status the controller reads.
+type PodStatus struct {
+	Conditions []PodCondition `json:"conditions,omitempty"`
+}
+
+// PodCondition is a Pod's condition.
+type PodCondition struct {
+	Type   string `json:"type"`
+	Status string `json:"status"`
+}
+
+// Ready reports whether the Pod's Ready condition is True.
+func (p *Pod) Ready() bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == "Ready" {
+			return c.Status == "True"
+		}
+	}
+	return false
 }
 
 // DesiredReplicas returns Spec.Replicas, 1 if unset.
