@@ -3,6 +3,7 @@ package deltafifo
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // DeltaType says what happened to an object.
@@ -56,6 +57,10 @@ type Delta[T any] struct {
 	Type              DeltaType
 	Object            T
 	FinalStateUnknown bool
+	// Arrived is when Add, Update or Delete queued the delta (a watch event reaching the
+	// queue), once StampArrivals(true) was called; zero otherwise, and for every delta a
+	// relist or a resync makes.
+	Arrived time.Time
 	// All is set on ReplacedAll deltas only.
 	All *ReplacedAllInfo[T]
 	// Chunk is set on ReplacedChunk deltas only.

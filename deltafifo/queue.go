@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/informerkit/informerkit/indexer"
 )
@@ -38,6 +40,10 @@ type Queue[T any] interface {
 	ListKeys() []string
 	List() []T
 	GetByKey(key string) (deltas Deltas[T], exists bool, err error)
+	// StampArrivals turns on (or off) the stamping of Delta.Arrived by Add, Update and
+	// Delete: a clock read per watch event, for consumers that measure the time from an
+	// event's arrival to its processing. Off by default.
+	StampArrivals(on bool)
 }
 
 var (
@@ -85,6 +91,20 @@ type base[T any] struct {
 	wake     chan struct{}
 
 	batchBuf []Deltas[T] // the batch handed to a PopBatch process function
+
+	stamp atomic.Bool // StampArrivals
+}
+
+// StampArrivals implements Queue.
+func (b *base[T]) StampArrivals(on bool) { b.stamp.Store(on) }
+
+// newDelta returns the delta Add, Update or Delete queues for obj, stamped if asked.
+func (b *base[T]) newDelta(t DeltaType, obj T) Delta[T] {
+	d := Delta[T]{Type: t, Object: obj}
+	if b.stamp.Load() {
+		d.Arrived = time.Now()
+	}
+	return d
 }
 
 func (b *base[T]) init(keyFunc indexer.KeyFunc[T], transform func(T) (T, error)) {

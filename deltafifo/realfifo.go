@@ -123,7 +123,7 @@ func (f *seq[T]) enqueue(t DeltaType, obj T) error {
 	if err != nil {
 		return err
 	}
-	d := Delta[T]{Type: t, Object: obj}
+	d := f.newDelta(t, obj)
 	f.mu.Lock()
 	if f.repl != nil {
 		f.mu.Unlock()
