@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/informerkit/informerkit/deltafifo"
 )
@@ -128,7 +129,7 @@ func (inf *Informer[T]) handleDeltasLocked(deltas deltafifo.Deltas[T], isInIniti
 			if isZero(obj) {
 				obj = old
 			}
-			inf.distribute(key, notification[T]{kind: kindDelete, old: obj, unknown: d.FinalStateUnknown})
+			inf.distribute(key, notification[T]{kind: kindDelete, old: obj, unknown: d.FinalStateUnknown, arrived: d.Arrived})
 		default: // Added, Updated, Replaced
 			key, err := inf.keyFunc(d.Object)
 			if err != nil {
@@ -140,7 +141,7 @@ func (inf *Informer[T]) handleDeltasLocked(deltas deltafifo.Deltas[T], isInIniti
 				errs = append(errs, fmt.Errorf("informer %s: %s %s: %w", inf.name, d.Type, key, err))
 				continue
 			}
-			inf.notifyUpsert(key, old, d.Object, existed, isInInitialList)
+			inf.notifyUpsert(key, old, d.Object, existed, isInInitialList, d.Arrived)
 		}
 	}
 	return errors.Join(errs...)
@@ -149,16 +150,16 @@ func (inf *Informer[T]) handleDeltasLocked(deltas deltafifo.Deltas[T], isInIniti
 // notifyUpsert distributes the notification for an object that was stored: an add if the key
 // was new, an update if it changed. An update whose resourceVersion did not change (a relist
 // returning an unchanged object) reaches no handler: handlers that want periodic
-// re-deliveries ask for a resync period.
-func (inf *Informer[T]) notifyUpsert(key string, old, obj T, existed, isInInitialList bool) {
+// re-deliveries ask for a resync period. arrived is the watch event's (zero for a list).
+func (inf *Informer[T]) notifyUpsert(key string, old, obj T, existed, isInInitialList bool, arrived time.Time) {
 	if !existed {
-		inf.distribute(key, notification[T]{kind: kindAdd, new: obj, initial: isInInitialList})
+		inf.distribute(key, notification[T]{kind: kindAdd, new: obj, initial: isInInitialList, arrived: arrived})
 		return
 	}
 	if old.GetResourceVersion() == obj.GetResourceVersion() {
 		return
 	}
-	inf.distribute(key, notification[T]{kind: kindUpdate, old: old, new: obj})
+	inf.distribute(key, notification[T]{kind: kindUpdate, old: old, new: obj, arrived: arrived})
 }
 
 // applyReplacedAll applies an atomic relist (AtomicFIFO) to the cache and notifies.
@@ -171,7 +172,7 @@ func (inf *Informer[T]) applyReplacedAll(all *deltafifo.ReplacedAllInfo[T], isIn
 			inf.distribute(key, notification[T]{kind: kindDelete, old: d.Object, unknown: true})
 			return
 		}
-		inf.notifyUpsert(key, old, d.Object, existed, isInInitialList)
+		inf.notifyUpsert(key, old, d.Object, existed, isInInitialList, time.Time{})
 	})
 }
 

@@ -1,5 +1,7 @@
 package informer
 
+import "time"
+
 // ResourceEventHandler receives the notifications of one registration on an informer. The
 // informer calls it from a single goroutine per registration, so a handler never runs
 // concurrently with itself; it may run concurrently with the handlers of other registrations.
@@ -23,6 +25,26 @@ type ResourceEventHandler[T any] interface {
 	// (the watch missed the DELETED event): obj is then the state the cache held, which may
 	// be older than the object's final state on the server.
 	OnDelete(obj T, finalStateUnknown bool)
+}
+
+// EventInfo is what an informer knows of the watch event behind a notification.
+type EventInfo struct {
+	// Arrived is when the watch event reached the informer (its DeltaFIFO). For a
+	// notification that merged several events (a handler that fell behind), the earliest
+	// one's. Zero for the objects of a list or a relist, for resyncs, and for an informer
+	// without handler that implements EventInfoHandler when the event arrived.
+	Arrived time.Time
+}
+
+// EventInfoHandler is a ResourceEventHandler that also wants to know when the events behind
+// its notifications arrived, to measure the time from a watch event to its processing (the
+// controller's event-to-reconcile latency) or to start a trace there. The informer calls
+// EventInfo on the handler's goroutine right before each OnAdd, OnUpdate and OnDelete it
+// describes. Registering one makes the informer stamp every watch event with the time it
+// arrived (a clock read per event), from then on.
+type EventInfoHandler[T any] interface {
+	ResourceEventHandler[T]
+	EventInfo(info EventInfo)
 }
 
 // ResourceEventHandlerFuncs adapts plain functions to ResourceEventHandler. A nil function

@@ -140,6 +140,8 @@ type Informer[T meta.Object] struct {
 	watchErrorHandler func(ctx context.Context, err error)
 	refl              *reflector.Reflector[T]
 	fifo              deltafifo.Queue[T]
+	// stampArrivals: a handler wants EventInfo, so the FIFO stamps watch events.
+	stampArrivals bool
 
 	// deliverMu serialises everything that must be seen in one order by the cache and every
 	// listener: handleDeltas, handler registration and removal, resyncs and the sync point.
@@ -253,6 +255,7 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 	}
 	inf.started = true
 	fifo := inf.newFIFO()
+	fifo.StampArrivals(inf.stampArrivals)
 	lw := inf.lw
 	if t, ok := lw.(apiclient.DecodeTunable[T]); ok {
 		// The default transform drops managedFields: skip them while decoding instead. And

@@ -32,6 +32,9 @@ type notification[T any] struct {
 	old, new T
 	unknown  bool // the delete's finalStateUnknown
 	initial  bool // the add is part of an initial list
+	// arrived is when the watch event behind it reached the informer (zero for lists,
+	// resyncs and unstamped events); for a merge of several, the earliest.
+	arrived time.Time
 }
 
 // entry is one pending notification in a listener's queue, possibly the merge of several.
@@ -88,6 +91,7 @@ const maxFreeEntries = 128
 // buffer size plus the number of objects in the cache (and those whose delete is pending).
 type listener[T any] struct {
 	handler  ResourceEventHandler[T]
+	info     EventInfoHandler[T] // handler, if it wants EventInfo
 	name     string
 	logger   *slog.Logger
 	capacity int
@@ -129,8 +133,10 @@ func newListener[T any](handler ResourceEventHandler[T], name string, logger *sl
 	if logger == nil {
 		logger = slog.Default()
 	}
+	info, _ := handler.(EventInfoHandler[T])
 	return &listener[T]{
 		handler:  handler,
+		info:     info,
 		name:     name,
 		logger:   logger.With("handler", name),
 		capacity: capacity,
@@ -187,6 +193,9 @@ func (l *listener[T]) add(key string, n notification[T]) {
 // is no notification at all (an add followed by a delete).
 func merge[T any](e *entry[T], n notification[T]) bool {
 	var zero T
+	if e.arrived.IsZero() || (!n.arrived.IsZero() && n.arrived.Before(e.arrived)) {
+		e.arrived = n.arrived // the oldest event the handler has not heard of yet
+	}
 	switch e.kind {
 	case kindAdd:
 		switch n.kind {
@@ -385,6 +394,9 @@ func (l *listener[T]) call(key string, k kind, n *notification[T]) {
 				"method", method, "key", key, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 		}
 	}()
+	if l.info != nil {
+		l.info.EventInfo(EventInfo{Arrived: n.arrived})
+	}
 	switch k {
 	case kindAdd:
 		l.handler.OnAdd(n.new, n.initial)

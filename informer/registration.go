@@ -96,6 +96,12 @@ func (inf *Informer[T]) AddEventHandlerWithOptions(handler ResourceEventHandler[
 		logger = inf.logger
 	}
 	l := newListener(handler, opts.Name, logger, size)
+	if l.info != nil && !inf.stampArrivals {
+		inf.stampArrivals = true
+		if inf.fifo != nil {
+			inf.fifo.StampArrivals(true)
+		}
+	}
 	period := opts.ResyncPeriod
 	if period == 0 {
 		period = inf.opts.DefaultResyncPeriod

@@ -3,6 +3,7 @@ package informer
 import (
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/informerkit/informerkit/deltafifo"
 	"github.com/informerkit/informerkit/reflector"
@@ -81,7 +82,7 @@ func (inf *Informer[T]) applyReplacedChunk(chunk *deltafifo.ReplacedChunkInfo[T]
 		return nil
 	}
 	err := deltafifo.ApplyReplacedChunk(inf.cache, chunk, func(key string, d deltafifo.Delta[T], old T, existed bool) {
-		inf.notifyUpsert(key, old, d.Object, existed, isInInitialList)
+		inf.notifyUpsert(key, old, d.Object, existed, isInInitialList, time.Time{})
 	})
 	if err != nil {
 		return fmt.Errorf("informer %s: relist: %w", inf.name, err)

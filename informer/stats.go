@@ -18,8 +18,10 @@ type Stats struct {
 	// Cached is the number of objects in the cache; Queued the number of DeltaFIFO queue
 	// positions not yet processed.
 	Cached, Queued int
-	// Handlers is the number of registered handlers.
-	Handlers int
+	// Handlers is the number of registered handlers; HandlerBacklogs their delivery queues,
+	// in the order they were added.
+	Handlers        int
+	HandlerBacklogs []HandlerBacklog
 	// NotFound counts list/watch attempts answered 404 (the resource is not served).
 	NotFound uint64
 	// Reflector holds the reflector's figures (zero before Run).
@@ -46,8 +48,19 @@ func (inf *Informer[T]) Stats() Stats {
 	}
 	inf.deliverMu.Lock()
 	s.Handlers = len(inf.listeners)
+	s.HandlerBacklogs = make([]HandlerBacklog, len(inf.listeners))
+	for i, l := range inf.listeners {
+		s.HandlerBacklogs[i] = HandlerBacklog{Name: l.name, Backlog: l.backlog()}
+	}
 	inf.deliverMu.Unlock()
 	return s
+}
+
+// HandlerBacklog is the delivery queue of one registered handler (see Registration.Backlog).
+type HandlerBacklog struct {
+	// Name is the handler's name (HandlerOptions.Name, or its Go type).
+	Name string
+	Backlog
 }
 
 // onWatchError counts 404s and logs them at most once per NotFoundLogInterval (the
