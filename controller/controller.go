@@ -12,6 +12,7 @@ import (
 	"github.com/informerkit/informerkit/controller/leaderelection"
 	"github.com/informerkit/informerkit/controller/rbac"
 	"github.com/informerkit/informerkit/meta"
+	"github.com/informerkit/informerkit/tracing"
 	"github.com/informerkit/informerkit/workqueue"
 )
 
@@ -61,6 +62,9 @@ type Options struct {
 	// QueueMetricsProvider receives the work queue's metrics, under the controller's name
 	// (default none, or the Manager's Registry).
 	QueueMetricsProvider workqueue.MetricsProvider
+	// Tracer traces each watch event through the queue to the reconcile it causes and that
+	// reconcile's API requests (see package tracing; default none, or the Manager's).
+	Tracer tracing.Tracer
 	// NeedLeaderElection, if set to false, lets a Manager run the controller on every
 	// replica instead of only on the leader. Default true.
 	NeedLeaderElection *bool
@@ -122,6 +126,7 @@ type Controller struct {
 	sources []Source
 	started bool
 	queue   Queue
+	events  *eventTracker // from Start on
 	running chan struct{} // closed once the workers run
 	stats   stats
 	// declared are the permissions the Builder derived from its inputs.
@@ -226,6 +231,15 @@ func queueConfig(name string, opts Options) workqueue.Config {
 	return cfg
 }
 
+// setDefaultTracer gives the controller the Manager's Tracer unless it has one.
+func (c *Controller) setDefaultTracer(t tracing.Tracer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.opts.Tracer == nil {
+		c.opts.Tracer = t
+	}
+}
+
 // setManagerDefaults fills the options a Manager provides (see Manager.Add).
 func (c *Controller) setManagerDefaults(m MetricsProvider, qm workqueue.MetricsProvider, drain time.Duration, log *slog.Logger) {
 	c.mu.Lock()
@@ -263,7 +277,8 @@ func (c *Controller) Start(ctx context.Context) error {
 	opts := c.opts
 	sources := c.sources
 	q := workqueue.NewRateLimiting(opts.RateLimiter, queueConfig(c.name, opts))
-	c.queue = q
+	events := newEventTracker(c.name, opts.Tracer, opts.MetricsProvider)
+	c.queue, c.events = q, events
 	c.mu.Unlock()
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = DefaultDrainTimeout
@@ -277,7 +292,9 @@ func (c *Controller) Start(ctx context.Context) error {
 	srcErr := make(chan error, len(sources))
 	for i, s := range sources {
 		srcWG.Go(func() {
-			if err := s.Run(srcCtx, q); err != nil {
+			// Each source gets its own view of the queue, which ties the Requests its
+			// handlers enqueue to the watch event being handled (trace.go).
+			if err := s.Run(srcCtx, &eventQueue{Queue: q, t: events}); err != nil {
 				srcErr <- fmt.Errorf("controller %q: source %d: %w", c.name, i, err)
 			}
 		})
@@ -304,7 +321,7 @@ func (c *Controller) Start(ctx context.Context) error {
 	// Workers take Requests until workCtx is done.
 	workCtx, stopWork := context.WithCancel(ctx)
 	defer stopWork()
-	w := &worker{c: c, q: q, m: metrics, timeout: opts.ReconcileTimeout, maxRetries: opts.MaxRetries}
+	w := &worker{c: c, q: q, m: metrics, ev: events, timeout: opts.ReconcileTimeout, maxRetries: opts.MaxRetries}
 	var wg sync.WaitGroup
 	for range opts.MaxConcurrentReconciles {
 		wg.Go(func() { w.run(workCtx, rctx) })
@@ -381,6 +398,7 @@ type worker struct {
 	c          *Controller
 	q          Queue
 	m          *controllerMetrics
+	ev         *eventTracker
 	timeout    time.Duration
 	maxRetries int
 }
@@ -400,8 +418,10 @@ func (w *worker) process(ctx context.Context, req Request) {
 	defer w.q.Done(req)
 	w.m.activeWorkers.Inc()
 	start := time.Now()
+	ctx, span := w.ev.startReconcile(ctx, req, w.ev.take(req, start), start)
 	res, err := w.reconcile(ctx, req)
 	w.m.reconcileTime.Observe(time.Since(start).Seconds())
+	endReconcile(span, resultOf(res, err), err)
 	w.m.activeWorkers.Dec()
 	st := &w.c.stats
 	st.reconciles.Add(1)
@@ -455,6 +475,19 @@ func (w *worker) process(ctx context.Context, req Request) {
 		w.q.Forget(req)
 		log.Debug("reconciled", "request", req.String())
 	}
+}
+
+// resultOf names a reconcile's outcome, as the result label of the reconcile-total metric.
+func resultOf(res Result, err error) string {
+	switch {
+	case err != nil:
+		return ResultError
+	case res.RequeueAfter > 0:
+		return ResultRequeueAfter
+	case res.Requeue:
+		return ResultRequeue
+	}
+	return ResultSuccess
 }
 
 // reconcile calls the Reconciler, turning a panic into a *PanicError.

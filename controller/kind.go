@@ -39,7 +39,7 @@ func (s *kindSource[T]) Run(ctx context.Context, q Queue) error {
 	if !s.running.CompareAndSwap(false, true) {
 		return errors.New("controller: a Kind source can run only once")
 	}
-	reg, err := s.inf.AddEventHandlerWithOptions(&kindHandler[T]{ctx: ctx, q: q, d: &s.dispatcher},
+	reg, err := s.inf.AddEventHandlerWithOptions(&kindHandler[T]{ctx: ctx, q: q, d: &s.dispatcher, inf: strings.TrimPrefix(s.String(), "informer ")},
 		informer.HandlerOptions{Name: "controller:" + s.String()})
 	if err != nil {
 		return err
@@ -74,21 +74,34 @@ func (s *kindSource[T]) String() string {
 	return fmt.Sprintf("informer of %T", *new(T))
 }
 
-// kindHandler adapts the informer's notifications to the dispatcher.
-type kindHandler[T any] struct {
-	ctx context.Context
-	q   Queue
-	d   *dispatcher[T]
+// kindHandler adapts the informer's notifications to the dispatcher. It is an
+// informer.EventInfoHandler: the events behind its calls are measured and traced to the
+// reconciles they cause (trace.go).
+type kindHandler[T meta.Object] struct {
+	ctx  context.Context
+	q    Queue
+	d    *dispatcher[T]
+	inf  string             // the informer's name, for traces
+	info informer.EventInfo // of the call about to be made
 }
 
+// EventInfo implements informer.EventInfoHandler.
+func (h *kindHandler[T]) EventInfo(info informer.EventInfo) { h.info = info }
+
 func (h *kindHandler[T]) OnAdd(obj T, isInInitialList bool) {
-	h.d.create(h.ctx, CreateEvent[T]{Object: obj, IsInInitialList: isInInitialList}, h.q)
+	ctx, end := beginEvent(h.ctx, h.q, h.info, "add", obj, h.inf)
+	h.d.create(ctx, CreateEvent[T]{Object: obj, IsInInitialList: isInInitialList}, h.q)
+	end()
 }
 
 func (h *kindHandler[T]) OnUpdate(oldObj, newObj T) {
-	h.d.update(h.ctx, UpdateEvent[T]{ObjectOld: oldObj, ObjectNew: newObj}, h.q)
+	ctx, end := beginEvent(h.ctx, h.q, h.info, "update", newObj, h.inf)
+	h.d.update(ctx, UpdateEvent[T]{ObjectOld: oldObj, ObjectNew: newObj}, h.q)
+	end()
 }
 
 func (h *kindHandler[T]) OnDelete(obj T, finalStateUnknown bool) {
-	h.d.delete(h.ctx, DeleteEvent[T]{Object: obj, DeleteStateUnknown: finalStateUnknown}, h.q)
+	ctx, end := beginEvent(h.ctx, h.q, h.info, "delete", obj, h.inf)
+	h.d.delete(ctx, DeleteEvent[T]{Object: obj, DeleteStateUnknown: finalStateUnknown}, h.q)
+	end()
 }

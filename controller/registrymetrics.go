@@ -71,6 +71,16 @@ func (r registryMetrics) NewReconcileConflictsMetric(controller string) workqueu
 	return r.reg.NewCounter("informerkit_controller_reconcile_conflicts_total", "Reconciles that failed with a 409 Conflict (a write from a stale read; retried), per controller.", "controller").With(controller)
 }
 
+// eventLatencyBuckets are the event-to-reconcile histogram's bounds: 1 ms to 5 min.
+var eventLatencyBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+
+// NewEventToReconcileMetric implements EventLatencyMetricsProvider.
+func (r registryMetrics) NewEventToReconcileMetric(controller string) workqueue.HistogramMetric {
+	return r.reg.NewHistogram("informerkit_controller_event_to_reconcile_seconds",
+		"Seconds from a watch event's arrival at the informer to the start of the reconcile of its Request, per controller (initial lists and resyncs excluded).",
+		eventLatencyBuckets, "controller").With(controller)
+}
+
 // Work queue metrics (workqueue.MetricsProvider), with client-go's names; each vector has
 // the one label "name".
 
@@ -150,8 +160,9 @@ func (r registryMetrics) DeleteMetrics(name string) {
 }
 
 var (
-	_ MetricsProvider           = registryMetrics{}
-	_ ConflictsMetricsProvider  = registryMetrics{}
-	_ workqueue.MetricsProvider = registryMetrics{}
-	_ workqueue.MetricsDeleter  = registryMetrics{}
+	_ MetricsProvider             = registryMetrics{}
+	_ ConflictsMetricsProvider    = registryMetrics{}
+	_ EventLatencyMetricsProvider = registryMetrics{}
+	_ workqueue.MetricsProvider   = registryMetrics{}
+	_ workqueue.MetricsDeleter    = registryMetrics{}
 )

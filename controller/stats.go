@@ -2,6 +2,7 @@ package controller
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/informerkit/informerkit/workqueue"
 )
@@ -26,6 +27,12 @@ type Stats struct {
 	Dropped uint64
 	// Terminal is the number of reconciles that failed with a TerminalError (not retried).
 	Terminal uint64
+	// WatchEvents is the number of watch events whose Requests were reconciled (events of
+	// initial lists and resyncs are not counted); EventLatencySum and EventLatencyMax are
+	// the sum and the largest of their times from arrival at the informer to the start of
+	// the reconcile (the event-to-reconcile metric's observations).
+	WatchEvents                      uint64
+	EventLatencySum, EventLatencyMax time.Duration
 }
 
 // stats holds a controller's counts.
@@ -41,7 +48,18 @@ func (s *stats) snapshot() Stats {
 }
 
 // Stats returns the controller's counts so far (zero before Start).
-func (c *Controller) Stats() Stats { return c.stats.snapshot() }
+func (c *Controller) Stats() Stats {
+	s := c.stats.snapshot()
+	c.mu.Lock()
+	ev := c.events
+	c.mu.Unlock()
+	if ev != nil {
+		s.WatchEvents = ev.events.Load()
+		s.EventLatencySum = time.Duration(ev.latencySum.Load())
+		s.EventLatencyMax = time.Duration(ev.latencyMax.Load())
+	}
+	return s
+}
 
 // ConflictsMetricsProvider is implemented by a MetricsProvider that also counts the
 // reconciles that failed with a 409 Conflict (the Manager's Registry does, as
