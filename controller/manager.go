@@ -25,6 +25,7 @@ import (
 	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/reflector"
+	"github.com/informerkit/informerkit/tracing"
 )
 
 // Defaults of ManagerOptions.
@@ -97,6 +98,11 @@ type ManagerOptions struct {
 	// Registry defaults to Kinds, Logger to Logger, DrainTimeout to GracefulShutdownTimeout
 	// and Instance to the leader election identity (else the host name).
 	EventOptions events.Options
+
+	// Tracer traces each watch event through every controller's queue to the reconciles it
+	// causes and their API requests (see package tracing): the Tracer of the controllers
+	// added without one. Default none.
+	Tracer tracing.Tracer
 
 	// SkipPermissionCheck turns off the check at Start: by default, before its informers
 	// start, the Manager asks the API server (SelfSubjectAccessReviews) whether it may do
@@ -198,6 +204,7 @@ func NewManager(config *apiclient.Config, opts ManagerOptions) (*Manager, error)
 		fopts.Logger = opts.Logger
 	}
 	m.factory = informer.NewFactoryWithOptions(api, fopts)
+	m.registerPipelineMetrics()
 	if opts.LeaderElection {
 		if err := m.setupLeaderElection(&cfg); err != nil {
 			api.Close()
@@ -454,6 +461,7 @@ func (m *Manager) Add(r Runnable) error {
 	}
 	if c, ok := r.(*Controller); ok {
 		c.setManagerDefaults(NewMetricsProvider(m.registry), NewQueueMetricsProvider(m.registry), m.opts.GracefulShutdownTimeout, m.log)
+		c.setDefaultTracer(m.opts.Tracer)
 		c.mu.Lock()
 		srcs := slices.Clone(c.sources)
 		c.mu.Unlock()

@@ -241,6 +241,16 @@ func (r *Registry) NewGaugeFunc(name, help string, labels []string, collect func
 	f.mu.Unlock()
 }
 
+// NewCounterFunc registers a counter family whose values are computed at every scrape:
+// collect calls emit once per series with its total so far. Use it for counts kept
+// elsewhere (an informer's Stats), which must only grow.
+func (r *Registry) NewCounterFunc(name, help string, labels []string, collect func(emit func(value float64, labelValues ...string))) {
+	f := r.register(name, help, typeCounter, labels, nil)
+	f.mu.Lock()
+	f.collect = collect
+	f.mu.Unlock()
+}
+
 // HistogramVec is a family of histograms with the same name, label names and buckets.
 type HistogramVec struct{ f *family }
 

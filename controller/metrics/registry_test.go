@@ -129,3 +129,24 @@ func scrape(t *testing.T, reg *Registry) string {
 	}
 	return b.String()
 }
+
+func TestCounterFuncIsACounterComputedAtScrape(t *testing.T) {
+	r := NewRegistry()
+	n := 0.0
+	r.NewCounterFunc("lists_total", "Computed at scrape.", []string{"name"}, func(emit func(float64, ...string)) {
+		n++
+		emit(n, "pods")
+	})
+	for want := 1.0; want <= 2; want++ {
+		fams, err := promtest.Parse(scrape(t, r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := fams["lists_total"]; f == nil || f.Type != "counter" {
+			t.Fatalf("lists_total family: %+v", f)
+		}
+		if v := promtest.Value(t, fams, "lists_total", map[string]string{"name": "pods"}); v != want {
+			t.Fatalf("scrape %v: value %v", want, v)
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/informerkit/informerkit/internal/promtest"
+)
+
+// TestManagerExportsThePipelineMetrics: /metrics has every stage of the pipeline, one series
+// per informer, handler and controller: the reflector's lists, watches and events, the
+// cache, the handler's backlog and the event-to-reconcile latency.
+func TestManagerExportsThePipelineMetrics(t *testing.T) {
+	srv := newTestServer(t)
+	for _, n := range []string{"a", "b"} {
+		if _, err := srv.Create("configmaps", map[string]any{"metadata": map[string]any{"namespace": "default", "name": n}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := newManager(t, srv, ManagerOptions{})
+	got := make(chan Request, 10)
+	configMapController(t, m, "cm", forward(got))
+	startManager(t, m)
+	next(t, got)
+	next(t, got)
+	if _, err := srv.Create("configmaps", map[string]any{"metadata": map[string]any{"namespace": "default", "name": "c"}}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, got, Request{"default", "c"}, "new object")
+	name := map[string]string{"name": "configmaps.v1"}
+	inf := map[string]string{"informer": "configmaps.v1"}
+	handler := map[string]string{"informer": "configmaps.v1", "handler": "controller:informer configmaps.v1"}
+	var fams map[string]*promtest.Family
+	pollUntil(t, "the event's latency in /metrics", func() bool {
+		var err error
+		if fams, err = promtest.Parse(scrapeText(t, m)); err != nil {
+			t.Fatal(err)
+		}
+		f := fams["informerkit_controller_event_to_reconcile_seconds"]
+		return f != nil && promtest.Value(t, fams, "informerkit_controller_event_to_reconcile_seconds_count", map[string]string{"controller": "cm"}) == 1
+	})
+	promtest.CheckHistograms(t, fams)
+	for _, c := range []struct {
+		metric string
+		labels map[string]string
+		min    float64
+		max    float64
+	}{
+		{"reflector_lists_total", name, 1, 1},
+		{"reflector_watches_total", name, 1, 100},
+		{"informerkit_reflector_relists_total", name, 0, 0},
+		{"informerkit_reflector_events_total", name, 1, 100},
+		{"reflector_last_resource_version", name, 1, 1e12},
+		{"informerkit_reflector_resource_version_lag", name, 0, 0},
+		{"informerkit_informer_cached_objects", inf, 3, 3},
+		{"informerkit_informer_queued_deltas", inf, 0, 100},
+		{"informerkit_informer_handler_pending", handler, 0, 3},
+		{"informerkit_informer_handler_coalesced_total", handler, 0, 0},
+		{"informerkit_informer_handler_delivered_total", handler, 3, 3},
+		{"informerkit_informer_handler_panics_total", handler, 0, 0},
+	} {
+		if v := promtest.Value(t, fams, c.metric, c.labels); v < c.min || v > c.max {
+			t.Errorf("%s%v = %v, want in [%v, %v]", c.metric, c.labels, v, c.min, c.max)
+		}
+	}
+	for _, counter := range []string{"reflector_lists_total", "informerkit_informer_handler_delivered_total"} {
+		if f := fams[counter]; f.Type != "counter" {
+			t.Errorf("%s is a %s, want a counter", counter, f.Type)
+		}
+	}
+}
+
+func scrapeText(t *testing.T, m *Manager) string {
+	t.Helper()
+	var b strings.Builder
+	if err := m.Registry().WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
