@@ -22,6 +22,7 @@ import (
 
 	"github.com/informerkit/informerkit/internal/protodec"
 	"github.com/informerkit/informerkit/meta"
+	"github.com/informerkit/informerkit/tracing"
 )
 
 // Client defaults. client-go's 5 QPS / burst 10 dates from before API Priority and Fairness;
@@ -69,6 +70,9 @@ type Client struct {
 	jsonDecoder   JSONDecoder
 	logger        *slog.Logger
 	namespace     string
+	// metrics and tracer observe every request (observe.go); nil when Config has none.
+	metrics RequestMetrics
+	tracer  tracing.Tracer
 	// noProtobuf: Config.DisableProtobuf.
 	noProtobuf bool
 	// protoRefused holds the resources (meta.GroupVersionResource) whose server answered
@@ -191,6 +195,10 @@ func New(cfg *Config) (*Client, error) {
 	}
 	auth.onRotate = tr.CloseIdleConnections
 	var rt http.RoundTripper = tr
+	if cfg.Metrics != nil || cfg.Tracer != nil {
+		rt = &observedTransport{base: rt, metrics: cfg.Metrics, tracer: cfg.Tracer}
+		c.metrics, c.tracer = cfg.Metrics, cfg.Tracer
+	}
 	if cfg.WrapTransport != nil {
 		rt = cfg.WrapTransport(rt)
 	}

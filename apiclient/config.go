@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/informerkit/informerkit/tracing"
 )
 
 // Config says how to reach and authenticate to one API server. LoadConfig builds it from a
@@ -81,6 +83,12 @@ type Config struct {
 	// Logger receives debug logs (retries, WebSocket fallback). nil discards them. Tokens
 	// are never logged.
 	Logger *slog.Logger
+	// Metrics, if set, observes every request's result and latency (see RequestMetrics;
+	// the controller Manager sets its Registry's).
+	Metrics RequestMetrics
+	// Tracer, if set, starts a client span for every request, child of the span its
+	// context carries (see package tracing; the controller Manager sets its own).
+	Tracer tracing.Tracer
 	// WrapTransport, if set, wraps the HTTP transport under authentication (for metrics,
 	// tracing or tests). It does not apply to WebSocket connections.
 	WrapTransport func(http.RoundTripper) http.RoundTripper

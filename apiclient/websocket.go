@@ -149,7 +149,14 @@ func (c *Client) dialWebSocket(ctx context.Context, wsURL, path, accept string, 
 	if bearer != "" {
 		d.Subprotocols = []string{bearerProtocolPrefix + base64.RawURLEncoding.EncodeToString([]byte(bearer))}
 	}
+	var obs *observation
+	if c.metrics != nil || c.tracer != nil {
+		obs = startObserving(ctx, c.metrics, c.tracer, http.MethodGet, c.base.Host, path)
+	}
 	conn, resp, err := d.DialContext(ctx, wsURL, h)
+	if obs != nil {
+		obs.done(resp, err)
+	}
 	if err == nil {
 		return conn, resp.Header.Get("Content-Type"), nil
 	}
