@@ -101,7 +101,8 @@ type ManagerOptions struct {
 
 	// Tracer traces each watch event through every controller's queue to the reconciles it
 	// causes and their API requests (see package tracing): the Tracer of the controllers
-	// added without one. Default none.
+	// added without one, and of the API client unless its Config has one. Default none.
+	// The API client's Config.Metrics defaults to NewRequestMetrics of Registry.
 	Tracer tracing.Tracer
 
 	// SkipPermissionCheck turns off the check at Start: by default, before its informers
@@ -186,6 +187,12 @@ func NewManager(config *apiclient.Config, opts ManagerOptions) (*Manager, error)
 	cfg := *config
 	if cfg.Logger == nil {
 		cfg.Logger = opts.Logger
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewRequestMetrics(opts.Registry)
+	}
+	if cfg.Tracer == nil {
+		cfg.Tracer = opts.Tracer
 	}
 	api, err := apiclient.New(&cfg)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 
 // TestManagerExportsThePipelineMetrics: /metrics has every stage of the pipeline, one series
 // per informer, handler and controller: the reflector's lists, watches and events, the
-// cache, the handler's backlog and the event-to-reconcile latency.
+// cache, the handler's backlog, the event-to-reconcile latency and the API requests.
 func TestManagerExportsThePipelineMetrics(t *testing.T) {
 	srv := newTestServer(t)
 	for _, n := range []string{"a", "b"} {
@@ -63,7 +63,22 @@ func TestManagerExportsThePipelineMetrics(t *testing.T) {
 			t.Errorf("%s%v = %v, want in [%v, %v]", c.metric, c.labels, v, c.min, c.max)
 		}
 	}
-	for _, counter := range []string{"reflector_lists_total", "informerkit_informer_handler_delivered_total"} {
+	// The informer lists and watches (one GET at least: a streaming list is one watch),
+	// and the manager checks its permissions (POSTs).
+	host := strings.TrimPrefix(srv.Config().Host, "http://")
+	gets := 0.0
+	for _, s := range fams["rest_client_requests_total"].Samples {
+		if s.Labels["method"] == "GET" && s.Labels["host"] == host && (s.Labels["code"] == "200" || s.Labels["code"] == "101") {
+			gets += s.Value
+		}
+	}
+	if gets < 1 {
+		t.Errorf("rest_client_requests_total: %v successful GETs, want the informer's list or watch", gets)
+	}
+	if v := promtest.Value(t, fams, "rest_client_request_duration_seconds_count", map[string]string{"verb": "GET", "host": host}); v < gets {
+		t.Errorf("rest_client_request_duration_seconds count = %v, want at least %v", v, gets)
+	}
+	for _, counter := range []string{"reflector_lists_total", "informerkit_informer_handler_delivered_total", "rest_client_requests_total"} {
 		if f := fams[counter]; f.Type != "counter" {
 			t.Errorf("%s is a %s, want a counter", counter, f.Type)
 		}

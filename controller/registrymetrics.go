@@ -1,6 +1,10 @@
 package controller
 
 import (
+	"sync"
+	"time"
+
+	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/controller/metrics"
 	"github.com/informerkit/informerkit/workqueue"
 )
@@ -166,3 +170,52 @@ var (
 	_ workqueue.MetricsProvider   = registryMetrics{}
 	_ workqueue.MetricsDeleter    = registryMetrics{}
 )
+
+// NewRequestMetrics returns the API request metrics of a metrics.Registry, with client-go's
+// names: rest_client_requests_total{code,method,host} and
+// rest_client_request_duration_seconds{verb,host} (verb is the HTTP method, as in
+// client-go). A Manager gives it to its API client.
+func NewRequestMetrics(r *metrics.Registry) apiclient.RequestMetrics {
+	return &requestMetrics{
+		total: r.NewCounter("rest_client_requests_total", "Number of HTTP requests, partitioned by status code, method, and host.", "code", "method", "host"),
+		latency: r.NewHistogram("rest_client_request_duration_seconds", "Request latency in seconds. Broken down by verb, and host.",
+			requestBuckets, "verb", "host"),
+		series: map[requestSeries]requestMetric{},
+	}
+}
+
+// requestBuckets are client-go's rest_client_request_duration_seconds buckets.
+var requestBuckets = []float64{0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60}
+
+// requestMetrics implements apiclient.RequestMetrics; it keeps the series it made so that
+// a request costs a map lookup, not the registry's label join.
+type requestMetrics struct {
+	total   *metrics.CounterVec
+	latency *metrics.HistogramVec
+
+	mu     sync.RWMutex
+	series map[requestSeries]requestMetric
+}
+
+type requestSeries struct{ method, host, code string }
+
+type requestMetric struct {
+	total   metrics.Counter
+	latency metrics.Histogram
+}
+
+// ObserveRequest implements apiclient.RequestMetrics.
+func (m *requestMetrics) ObserveRequest(method, host, code string, latency time.Duration) {
+	k := requestSeries{method, host, code}
+	m.mu.RLock()
+	s, ok := m.series[k]
+	m.mu.RUnlock()
+	if !ok {
+		s = requestMetric{total: m.total.With(code, method, host), latency: m.latency.With(method, host)}
+		m.mu.Lock()
+		m.series[k] = s
+		m.mu.Unlock()
+	}
+	s.total.Inc()
+	s.latency.Observe(latency.Seconds())
+}
