@@ -5,10 +5,11 @@ FUZZTIME ?= 30s
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 6
 BENCH ?= .
-# Packages of the root module (nested modules e2e/ and bench/ are excluded by go itself).
+# Packages of the root module (nested modules e2e/, bench/, compat/ and examples/otel/ are
+# excluded by go itself).
 PKGS := ./...
 
-.PHONY: all test vet fmt-check unit stress bench bench-compare bench-real fuzz demo e2e e2e-build compat schema schema-check clean
+.PHONY: all test vet fmt-check unit stress bench bench-compare bench-real fuzz demo otel e2e e2e-build compat schema schema-check clean
 
 all: test
 
@@ -73,6 +74,11 @@ fuzz:
 ## demo: the example controller against the embedded API server (or KUBECONFIG=path for a real cluster).
 demo:
 	$(GO) run ./cmd/demo $(if $(KUBECONFIG),--kubeconfig=$(KUBECONFIG))
+
+## otel: the OpenTelemetry adapter of package tracing and its traced demo (nested module
+## examples/otel/; `cd examples/otel && go run ./cmd/tracedemo` prints one object's trace).
+otel:
+	cd examples/otel && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 ## e2e: build (once, cached in bin/) and start etcd + kube-apiserver, run e2e/, stop them.
 e2e:
