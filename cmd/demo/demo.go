@@ -179,6 +179,7 @@ func (d *demo) run(ctx context.Context, kubeconfig string) (err error) {
 	}
 	d.p.say("\nmetrics (from the manager's /metrics registry):")
 	d.printMetrics(mgr.Registry())
+	d.printEventLatency(ctl, mgr.Registry())
 	stopMgr()
 	if merr := <-mgrDone; merr != nil {
 		return fmt.Errorf("manager: %w", merr)
@@ -559,7 +560,8 @@ func (d *demo) printMetrics(reg *metrics.Registry) {
 	for sc.Scan() {
 		l := sc.Text()
 		for _, prefix := range []string{"controller_runtime_reconcile_total{", "controller_runtime_reconcile_errors_total{",
-			"controller_runtime_reconcile_time_seconds_count{", "workqueue_adds_total{", "leader_election_master_status{"} {
+			"controller_runtime_reconcile_time_seconds_count{", "workqueue_adds_total{", "leader_election_master_status{",
+			"rest_client_requests_total{", "reflector_lists_total{", "informerkit_informer_cached_objects{"} {
 			if strings.HasPrefix(l, prefix) {
 				d.p.say("  %s", l)
 			}

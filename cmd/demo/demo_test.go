@@ -40,6 +40,7 @@ func TestDemo(t *testing.T) {
 		`message="source ConfigMap demo-src/settings not found"`,
 		`controller_runtime_reconcile_total{controller="configmap-replicator",result="success"}`,
 		"informerkit demo: OK — 8 steps converged",
+		"event → reconcile latency (a watch event's arrival at the informer to the start of its reconcile)",
 		"cleanup: deleted namespaces demo-src, demo-a, demo-b, demo-c",
 	} {
 		if !strings.Contains(text, want) {
