@@ -33,6 +33,7 @@ type Factory struct {
 	mu       sync.Mutex
 	entries  map[factoryKey]*factoryEntry
 	order    []factoryKey
+	shards   map[meta.GroupVersionResource]shardSpec // Shard
 	shutdown bool
 	wg       sync.WaitGroup
 }
@@ -200,11 +201,15 @@ func informerLocked[T meta.Object](f *Factory, gvr meta.GroupVersionResource, op
 		return key, e
 	}
 	var lw apiclient.ListerWatcher[T] = apiclient.NewResource[T](f.client, gvr).Namespace(o.Namespace)
+	name := key.name()
+	if slw, spec, ok := shardedLWLocked(f, gvr, lw); ok {
+		lw, name = slw, name+" "+spec.describe()
+	}
 	if key.labels != "" || key.fields != "" {
 		lw = &selectingLW[T]{lw: lw, labels: key.labels, fields: key.fields}
 	}
 	iopts := Options[T]{
-		Name:                          key.name(),
+		Name:                          name,
 		DefaultResyncPeriod:           o.DefaultResyncPeriod,
 		WatchList:                     o.WatchList,
 		StallTimeout:                  o.StallTimeout,

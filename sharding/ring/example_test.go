@@ -12,6 +12,7 @@ import (
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/sharding"
+	"github.com/informerkit/informerkit/sharding/listwatch"
 	"github.com/informerkit/informerkit/sharding/ring"
 )
 
@@ -59,7 +60,11 @@ func Example_replica() {
 		panic(err)
 	}
 	cms := apiclient.NewResource[*ConfigMap](client, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("default")
-	inf := informer.New(ring.ShardedListerWatcher[*ConfigMap](cms, r), informer.Options[*ConfigMap]{Logger: slog.New(slog.DiscardHandler)})
+	lw, err := listwatch.New[*ConfigMap](cms, r, listwatch.Options{})
+	if err != nil {
+		panic(err)
+	}
+	inf := informer.New(lw, informer.Options[*ConfigMap]{Logger: slog.New(slog.DiscardHandler)})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

@@ -13,6 +13,7 @@ import (
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/internal/testobj"
+	"github.com/informerkit/informerkit/sharding/listwatch"
 	"github.com/informerkit/informerkit/sharding/ring"
 )
 
@@ -43,8 +44,11 @@ func TestReconcilerShardsAController(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		inf := informer.New(ring.ShardedListerWatcher[*testobj.ConfigMap](apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR).Namespace("default"), rep.ring),
-			informer.Options[*testobj.ConfigMap]{Logger: slog.New(slog.DiscardHandler)})
+		lw, err := listwatch.New(apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR).Namespace("default"), rep.ring, listwatch.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		inf := informer.New(lw, informer.Options[*testobj.ConfigMap]{Logger: slog.New(slog.DiscardHandler)})
 		uidOf := func(req controller.Request) (string, bool) {
 			o, ok, _ := inf.GetStore().GetByKey(req.Namespace + "/" + req.Name)
 			if !ok {

@@ -243,15 +243,12 @@ func (r *Ring) Changed() <-chan struct{} {
 	return r.changed
 }
 
-// snapshot returns the held ranges' selector (ok false when nothing is held) together with
-// the channel closed when they change.
-func (r *Ring) snapshot() (sel sharding.Selector, ok bool, changed <-chan struct{}) {
+// Snapshot returns Held together with the channel closed at their next change (what a
+// sharded ListerWatcher, package sharding/listwatch, follows: a *Ring is a listwatch.Share).
+func (r *Ring) Snapshot() (held []sharding.Range, changed <-chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if hs := r.rangesOf(r.held); len(hs) > 0 {
-		sel, ok = sharding.NewSelector(r.opts.Field, hs...), true
-	}
-	return sel, ok, r.changed
+	return r.rangesOf(r.held), r.changed
 }
 
 // Field returns the field the ring hashes.

@@ -36,6 +36,7 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/sharding/listwatch"
 	"github.com/informerkit/informerkit/sharding/ring"
 )
 
@@ -104,7 +105,10 @@ func run(ctx context.Context, kubeconfig, id, ns, ringName string, work, leaseDu
 	if err != nil {
 		return err
 	}
-	lw := ring.ShardedListerWatcher[*configMap](apiclient.NewResource[*configMap](client, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns), r)
+	lw, err := listwatch.New[*configMap](apiclient.NewResource[*configMap](client, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns), r, listwatch.Options{})
+	if err != nil {
+		return err
+	}
 	inf := informer.New(lw, informer.Options[*configMap]{Logger: log})
 
 	var wg sync.WaitGroup

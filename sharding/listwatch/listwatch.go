@@ -1,37 +1,67 @@
-package ring
+package listwatch
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"sync"
 	"sync/atomic"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/deepcopy"
 	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/sharding"
 )
 
-// ErrRangesChanged ends a sharded watch when the member's held ranges changed and the watch
-// could not move to the new ranges by itself (the list at its resourceVersion failed, e.g.
+// ErrRangesChanged ends a sharded watch when the held ranges changed and the watch could
+// not move to the new ranges by itself (the list at its resourceVersion failed, e.g.
 // compacted): the reflector then relists, with the new ranges.
-var ErrRangesChanged = errors.New("ring: the member's hash ranges changed")
+var ErrRangesChanged = errors.New("listwatch: the held hash ranges changed")
 
-// shardObject is what client-side filtering reads from an object.
-type shardObject interface {
+// Share is the part of the 64-bit hash space a replica holds, which changes as replicas join
+// and leave (a *ring.Ring).
+type Share interface {
+	// Snapshot returns the ranges held now (none when nothing is held) and a channel that is
+	// closed at their next change.
+	Snapshot() (held []sharding.Range, changed <-chan struct{})
+}
+
+// Options say which hash places an object in a share.
+type Options struct {
+	// Field is the field of the object that is hashed: sharding.FieldUID (the default)
+	// spreads any set of objects evenly; sharding.FieldNamespace keeps a namespace on one
+	// replica (a cluster-scoped object hashes "", so all of them land on one replica).
+	Field sharding.Field
+	// ByOwner hashes the uid of the object's controller owner reference (controller: true)
+	// instead of Field, and the object's own uid when it has none: children follow their
+	// owner's shard under uid sharding. The server's shard selector hashes only an object's
+	// own uid or namespace, so ByOwner filters on the client: the cache holds the share, but
+	// every object and event still crosses the network. Needs Field uid (the default).
+	ByOwner bool
+}
+
+// uidObject and ownedObject are what client-side filtering reads from an object.
+type uidObject interface {
 	GetUID() string
 }
 
-// ShardedListerWatcher lists and watches only the objects of base whose hash the member
-// holds, for an informer of a sharded controller.
+type ownedObject interface {
+	GetUID() string
+	GetOwnerReferences() []meta.OwnerReference
+}
+
+// New returns a ListerWatcher that lists and watches only the objects of base whose hash
+// share holds.
 //
-// Each LIST and WATCH carries the held ranges as a shardSelector, so a kube-apiserver with
-// the ShardedListAndWatch gate sends only them (cache and watch traffic ≈ 1/N). Before its
-// first request it probes the server with a one-item list with a selector: a server that
-// ignores the parameter answers without metadata.shardInfo. Then the selector is not sent
-// and the objects are filtered here, before the cache: memory is still ≈ 1/N, but every
-// replica receives and decodes every object and event. Results are filtered here in both
-// cases (one FNV hash per object), so an object outside the ranges never reaches the cache.
+// Each LIST and WATCH carries the held ranges as a shardSelector (not with ByOwner), so a
+// kube-apiserver with the ShardedListAndWatch gate sends only them (cache and watch traffic
+// ≈ 1/N). Before its first request it probes the server with a one-item list with a
+// selector: a server that ignores the parameter answers without metadata.shardInfo. Then the
+// selector is not sent and the objects are filtered here, before the cache: memory is still
+// ≈ 1/N, but every replica receives and decodes every object and event. Results are
+// filtered here in both cases (one FNV hash per object), so an object outside the ranges
+// never reaches the cache.
 //
 // When the held ranges change, the open watch moves to them without a relist and without
 // dropping the ranges it keeps: it sends DELETED for the objects of lost ranges, lists the
@@ -39,18 +69,68 @@ type shardObject interface {
 // objects it did not have, then watches the new ranges from that resourceVersion. To know
 // the objects it delivered it keeps a key → object map (one pointer and one key per cached
 // object; the objects are the cache's). If that list fails (a compacted resourceVersion),
-// the watch ends with ErrRangesChanged and the reflector relists, after its backoff.
-// A member holding nothing lists the one-hash range [0, 1) and filters it out.
-func ShardedListerWatcher[T meta.Object](base apiclient.ListerWatcher[T], r *Ring) apiclient.ListerWatcher[T] {
-	if base == nil || r == nil {
-		panic("ring.ShardedListerWatcher: nil ListerWatcher or Ring")
+// the watch ends with ErrRangesChanged and the reflector relists, after its backoff. While
+// nothing is held it lists the one-hash range [0, 1) and filters it out.
+//
+// New fails if opts are invalid, or if T cannot be filtered on the client by the chosen
+// hash (no GetUID for uid sharding, no GetOwnerReferences with ByOwner).
+func New[T meta.Object](base apiclient.ListerWatcher[T], share Share, opts Options) (apiclient.ListerWatcher[T], error) {
+	if base == nil || share == nil {
+		panic("listwatch.New: nil ListerWatcher or Share")
 	}
-	return &shardedLW[T]{base: base, ring: r, known: map[string]T{}, support: new(atomic.Int32)}
+	if opts.Field == "" {
+		opts.Field = sharding.FieldUID
+	}
+	if err := Check[T](opts); err != nil {
+		return nil, err
+	}
+	s := &shardedLW[T]{base: base, share: share, opts: opts, known: map[string]T{}, support: new(atomic.Int32)}
+	if opts.ByOwner {
+		s.support.Store(supportNo) // nothing for the server to select on
+	}
+	return s, nil
+}
+
+// ErrType is wrapped by the errors of New and Check when T cannot be filtered on the client
+// as the options ask.
+var ErrType = errors.New("listwatch: the type cannot be filtered as asked")
+
+// Validate reports what is wrong with the options, if anything.
+func (o Options) Validate() error {
+	switch {
+	case o.Field != "" && !o.Field.Valid():
+		return fmt.Errorf("listwatch: unsupported Field %q", o.Field)
+	case o.ByOwner && o.Field != "" && o.Field != sharding.FieldUID:
+		return fmt.Errorf("listwatch: ByOwner hashes uids, but Field is %q", o.Field)
+	}
+	return nil
+}
+
+// Check reports whether New accepts opts for T: the options are valid and T has what
+// client-side filtering reads (GetUID for uid sharding, GetOwnerReferences with ByOwner).
+func Check[T meta.Object](opts Options) error {
+	if err := opts.Validate(); err != nil {
+		return err
+	}
+	var zero T
+	switch {
+	case opts.ByOwner && !implements[ownedObject](zero):
+		return fmt.Errorf("%w: %T has no GetOwnerReferences: cannot follow owners", ErrType, zero)
+	case opts.Field != sharding.FieldNamespace && !implements[uidObject](zero):
+		return fmt.Errorf("%w: %T has no GetUID: cannot filter by uid", ErrType, zero)
+	}
+	return nil
+}
+
+func implements[I any, T any](v T) bool {
+	_, ok := any(v).(I)
+	return ok
 }
 
 type shardedLW[T meta.Object] struct {
 	base    apiclient.ListerWatcher[T]
-	ring    *Ring
+	share   Share
+	opts    Options
 	support *atomic.Int32 // supportUnknown, supportYes, supportNo; shared with tuned copies
 
 	mu    sync.Mutex
@@ -73,7 +153,7 @@ func key(o meta.Object) string {
 	return o.GetName()
 }
 
-// share is the member's ranges at one moment: the selector to send, the matcher to filter
+// share is the held ranges at one moment: the selector to send, the matcher to filter
 // with, and the channel closed when they change.
 type share[T meta.Object] struct {
 	sel     sharding.Selector
@@ -81,22 +161,29 @@ type share[T meta.Object] struct {
 	changed <-chan struct{}
 }
 
-func (s *shardedLW[T]) share() share[T] {
-	sel, ok, changed := s.ring.snapshot()
-	field := s.ring.Field()
-	if !ok {
-		return share[T]{sel: sharding.NewSelector(field, nothing), match: func(T) bool { return false }, changed: changed}
+func (s *shardedLW[T]) current() share[T] {
+	held, changed := s.share.Snapshot()
+	if len(held) == 0 {
+		return share[T]{sel: sharding.NewSelector(s.opts.Field, nothing), match: func(T) bool { return false }, changed: changed}
 	}
-	return share[T]{sel: sel, changed: changed, match: func(o T) bool {
-		if field == sharding.FieldNamespace {
-			return sel.Matches(o.GetNamespace())
+	sel := sharding.NewSelector(s.opts.Field, held...)
+	return share[T]{sel: sel, changed: changed, match: func(o T) bool { return sel.MatchesHash(s.hash(o)) }}
+}
+
+// hash is the hash that places o: of its namespace, its uid, or its controller owner's uid.
+func (s *shardedLW[T]) hash(o T) uint64 {
+	if s.opts.Field == sharding.FieldNamespace {
+		return sharding.Hash(o.GetNamespace())
+	}
+	if s.opts.ByOwner {
+		oo := any(o).(ownedObject) // checked by New
+		for _, ref := range oo.GetOwnerReferences() {
+			if ref.IsController() && ref.UID != "" {
+				return sharding.Hash(ref.UID)
+			}
 		}
-		so, ok := any(o).(shardObject)
-		if !ok {
-			return true // the type cannot be filtered here; the server's selection stands
-		}
-		return sel.Matches(so.GetUID())
-	}}
+	}
+	return sharding.Hash(any(o).(uidObject).GetUID()) // checked by New
 }
 
 // probe learns once whether the server honours shardSelector: a one-item list with a
@@ -122,7 +209,7 @@ func (s *shardedLW[T]) probe(ctx context.Context, sel sharding.Selector) (bool, 
 	return true, nil
 }
 
-// Supported reports whether lw, made by ShardedListerWatcher, found that the server honours
+// Supported reports whether lw, made by New, found that the server honours
 // shard selectors (false also before its first list or watch).
 func Supported[T meta.Object](lw apiclient.ListerWatcher[T]) bool {
 	s, ok := lw.(*shardedLW[T])
@@ -130,7 +217,7 @@ func Supported[T meta.Object](lw apiclient.ListerWatcher[T]) bool {
 }
 
 func (s *shardedLW[T]) List(ctx context.Context, opts apiclient.ListOptions) (*meta.List[T], error) {
-	sh := s.share()
+	sh := s.current()
 	l, err := s.list(ctx, opts, sh)
 	if err != nil {
 		return nil, err
@@ -182,7 +269,7 @@ func (s *shardedLW[T]) watch(ctx context.Context, opts apiclient.ListOptions, sh
 }
 
 func (s *shardedLW[T]) Watch(ctx context.Context, opts apiclient.ListOptions) (apiclient.Watcher[T], error) {
-	sh := s.share()
+	sh := s.current()
 	w, err := s.watch(ctx, opts, sh)
 	if err != nil {
 		return nil, err
@@ -275,7 +362,7 @@ func (f *filteredWatcher[T]) move(ctx context.Context, old share[T]) (share[T], 
 		return old, false // no way to bring the reflector back to f.rv afterwards
 	}
 	f.inner.Stop()
-	sh := f.lw.share()
+	sh := f.lw.current()
 	var added []T
 	opts := apiclient.ListOptions{
 		LabelSelector: f.opts.LabelSelector, FieldSelector: f.opts.FieldSelector,
@@ -320,7 +407,9 @@ func (f *filteredWatcher[T]) move(ctx context.Context, old share[T]) (share[T], 
 	}
 	f.lw.mu.Unlock()
 	for _, o := range lost {
-		if !f.send(ctx, apiclient.Event[T]{Type: apiclient.Deleted, Object: o}) {
+		// o is the cache's object: the informer's transform writes to what it is given,
+		// so it gets a copy.
+		if !f.send(ctx, apiclient.Event[T]{Type: apiclient.Deleted, Object: deepcopy.Copy(o)}) {
 			return sh, true // the caller sees ctx done next
 		}
 	}
@@ -364,7 +453,7 @@ func (s *shardedLW[T]) WithDecodeOptions(opts apiclient.DecodeOptions) apiclient
 	if !ok {
 		return s
 	}
-	return &shardedLW[T]{base: t.WithDecodeOptions(opts), ring: s.ring, known: map[string]T{}, support: s.support}
+	return &shardedLW[T]{base: t.WithDecodeOptions(opts), share: s.share, opts: s.opts, known: map[string]T{}, support: s.support}
 }
 
 var _ apiclient.DecodeTunable[*meta.ObjectMeta] = (*shardedLW[*meta.ObjectMeta])(nil)
