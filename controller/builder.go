@@ -9,6 +9,7 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/meta"
+	"github.com/informerkit/informerkit/sharding/listwatch"
 )
 
 // Errors of Builder.Build. The errors it returns wrap them (errors.Is), with the type and
@@ -101,6 +102,9 @@ type Builder struct {
 	opts    Options
 	errs    []error
 	built   bool
+	// With Options.Sharded: the gate of the Requests and how owned types follow the primary.
+	shard    *shardGate
+	children listwatch.Options
 }
 
 // NewBuilder starts a controller named name (unique among the Manager's controllers: it
@@ -203,6 +207,9 @@ func (b *Builder) Build(r Reconciler) (*Controller, error) {
 	if b.primary == nil && len(b.others) == 0 && len(b.sources) == 0 {
 		return nil, ErrNoSources
 	}
+	if b.opts.Sharded && b.primary == nil {
+		return nil, fmt.Errorf("%w: a sharded controller is placed by its primary type", ErrNoPrimary)
+	}
 	var sources []Source
 	var owner *kinds.Info
 	if b.primary != nil {
@@ -221,10 +228,16 @@ func (b *Builder) Build(r Reconciler) (*Controller, error) {
 		sources = append(sources, src)
 	}
 	sources = append(sources, b.sources...)
-	ctl, err := New(b.name, r, b.opts)
+	opts := b.opts
+	opts.Sharded = false // New refuses it: the gate is the Builder's
+	if b.shard != nil {
+		r = b.shard.wrap(r)
+	}
+	ctl, err := New(b.name, r, opts)
 	if err != nil {
 		return nil, err
 	}
+	ctl.sharded = b.shard != nil
 	for _, s := range sources {
 		if err := ctl.Watch(s); err != nil {
 			return nil, err

@@ -88,8 +88,19 @@ func (p *PrimaryType[T]) bindPrimary(b *Builder) (Source, kinds.Info, error) {
 	if p.inf != nil {
 		return nil, kinds.Info{}, ErrAlreadyBuilt
 	}
+	if b.opts.Sharded {
+		g, children, err := shardPrimary[T](b, p.gvr, info)
+		if err != nil {
+			return nil, kinds.Info{}, err
+		}
+		b.shard, b.children = g, children
+	}
 	p.inf = InformerFor[T](b.mgr, p.gvr)
 	var h EventHandler[T] = EnqueueRequestForObject[T]()
+	if b.shard != nil {
+		b.shard.bindUIDs(cachedUID(p.inf))
+		h = gateDeletions(b.shard, h)
+	}
 	if p.opts.WrapHandler != nil {
 		h = p.opts.WrapHandler(h)
 	}
@@ -192,6 +203,9 @@ func (o *OwnedType[T]) bindOwned(b *Builder, owner *kinds.Info) (Source, error) 
 	defer o.mu.Unlock()
 	if o.inf != nil {
 		return nil, ErrAlreadyBuilt
+	}
+	if err := shardOwned[T](b, o.gvr); err != nil {
+		return nil, err
 	}
 	inf := InformerFor[T](b.mgr, o.gvr)
 	// Shared by every controller owning T: the first adds it, the others find it.

@@ -66,7 +66,7 @@ type Options struct {
 	// reconcile's API requests (see package tracing; default none, or the Manager's).
 	Tracer tracing.Tracer
 	// NeedLeaderElection, if set to false, lets a Manager run the controller on every
-	// replica instead of only on the leader. Default true.
+	// replica instead of only on the leader. Default true (false with Sharded).
 	NeedLeaderElection *bool
 	// DisableFairness makes the queue serve each priority in FIFO order. By default it serves
 	// the Requests of each priority round robin across their fairness keys (FairnessKey), so
@@ -82,6 +82,14 @@ type Options struct {
 	// workers (workqueue.Config.Aging; controller-runtime#3496). Default
 	// DefaultPriorityAging; negative: strict priorities.
 	PriorityAging time.Duration
+	// Sharded runs the controller on every replica of a Manager with
+	// ManagerOptions.Sharding, each on its share of the objects: the Manager's informers of
+	// its primary type and of the types it owns list and watch only this replica's share
+	// (so does every reader of them, the Manager's Client included), and a Request is
+	// reconciled only while this replica holds its object; a range passes to another
+	// replica only once the reconciles begun on it have returned. Watched types (Watches)
+	// are not sharded. Only the Builder honours it (New refuses it). Default false.
+	Sharded bool
 	// MaxRetries bounds the retries of a Request whose reconciles keep failing: after
 	// MaxRetries requeues with backoff, the next failure forgets the Request (until an event
 	// enqueues it again), logs its last error and counts it in the dropped-requests metric,
@@ -133,6 +141,7 @@ type Controller struct {
 	declared []rbac.Rule
 
 	defaultLogger bool // Options.Logger was nil: a Manager's Add gives its own
+	sharded       bool // built with Options.Sharded: runs on every replica
 }
 
 // New returns a controller named name (unique among the controllers of a Manager: it labels
@@ -143,6 +152,9 @@ func New(name string, reconciler Reconciler, opts Options) (*Controller, error) 
 	}
 	if reconciler == nil {
 		return nil, fmt.Errorf("controller %q: New needs a Reconciler", name)
+	}
+	if opts.Sharded {
+		return nil, fmt.Errorf("controller %q: Options.Sharded needs the Builder, which shards the informers and gates the Reconciler", name)
 	}
 	if opts.MaxRetries < 0 {
 		return nil, fmt.Errorf("controller %q: MaxRetries %d is negative", name, opts.MaxRetries)
@@ -194,6 +206,9 @@ func (c *Controller) Watch(src Source) error {
 // NeedLeaderElection reports whether a Manager must run the controller only while it leads
 // (Options.NeedLeaderElection, default true).
 func (c *Controller) NeedLeaderElection() bool {
+	if c.sharded {
+		return false
+	}
 	return c.opts.NeedLeaderElection == nil || *c.opts.NeedLeaderElection
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/reflector"
+	"github.com/informerkit/informerkit/sharding/ring"
 	"github.com/informerkit/informerkit/tracing"
 )
 
@@ -105,6 +106,10 @@ type ManagerOptions struct {
 	// The API client's Config.Metrics defaults to NewRequestMetrics of Registry.
 	Tracer tracing.Tracer
 
+	// Sharding makes the Manager a member of a sharding ring, for its controllers with
+	// Options.Sharded (see ShardingOptions). Default: no ring.
+	Sharding ShardingOptions
+
 	// SkipPermissionCheck turns off the check at Start: by default, before its informers
 	// start, the Manager asks the API server (SelfSubjectAccessReviews) whether it may do
 	// what Permissions lists, and Start fails with one error naming every missing verb and
@@ -133,6 +138,7 @@ type Manager struct {
 	registry    *metrics.Registry
 	elector     *leaderelection.Elector
 	leaderGauge metrics.Gauge
+	ring        *ring.Ring // ManagerOptions.Sharding
 
 	mu          sync.Mutex
 	runnables   []Runnable
@@ -214,14 +220,24 @@ func NewManager(config *apiclient.Config, opts ManagerOptions) (*Manager, error)
 	m.registerPipelineMetrics()
 	if opts.LeaderElection {
 		if err := m.setupLeaderElection(&cfg); err != nil {
-			api.Close()
+			m.closeClients()
 			return nil, err
 		}
 		m.leaderGauge = m.registry.NewGauge("leader_election_master_status",
 			"Whether this replica leads (1) or not (0), per Lease.", "name").With(m.opts.LeaderElectionID)
 	}
+	if opts.Sharding.Ring != "" {
+		identity := m.opts.LeaderElectionIdentity
+		if identity == "" {
+			identity = defaultIdentity()
+		}
+		if err := m.setupSharding(&cfg, identity); err != nil {
+			m.closeClients()
+			return nil, err
+		}
+	}
 	if err := m.setupClientAndEvents(); err != nil {
-		api.Close()
+		m.closeClients()
 		return nil, err
 	}
 	m.registry.NewGaugeFunc("informerkit_informer_staleness_seconds",
@@ -257,10 +273,7 @@ func (m *Manager) setupLeaderElection(cfg *apiclient.Config) error {
 		o.LeaderElectionNamespace = "default"
 	}
 	if o.LeaderElectionIdentity == "" {
-		host, _ := os.Hostname()
-		b := make([]byte, 4)
-		_, _ = rand.Read(b)
-		o.LeaderElectionIdentity = host + "_" + hex.EncodeToString(b)
+		o.LeaderElectionIdentity = defaultIdentity()
 	}
 	if o.LeaseDuration == 0 {
 		o.LeaseDuration = DefaultLeaseDuration
@@ -271,15 +284,9 @@ func (m *Manager) setupLeaderElection(cfg *apiclient.Config) error {
 	if o.RetryPeriod == 0 {
 		o.RetryPeriod = DefaultRetryPeriod
 	}
-	// The elector gets its own client without retries: each renewal attempt is a single
-	// request bounded by the renew deadline, and its requests do not queue behind the
-	// informers' on the client's rate limiter.
-	lecfg := *cfg
-	lecfg.MaxRetries = -1
-	lecfg.QPS = -1
-	leClient, err := apiclient.New(&lecfg)
+	leClient, err := m.coordinationClient(cfg)
 	if err != nil {
-		return fmt.Errorf("controller: NewManager: leader election client: %w", err)
+		return err
 	}
 	el, err := leaderelection.New(leaderelection.Config{
 		Client:          leClient,
@@ -294,12 +301,45 @@ func (m *Manager) setupLeaderElection(cfg *apiclient.Config) error {
 		Callbacks:       leaderelection.Callbacks{OnStartedLeading: m.lead},
 	})
 	if err != nil {
-		leClient.Close()
 		return fmt.Errorf("controller: NewManager: %w", err)
 	}
-	m.leClient = leClient
 	m.elector = el
 	return nil
+}
+
+// defaultIdentity is a replica's identity in Leases when none is given: hostname_<random>.
+func defaultIdentity() string {
+	host, _ := os.Hostname()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return host + "_" + hex.EncodeToString(b)
+}
+
+// coordinationClient returns the client of the Manager's Leases (leader election, sharding
+// ring), created on first use: without retries, so that each renewal attempt is a single
+// request bounded by the renew deadline, and without a rate limit, so that its requests do
+// not queue behind the informers' on the main client's limiter.
+func (m *Manager) coordinationClient(cfg *apiclient.Config) (*apiclient.Client, error) {
+	if m.leClient != nil {
+		return m.leClient, nil
+	}
+	lecfg := *cfg
+	lecfg.MaxRetries = -1
+	lecfg.QPS = -1
+	c, err := apiclient.New(&lecfg)
+	if err != nil {
+		return nil, fmt.Errorf("controller: NewManager: coordination client: %w", err)
+	}
+	m.leClient = c
+	return c, nil
+}
+
+// closeClients closes the clients NewManager created, when it fails.
+func (m *Manager) closeClients() {
+	m.client.Close()
+	if m.leClient != nil {
+		m.leClient.Close()
+	}
 }
 
 // setupClientAndEvents creates the controller client and the event broadcaster.
@@ -388,12 +428,16 @@ func (m *Manager) Registry() *metrics.Registry { return m.registry }
 // Logger returns the manager's logger.
 func (m *Manager) Logger() *slog.Logger { return m.log }
 
-// Identity returns this replica's identity in the Lease ("" without leader election).
+// Identity returns this replica's identity in the leader election Lease, else in the
+// sharding ring ("" with neither).
 func (m *Manager) Identity() string {
-	if m.elector == nil {
-		return ""
+	switch {
+	case m.elector != nil:
+		return m.elector.Identity()
+	case m.ring != nil:
+		return m.ring.Identity()
 	}
-	return m.elector.Identity()
+	return ""
 }
 
 // InformerFor returns the manager's shared informer of T for gvr (see informer.InformerFor) and registers it

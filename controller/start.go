@@ -72,6 +72,11 @@ func (m *Manager) Start(ctx context.Context) (err error) {
 	runCtx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
 	g := &runGroup{log: m.log, stop: stopRun, running: newRunningSet()}
+	if m.ring != nil {
+		// The ring runs on every replica, leader or not; at shutdown it leaves (its ranges
+		// drained of their reconciles, its Lease released) while the controllers drain.
+		g.wg.Go(func() { g.run(runCtx, ringRunnable{m.ring}) })
+	}
 	leaders, others := splitByLeadership(runnables)
 	m.leaderRunnables = leaders
 	m.runLeader = g.run
@@ -255,3 +260,12 @@ func (s *runningSet) names() []string {
 	slices.Sort(out)
 	return out
 }
+
+// ringRunnable runs the Manager's sharding ring member.
+type ringRunnable struct {
+	r interface{ Run(context.Context) error }
+}
+
+func (r ringRunnable) Start(ctx context.Context) error { return r.r.Run(ctx) }
+
+func (ringRunnable) String() string { return "sharding ring" }

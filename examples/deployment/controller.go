@@ -53,11 +53,12 @@ func Descriptor() runner.Descriptor {
 // Setup wires the controller on mgr: MiniDeployments are its primary type; Pods it controls
 // enqueue their MiniDeployment and lower its expectations.
 func Setup(mgr *controller.Manager) (*controller.Controller, error) {
-	return setup(mgr, nil)
+	return setup(mgr, false, nil)
 }
 
-// setup wires the controller; wrap, if set, wraps the Reconciler (SetupSharded gates it).
-func setup(mgr *controller.Manager, wrap func(controller.Reconciler) controller.Reconciler) (*controller.Controller, error) {
+// setup wires the controller, sharded or not; wrap, if set, wraps the Reconciler (tests
+// record the reconciles that run).
+func setup(mgr *controller.Manager, sharded bool, wrap func(controller.Reconciler) controller.Reconciler) (*controller.Controller, error) {
 	exp := expectations.NewUIDTracking[controller.Request](expectations.Options{})
 	r := &Reconciler{
 		children:     controller.OwnedWithOptions(PodGVR, controller.OwnedOptions[*Pod]{Expectations: exp}),
@@ -72,7 +73,7 @@ func setup(mgr *controller.Manager, wrap func(controller.Reconciler) controller.
 	c, err := controller.NewBuilder(mgr, Name).
 		For(controller.Primary[*MiniDeployment](DeploymentGVR)).
 		Owns(r.children).
-		WithOptions(controller.Options{MaxConcurrentReconciles: Workers, MaxRetries: MaxRetries, Logger: mgr.Logger(),
+		WithOptions(controller.Options{MaxConcurrentReconciles: Workers, MaxRetries: MaxRetries, Logger: mgr.Logger(), Sharded: sharded,
 			// Beyond what the builder declares: the finalizer is added with an update.
 			Permissions: []rbac.Rule{{Group: DeploymentGVR.Group, Resource: DeploymentGVR.Resource, Verbs: []string{"update"}}}}).
 		Build(rec)

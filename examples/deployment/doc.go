@@ -20,8 +20,8 @@
 // Setup wires it with the controller Builder (For MiniDeployments, Owns Pods with the
 // expectations observing them), Descriptor registers it with runner's Runner
 // (cmd/controller-manager runs it next to the configmap replicator, with leader election).
-// SetupSharded runs it on every replica at once, each on the namespaces its sharding/ring
-// Ring holds (it divides the reconcile work, not the cache).
+// SetupSharded runs it on every replica of a Manager with ManagerOptions.Sharding at once,
+// each on its share of the MiniDeployments, caching only those and their Pods.
 //
 // docs/deployment-controller.md maps each piece of the seed's DeploymentController to the
 // code here and explains the sharded setup. crd.yaml is the CustomResourceDefinition for a

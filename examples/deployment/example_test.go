@@ -6,13 +6,11 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/conditions"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/examples/deployment"
 	"github.com/informerkit/informerkit/sharding"
-	"github.com/informerkit/informerkit/sharding/ring"
 )
 
 // The controller on an in-process API server with a simulated node: a MiniDeployment of
@@ -71,24 +69,13 @@ func ExampleSetupSharded() {
 	srv := apitest.NewServer()
 	defer srv.Close()
 	_ = srv.AddCRD(deployment.CRDYAML)
-	cfg := srv.Config()
-	cfg.MaxRetries = -1 // the ring's Lease requests are single attempts, as leader election's
-	api, err := apiclient.New(cfg)
+	mgr, err := controller.NewManager(srv.Config(), controller.ManagerOptions{Logger: slog.New(slog.DiscardHandler),
+		Sharding: controller.ShardingOptions{Ring: deployment.Name, Identity: "replica-a", Field: sharding.FieldNamespace,
+			LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}})
 	if err != nil {
 		panic(err)
 	}
-	defer api.Close()
-	rg, err := ring.New(api, "default", deployment.Name, "replica-a", ring.Options{Field: sharding.FieldNamespace,
-		LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 100 * time.Millisecond,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		panic(err)
-	}
-	mgr, err := controller.NewManager(srv.Config(), controller.ManagerOptions{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		panic(err)
-	}
-	if _, err := deployment.SetupSharded(mgr, rg); err != nil {
+	if _, err := deployment.SetupSharded(mgr); err != nil {
 		panic(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

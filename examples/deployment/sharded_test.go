@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/conditions"
 	"github.com/informerkit/informerkit/controller"
@@ -66,29 +65,20 @@ func (l *reconcileLog) replicas(key string) []string {
 type shardReplica struct {
 	name string
 	ring *ring.Ring
+	mgr  *controller.Manager
 	stop func()
 }
 
-// startShardReplica runs one replica: its own API client, Ring and Manager.
-func startShardReplica(t *testing.T, srv *apitest.Server, log *reconcileLog, name string) *shardReplica {
+// startShardReplica runs one replica: a Manager, member name of the ring, sharding by field.
+func startShardReplica(t *testing.T, srv *apitest.Server, log *reconcileLog, name string, field sharding.Field) *shardReplica {
 	t.Helper()
-	cfg := srv.Config()
-	cfg.MaxRetries = -1
-	c, err := apiclient.New(cfg)
+	mgr, err := controller.NewManager(srv.Config(), controller.ManagerOptions{Logger: slog.New(slog.DiscardHandler),
+		Sharding: controller.ShardingOptions{Ring: Name, Identity: name, Field: field,
+			LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rg, err := ring.New(c, "default", Name, name, ring.Options{Field: sharding.FieldNamespace,
-		LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 100 * time.Millisecond,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := controller.NewManager(srv.Config(), controller.ManagerOptions{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := setupSharded(mgr, rg, log.wrap(name)); err != nil {
+	if _, err := setup(mgr, true, log.wrap(name)); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -104,37 +94,31 @@ func startShardReplica(t *testing.T, srv *apitest.Server, log *reconcileLog, nam
 		if err := <-done; err != nil {
 			t.Error(err)
 		}
-		c.Close()
 	}
 	t.Cleanup(stop)
-	return &shardReplica{name: name, ring: rg, stop: stop}
+	return &shardReplica{name: name, ring: mgr.Ring(), mgr: mgr, stop: stop}
 }
 
-// waitRing waits until every replica sees all of them and each namespace is held by
-// exactly one, and returns the holder of each namespace.
-func waitRing(t *testing.T, reps []*shardReplica, namespaces []string) map[string]string {
+// waitRing waits until every replica sees all of them and holds its share of their
+// assignment.
+func waitRing(t *testing.T, reps []*shardReplica) {
 	t.Helper()
+	var names []string
+	for _, r := range reps {
+		names = append(names, r.name)
+	}
+	a, err := ring.Assign(names, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(timeout)
 	for {
-		owner, ok := map[string]string{}, true
+		ok := true
 		for _, r := range reps {
-			ok = ok && len(r.ring.Members()) == len(reps)
-		}
-		for _, ns := range namespaces {
-			var holders []string
-			for _, r := range reps {
-				if r.ring.OwnsObject("", ns) {
-					holders = append(holders, r.name)
-				}
-			}
-			if len(holders) != 1 {
-				ok = false
-				break
-			}
-			owner[ns] = holders[0]
+			ok = ok && len(r.ring.Members()) == len(reps) && slices.Equal(r.ring.Held(), a.Ranges(r.name))
 		}
 		if ok {
-			return owner
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the ring of %d replicas did not settle within %v", len(reps), timeout)
@@ -142,6 +126,26 @@ func waitRing(t *testing.T, reps []*shardReplica, namespaces []string) map[strin
 		tm := time.NewTimer(20 * time.Millisecond)
 		<-tm.C
 	}
+}
+
+// holders returns the replica holding each key, placed by hash.
+func holders(t *testing.T, reps []*shardReplica, keys []string, hash map[string]uint64) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, k := range keys {
+		for _, r := range reps {
+			if r.ring.Owns(hash[k]) {
+				if out[k] != "" {
+					t.Fatalf("%s held by %s and %s", k, out[k], r.name)
+				}
+				out[k] = r.name
+			}
+		}
+		if out[k] == "" {
+			t.Fatalf("%s held by no replica", k)
+		}
+	}
+	return out
 }
 
 // settledIn reports whether ns/name has n live Pods and a status saying so.
@@ -173,37 +177,51 @@ func settledIn(t *testing.T, srv *apitest.Server, ns, name string, n int) bool {
 }
 
 // TestShardedReplicas: three replicas of the controller share the MiniDeployments of eight
-// namespaces; each is reconciled to its Pods by the replica holding its namespace and by no
-// other. One replica leaves: the other two reconcile its MiniDeployments at once (without an
-// event from them) and then handle their scaling; no key is ever reconciled by two replicas
-// at once.
+// namespaces, sharded by namespace or by uid; each is reconciled to its Pods by the replica
+// holding it and by no other, and each replica caches only its share of the MiniDeployments
+// and of the Pods. One replica leaves: the other two reconcile its MiniDeployments at once
+// (they reach them as new objects of their informers) and then handle their scaling; no key
+// is ever reconciled by two replicas at once.
 func TestShardedReplicas(t *testing.T) {
+	for _, field := range []sharding.Field{sharding.FieldNamespace, sharding.FieldUID} {
+		t.Run(string(field), func(t *testing.T) { testShardedReplicas(t, field) })
+	}
+}
+
+func testShardedReplicas(t *testing.T, field sharding.Field) {
 	e := newEnv(t)
 	log := &reconcileLog{cur: map[string]string{}, by: map[string]map[string]int{}}
 	// Not "team-0".."team-7": FNV-1a hashes of names that differ only in their last byte
 	// differ by a multiple of the FNV prime (< 2^48), so they fall in one bucket of 2^56.
 	namespaces := []string{"shop", "payments", "search", "billing", "auth", "media", "mail", "ads"}
-	var keys []string
 	for _, ns := range namespaces {
 		if _, err := e.srv.Create("namespaces", map[string]any{"metadata": map[string]any{"name": ns}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	reps := []*shardReplica{startShardReplica(t, e.srv, log, "a"), startShardReplica(t, e.srv, log, "b"), startShardReplica(t, e.srv, log, "c")}
-	owner := waitRing(t, reps, namespaces)
+	reps := []*shardReplica{startShardReplica(t, e.srv, log, "a", field), startShardReplica(t, e.srv, log, "b", field), startShardReplica(t, e.srv, log, "c", field)}
+	waitRing(t, reps)
 
+	var keys []string
+	hash := map[string]uint64{}
 	for _, ns := range namespaces {
 		for _, name := range []string{"web", "api"} {
-			keys = append(keys, ns+"/"+name)
-			_, err := e.srv.Create(DeploymentKind.Resource, map[string]any{"apiVersion": DeploymentKind.APIVersion(), "kind": DeploymentKind.Kind,
+			k := ns + "/" + name
+			keys = append(keys, k)
+			o, err := e.srv.Create(DeploymentKind.Resource, map[string]any{"apiVersion": DeploymentKind.APIVersion(), "kind": DeploymentKind.Kind,
 				"metadata": map[string]any{"namespace": ns, "name": name},
 				"spec": map[string]any{"replicas": 2, "template": map[string]any{
 					"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "nginx"}}}}}})
 			if err != nil {
 				t.Fatal(err)
 			}
+			hash[k] = sharding.Hash(o.UID())
+			if field == sharding.FieldNamespace {
+				hash[k] = sharding.Hash(ns)
+			}
 		}
 	}
+	owner := holders(t, reps, keys, hash)
 	allSettled := func(n int) func() bool {
 		return func() bool {
 			for _, k := range keys {
@@ -218,27 +236,27 @@ func TestShardedReplicas(t *testing.T) {
 	e.waitFor(t, "every MiniDeployment at 2 Pods", allSettled(2))
 	working := map[string]bool{}
 	for _, k := range keys {
-		ns, _, _ := cutKey(k)
-		if got := log.replicas(k); !slices.Equal(got, []string{owner[ns]}) {
-			t.Errorf("%s reconciled by %v, want only %s", k, got, owner[ns])
+		if got := log.replicas(k); !slices.Equal(got, []string{owner[k]}) {
+			t.Errorf("%s reconciled by %v, want only %s", k, got, owner[k])
 		}
-		working[owner[ns]] = true
+		working[owner[k]] = true
 	}
 	if len(working) < 2 || !working["a"] {
-		t.Fatalf("only %v worked: the namespaces did not spread (a must hold some)", working)
+		t.Fatalf("only %v worked: the MiniDeployments did not spread (a must hold some)", working)
 	}
+	checkCaches(t, e, reps, owner)
 
-	// "a" leaves cleanly; "b" and "c" take its namespaces.
+	// "a" leaves cleanly; "b" and "c" take its MiniDeployments.
 	log.mu.Lock()
 	clear(log.by)
 	log.mu.Unlock()
 	reps[0].stop()
 	reps = reps[1:]
-	after := waitRing(t, reps, namespaces)
+	waitRing(t, reps)
+	after := holders(t, reps, keys, hash)
 	e.waitFor(t, "a's MiniDeployments reconciled by their new holders", func() bool {
 		for _, k := range keys {
-			ns, _, _ := cutKey(k)
-			if owner[ns] == "a" && !slices.Contains(log.replicas(k), after[ns]) {
+			if owner[k] == "a" && !slices.Contains(log.replicas(k), after[k]) {
 				return false
 			}
 		}
@@ -254,17 +272,54 @@ func TestShardedReplicas(t *testing.T) {
 	}
 	e.waitFor(t, "every MiniDeployment at 3 Pods", allSettled(3))
 	for _, k := range keys {
-		ns, _, _ := cutKey(k)
 		// "a" may have finished a reconcile after the log was cleared, before it left.
-		if got := slices.DeleteFunc(log.replicas(k), func(r string) bool { return r == "a" }); !slices.Equal(got, []string{after[ns]}) {
-			t.Errorf("after the leave %s reconciled by %v, want only %s", k, got, after[ns])
+		if got := slices.DeleteFunc(log.replicas(k), func(r string) bool { return r == "a" }); !slices.Equal(got, []string{after[k]}) {
+			t.Errorf("after the leave %s reconciled by %v, want only %s", k, got, after[k])
 		}
 	}
+	checkCaches(t, e, reps, after)
 	log.mu.Lock()
 	defer log.mu.Unlock()
 	for _, c := range log.clash {
 		t.Error("double reconcile: " + c)
 	}
+}
+
+// checkCaches waits until each replica's caches hold exactly the MiniDeployments it holds
+// and their Pods.
+func checkCaches(t *testing.T, e *env, reps []*shardReplica, owner map[string]string) {
+	t.Helper()
+	e.waitFor(t, "caches of the replicas' shares", func() bool {
+		for _, r := range reps {
+			var want, got, wantPods, gotPods []string
+			for k, o := range owner {
+				if o == r.name {
+					want = append(want, k)
+				}
+			}
+			for _, d := range controller.InformerFor[*MiniDeployment](r.mgr, DeploymentGVR).GetStore().List() {
+				got = append(got, d.Namespace+"/"+d.Name)
+			}
+			pods := controller.InformerFor[*Pod](r.mgr, PodGVR).GetStore().List()
+			for _, p := range pods {
+				gotPods = append(gotPods, p.Namespace+"/"+p.Labels[LabelOwner])
+			}
+			for _, k := range want {
+				ns, name, _ := cutKey(k)
+				for range 3 {
+					wantPods = append(wantPods, ns+"/"+name)
+				}
+			}
+			slices.Sort(want)
+			slices.Sort(got)
+			slices.Sort(wantPods)
+			slices.Sort(gotPods)
+			if !slices.Equal(want, got) || !slices.Equal(slices.Compact(wantPods), slices.Compact(gotPods)) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 func cutKey(k string) (ns, name string, ok bool) {
@@ -275,24 +330,14 @@ func cutKey(k string) (ns, name string, ok bool) {
 	return k[:i], k[i+1:], true
 }
 
-func TestSetupShardedNeedsNamespaceRing(t *testing.T) {
+// SetupSharded on a Manager without a ring fails with ErrNoRing.
+func TestSetupShardedNeedsARing(t *testing.T) {
 	e := newEnv(t)
-	cfg := e.srv.Config()
-	cfg.MaxRetries = -1
-	c, err := apiclient.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	rg, err := ring.New(c, "default", Name, "a", ring.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	mgr, err := controller.NewManager(e.srv.Config(), controller.ManagerOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := SetupSharded(mgr, rg); !errors.Is(err, ErrNotByNamespace) {
-		t.Fatalf("SetupSharded with a uid ring: %v, want ErrNotByNamespace", err)
+	if _, err := SetupSharded(mgr); !errors.Is(err, controller.ErrNoRing) {
+		t.Fatalf("SetupSharded without a ring: %v, want ErrNoRing", err)
 	}
 }

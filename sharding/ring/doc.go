@@ -5,6 +5,7 @@
 // moves about 1/N of the space and nothing else). A Ring is the listwatch.Share of its
 // replica's informers (package sharding/listwatch: they list and watch only its ranges),
 // and Begin gates the replica's reconciles so that a range changes hands only once the
-// reconciles begun on it have ended. The design, the handover protocol and its failure
-// cases are in docs/sharding.md.
+// reconciles begun on it have ended. The controller Manager runs a Ring for its sharded
+// controllers (controller.ManagerOptions.Sharding). The design, the handover protocol and
+// its failure cases are in docs/sharding.md.
 package ring

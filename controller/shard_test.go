@@ -1,0 +1,377 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/internal/testobj"
+	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/meta"
+	"github.com/informerkit/informerkit/sharding"
+	"github.com/informerkit/informerkit/sharding/ring"
+)
+
+// shardLog records every reconcile of every key by every replica, and any reconcile that
+// began while another replica's of the same key was in flight.
+type shardLog struct {
+	mu    sync.Mutex
+	cur   map[string]string   // key -> replica reconciling it now
+	by    map[string][]string // key -> replicas that reconciled it, in order
+	gone  map[string][]string // key -> replicas that reconciled it while it was not cached
+	clash []string
+}
+
+func newShardLog() *shardLog {
+	return &shardLog{cur: map[string]string{}, by: map[string][]string{}, gone: map[string][]string{}}
+}
+
+// reconciler records the reconciles of replica; cached tells whether its cache holds a key.
+func (l *shardLog) reconciler(replica string, cached func(key string) bool) Reconciler {
+	return ReconcilerFunc(func(ctx context.Context, req Request) (Result, error) {
+		key := req.String()
+		inCache := cached(key)
+		l.mu.Lock()
+		if !inCache {
+			l.gone[key] = append(l.gone[key], replica)
+		}
+		if other, busy := l.cur[key]; busy {
+			l.clash = append(l.clash, fmt.Sprintf("%s: %s while %s", key, replica, other))
+		}
+		l.cur[key] = replica
+		l.by[key] = append(l.by[key], replica)
+		l.mu.Unlock()
+		tm := time.NewTimer(2 * time.Millisecond) // a reconcile's I/O: overlaps would show
+		<-tm.C
+		l.mu.Lock()
+		delete(l.cur, key)
+		l.mu.Unlock()
+		return Result{}, nil
+	})
+}
+
+func (l *shardLog) last(key string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if by := l.by[key]; len(by) > 0 {
+		return by[len(by)-1]
+	}
+	return ""
+}
+
+func (l *shardLog) check(t *testing.T) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, c := range l.clash {
+		t.Error("double reconcile: " + c)
+	}
+}
+
+// shardedReplica is one replica: a Manager in the ring "widgets" with a sharded controller
+// of primary type Widget (through gvr) that owns ConfigMaps.
+type shardedReplica struct {
+	name     string
+	mgr      *Manager
+	children *OwnedType[*testobj.ConfigMap]
+	stop     func() error
+}
+
+func startShardedReplica(t *testing.T, srv *apitest.Server, reg *kinds.Registry, gvr meta.GroupVersionResource, field sharding.Field, log *shardLog, name string) *shardedReplica {
+	t.Helper()
+	m := newManager(t, srv, ManagerOptions{Kinds: reg, Sharding: ShardingOptions{Ring: "widgets", Identity: name, Field: field,
+		LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}})
+	children := Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)
+	primary := Primary[*testobj.Widget](gvr)
+	cached := func(key string) bool {
+		_, ok, _ := primary.Informer().GetStore().GetByKey(key)
+		return ok
+	}
+	ctl, err := NewBuilder(m, "widgets").
+		For(primary).
+		Owns(children).
+		WithOptions(Options{Logger: quiet, Sharded: true, MaxConcurrentReconciles: 2}).
+		Build(log.reconciler(name, cached))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctl.NeedLeaderElection() {
+		t.Error("a sharded controller needs leader election")
+	}
+	stop, _ := startManager(t, m)
+	return &shardedReplica{name: name, mgr: m, children: children, stop: stop}
+}
+
+// waitShares waits until every replica sees all of them and holds its share of their
+// assignment.
+func waitShares(t *testing.T, reps []*shardedReplica) {
+	t.Helper()
+	var names []string
+	for _, r := range reps {
+		names = append(names, r.name)
+	}
+	a, err := ring.Assign(names, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, fmt.Sprintf("the ring of %v settled", names), func() bool {
+		for _, r := range reps {
+			if len(r.mgr.Ring().Members()) != len(reps) || !slices.Equal(r.mgr.Ring().Held(), a.Ranges(r.name)) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// holder returns the replica holding hash h.
+func holder(reps []*shardedReplica, h uint64) string {
+	for _, r := range reps {
+		if r.mgr.Ring().Owns(h) {
+			return r.name
+		}
+	}
+	return ""
+}
+
+// Sharded controllers on three Managers: every Widget is reconciled by the replica holding
+// it (by uid, or by namespace), each replica caches only its Widgets and their ConfigMaps,
+// a join moves work and cache to the new replica (which reconciles what it gains at once), a
+// deleted Widget's last reconcile runs on its holder, and no Widget is ever reconciled by two
+// replicas at once.
+func TestShardedControllersSplitWorkAndCaches(t *testing.T) {
+	for _, field := range []sharding.Field{sharding.FieldUID, sharding.FieldNamespace} {
+		t.Run(string(field), func(t *testing.T) { testShardedControllers(t, field) })
+	}
+}
+
+func testShardedControllers(t *testing.T, field sharding.Field) {
+	srv, _ := newWidgetServer(t)
+	reg := kinds.NewRegistry()
+	if err := reg.Register(reflect.TypeFor[*testobj.Widget](), testobj.WidgetInfo); err != nil {
+		t.Fatal(err)
+	}
+	namespaces := []string{"shop", "payments", "search", "billing", "auth", "media", "mail", "ads"}
+	hash := map[string]uint64{} // widget key -> the hash that places it
+	var keys []string
+	for i, ns := range namespaces {
+		if _, err := srv.Create("namespaces", map[string]any{"metadata": map[string]any{"name": ns}}); err != nil {
+			t.Fatal(err)
+		}
+		for j := range 4 {
+			w, err := srv.Create("widgets", widget(ns, fmt.Sprintf("w-%d-%d", i, j)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := ns + "/" + w.Name()
+			keys = append(keys, key)
+			hash[key] = sharding.Hash(w.UID())
+			if field == sharding.FieldNamespace {
+				hash[key] = sharding.Hash(ns)
+			}
+			for k := range 2 {
+				if _, err := srv.Create("configmaps", ownedConfigMap(ns, fmt.Sprintf("%s-%d", w.Name(), k), w, true)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	log := newShardLog()
+	gvr := testobj.WidgetGVR
+	reps := []*shardedReplica{
+		startShardedReplica(t, srv, reg, gvr, field, log, "a"),
+		startShardedReplica(t, srv, reg, gvr, field, log, "b"),
+	}
+	waitShares(t, reps)
+	settled := func(what string) {
+		t.Helper()
+		pollUntil(t, what, func() bool {
+			for _, k := range keys {
+				if log.last(k) != holder(reps, hash[k]) {
+					return false
+				}
+			}
+			return true
+		})
+		pollUntil(t, what+": caches of the shares", func() bool {
+			for _, r := range reps {
+				var want, got, gotChildren []string
+				for _, k := range keys {
+					if holder(reps, hash[k]) == r.name {
+						want = append(want, k)
+					}
+				}
+				for _, w := range InformerFor[*testobj.Widget](r.mgr, gvr).GetStore().List() {
+					got = append(got, w.Namespace+"/"+w.Name)
+				}
+				for _, c := range r.children.Informer().GetStore().List() {
+					owner := c.OwnerReferences[0]
+					gotChildren = append(gotChildren, c.Namespace+"/"+owner.Name)
+				}
+				slices.Sort(want)
+				slices.Sort(got)
+				slices.Sort(gotChildren)
+				if !slices.Equal(want, got) || !slices.Equal(want, slices.Compact(gotChildren)) || len(gotChildren) != 2*len(want) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	settled("the start")
+	working := map[string]bool{}
+	for _, k := range keys {
+		working[log.last(k)] = true
+	}
+	if len(working) != 2 {
+		t.Fatalf("only %v worked", working)
+	}
+
+	// A join: the third replica takes its share, reconciles it at once, and changes are
+	// reconciled by their new holders.
+	reps = append(reps, startShardedReplica(t, srv, reg, gvr, field, log, "c"))
+	waitShares(t, reps)
+	settled("after the join")
+	for _, k := range keys {
+		ns, name := splitKey(k)
+		if _, err := srv.Mutate("widgets", ns, name, func(o apitest.Object) { o["spec"] = map[string]any{"size": 2} }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settled("after the changes")
+
+	// A deletion is reconciled by the holder, though the object has left its cache.
+	victim := keys[0]
+	ns, name := splitKey(victim)
+	if err := srv.Delete("widgets", ns, name); err != nil {
+		t.Fatal(err)
+	}
+	var by []string
+	pollUntil(t, "the deletion reconciled", func() bool {
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		by = slices.Clone(log.gone[victim])
+		return len(by) > 0
+	})
+	if want := holder(reps, hash[victim]); !slices.Equal(by, []string{want}) {
+		t.Errorf("the deletion of %s was reconciled by %v, want %s", victim, by, want)
+	}
+	for k := range 2 { // apitest has no garbage collector
+		if err := srv.Delete("configmaps", ns, fmt.Sprintf("%s-%d", name, k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A clean leave hands over at once.
+	if err := reps[0].stop(); err != nil {
+		t.Fatal(err)
+	}
+	reps = reps[1:]
+	keys = keys[1:]
+	waitShares(t, reps)
+	settled("after the leave")
+	log.check(t)
+}
+
+func splitKey(k string) (ns, name string) {
+	for i := range len(k) {
+		if k[i] == '/' {
+			return k[:i], k[i+1:]
+		}
+	}
+	return "", k
+}
+
+// A cluster-scoped primary type is placed by uid even in a ring that places namespaced
+// objects by namespace (the namespace of them all is "").
+func TestShardedClusterScopedByUID(t *testing.T) {
+	srv := newTestServer(t)
+	info := kinds.Info{Group: "example.com", Version: "v1", Kind: "Gadget", Resource: "gadgets"}
+	if err := srv.AddResource(apitest.ResourceType{Group: info.Group, Version: info.Version, Kind: info.Kind, Plural: info.Resource}); err != nil {
+		t.Fatal(err)
+	}
+	reg := kinds.NewRegistry()
+	if err := reg.Register(reflect.TypeFor[*testobj.Widget](), info); err != nil {
+		t.Fatal(err)
+	}
+	hash := map[string]uint64{}
+	var keys []string
+	for i := range 24 {
+		g, err := srv.Create("gadgets", map[string]any{"apiVersion": "example.com/v1", "kind": "Gadget",
+			"metadata": map[string]any{"name": fmt.Sprintf("g-%02d", i)}, "spec": map[string]any{"size": 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, g.Name())
+		hash[g.Name()] = sharding.Hash(g.UID())
+	}
+	log := newShardLog()
+	gvr := info.GroupVersionResource()
+	reps := []*shardedReplica{
+		startShardedReplica(t, srv, reg, gvr, sharding.FieldNamespace, log, "a"),
+		startShardedReplica(t, srv, reg, gvr, sharding.FieldNamespace, log, "b"),
+	}
+	waitShares(t, reps)
+	pollUntil(t, "every gadget reconciled by its holder", func() bool {
+		for _, k := range keys {
+			if log.last(k) != holder(reps, hash[k]) {
+				return false
+			}
+		}
+		return true
+	})
+	by := map[string]int{}
+	for _, k := range keys {
+		by[log.last(k)]++
+	}
+	if len(by) != 2 {
+		t.Errorf("gadgets reconciled by %v: not spread by uid", by)
+	}
+	for _, r := range reps {
+		if n := len(InformerFor[*testobj.Widget](r.mgr, gvr).GetStore().ListKeys()); n != by[r.name] {
+			t.Errorf("%s caches %d gadgets, holds %d", r.name, n, by[r.name])
+		}
+	}
+	log.check(t)
+}
+
+// The errors of a sharded Builder: no ring, no primary type, a resource another controller
+// already watches unsharded; New refuses Options.Sharded.
+func TestShardedBuilderErrors(t *testing.T) {
+	srv, _ := newWidgetServer(t)
+	reg := kinds.NewRegistry()
+	if err := reg.Register(reflect.TypeFor[*testobj.Widget](), testobj.WidgetInfo); err != nil {
+		t.Fatal(err)
+	}
+	plain := newManager(t, srv, ManagerOptions{Kinds: reg})
+	_, err := NewBuilder(plain, "w").For(Primary[*testobj.Widget](testobj.WidgetGVR)).WithOptions(Options{Sharded: true}).Build(forward(nil))
+	if !errors.Is(err, ErrNoRing) {
+		t.Errorf("without a ring: %v, want ErrNoRing", err)
+	}
+	m := newManager(t, srv, ManagerOptions{Kinds: reg, Sharding: ShardingOptions{Ring: "r", Identity: "a"}})
+	src := Kind(InformerFor[*testobj.ConfigMap](m, testobj.ConfigMapGVR), EnqueueRequestForObject[*testobj.ConfigMap]())
+	if _, err := NewBuilder(m, "w").WatchesSource(src).WithOptions(Options{Sharded: true}).Build(forward(nil)); !errors.Is(err, ErrNoPrimary) {
+		t.Errorf("without For: %v, want ErrNoPrimary", err)
+	}
+	// ConfigMaps have an unsharded informer already: they cannot be sharded as children.
+	_, err = NewBuilder(m, "w2").For(Primary[*testobj.Widget](testobj.WidgetGVR)).Owns(Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)).
+		WithOptions(Options{Sharded: true}).Build(forward(nil))
+	if !errors.Is(err, informer.ErrShardConflict) {
+		t.Errorf("owning a resource watched unsharded: %v, want ErrShardConflict", err)
+	} else {
+		t.Log(err)
+	}
+	if _, err := New("x", forward(nil), Options{Sharded: true}); err == nil {
+		t.Error("New accepted Options.Sharded")
+	}
+	if _, err := NewManager(srv.Config(), ManagerOptions{Sharding: ShardingOptions{Ring: "r", Buckets: 3}}); err == nil {
+		t.Error("NewManager accepted 3 buckets")
+	}
+}
