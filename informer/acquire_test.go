@@ -7,11 +7,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/internal/testobj"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/reflector"
 )
 
@@ -315,4 +317,48 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(b.N), "retained-B/op")
+}
+
+// A resource that answers 404 is logged only once the 404s have lasted the grace period, and
+// anything the reflector receives in between starts the count again: a CRD being deleted,
+// whose informer its users release within the second, logs nothing.
+func TestNotFoundIsLoggedAfterTheGracePeriod(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		logs := &logBuffer{}
+		inf := New(apiclient.NewResource[*testobj.ConfigMap](nil, testobj.WidgetGVR),
+			Options[*testobj.ConfigMap]{Logger: logs.logger(), NotFoundLogInterval: time.Minute})
+		notFound := &meta.Status{Code: 404, Reason: meta.StatusReasonNotFound, Message: "404 page not found"}
+		store := inf.reflectorStore(inf.newFIFO()).(reflector.ResourceVersionUpdater)
+		ctx := context.Background()
+		logged := func() int { return logs.count("not served") }
+
+		inf.onWatchError(ctx, notFound)
+		time.Sleep(DefaultNotFoundGracePeriod - time.Second)
+		inf.onWatchError(ctx, notFound)
+		if n := logged(); n != 0 {
+			t.Fatalf("%d lines within the grace period:\n%s", n, logs.String())
+		}
+		// The resource answered: the next 404 starts a new run.
+		store.UpdateResourceVersion("7")
+		time.Sleep(2 * time.Second)
+		inf.onWatchError(ctx, notFound)
+		if n := logged(); n != 0 {
+			t.Fatalf("%d lines after the resource answered:\n%s", n, logs.String())
+		}
+		time.Sleep(DefaultNotFoundGracePeriod)
+		inf.onWatchError(ctx, notFound)
+		if n := logged(); n != 1 {
+			t.Fatalf("%d lines once the 404s lasted the grace period, want 1:\n%s", n, logs.String())
+		}
+		time.Sleep(30 * time.Second)
+		inf.onWatchError(ctx, notFound)
+		if n := logged(); n != 1 {
+			t.Fatalf("%d lines within NotFoundLogInterval, want 1", n)
+		}
+		time.Sleep(31 * time.Second)
+		inf.onWatchError(ctx, notFound)
+		if n := logged(); n != 2 {
+			t.Fatalf("%d lines after NotFoundLogInterval, want 2", n)
+		}
+	})
 }

@@ -130,8 +130,10 @@ type FactoryOptions struct {
 	Backoff                       reflector.Backoff
 	MaxInternalErrorRetryDuration time.Duration
 	// NotFoundLogInterval is how often, at most, an informer of a resource that is not served
-	// logs it (Options.NotFoundLogInterval).
+	// logs it, and NotFoundGracePeriod how long after its first 404 (Options'
+	// NotFoundLogInterval and NotFoundGracePeriod).
 	NotFoundLogInterval time.Duration
+	NotFoundGracePeriod time.Duration
 	// Logger receives the informers' log lines. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -218,6 +220,7 @@ func informerLocked[T meta.Object](f *Factory, gvr meta.GroupVersionResource, op
 		MinWatchTimeout:               o.MinWatchTimeout,
 		BufferSize:                    o.BufferSize,
 		NotFoundLogInterval:           o.NotFoundLogInterval,
+		NotFoundGracePeriod:           o.NotFoundGracePeriod,
 		Logger:                        o.Logger,
 		DisableSharing:                o.DisableSharing,
 		DetectCacheMutations:          o.DetectCacheMutations,

@@ -24,6 +24,10 @@ const (
 	// DefaultNotFoundLogInterval is how often, at most, an informer logs that its resource
 	// is not served (404), while it keeps retrying.
 	DefaultNotFoundLogInterval = 5 * time.Minute
+	// DefaultNotFoundGracePeriod is how long a resource must have answered 404 before its
+	// informer logs that it is not served: a CustomResourceDefinition being deleted (whose
+	// informer its users are about to release) or being installed is not worth a warning.
+	DefaultNotFoundGracePeriod = 10 * time.Second
 	// DefaultBatchSize is the number of queue positions handleDeltas takes from the DeltaFIFO
 	// under one lock acquisition.
 	DefaultBatchSize = 256
@@ -92,6 +96,10 @@ type Options[T meta.Object] struct {
 	// NotFoundLogInterval is how often, at most, the informer logs that its resource is not
 	// served (default DefaultNotFoundLogInterval).
 	NotFoundLogInterval time.Duration
+	// NotFoundGracePeriod is how long the resource must have answered 404 (with nothing
+	// received in between) before the first such line (default DefaultNotFoundGracePeriod;
+	// negative: at the first 404).
+	NotFoundGracePeriod time.Duration
 	// Logger receives the informer's and its reflector's log lines (default slog.Default()).
 	Logger *slog.Logger
 
@@ -154,6 +162,9 @@ type Informer[T meta.Object] struct {
 	stoppedCh    chan struct{}
 	notFound     atomic.Uint64
 	lastNotFound atomic.Int64 // unix nanoseconds of the last "not served" log line
+	// notFoundSince is when the current run of 404s began (unix nanoseconds, 0: none);
+	// anything the reflector receives ends the run.
+	notFoundSince atomic.Int64
 	// incrementalLists counts relists (and the first list) handed over object by object;
 	// incrementalAborts those that failed part-way.
 	incrementalLists, incrementalAborts atomic.Uint64
@@ -174,6 +185,9 @@ func New[T meta.Object](lw apiclient.ListerWatcher[T], opts Options[T]) *Informe
 	}
 	if opts.NotFoundLogInterval <= 0 {
 		opts.NotFoundLogInterval = DefaultNotFoundLogInterval
+	}
+	if opts.NotFoundGracePeriod == 0 {
+		opts.NotFoundGracePeriod = DefaultNotFoundGracePeriod
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

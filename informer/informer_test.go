@@ -561,8 +561,9 @@ func TestNotServedResourceIsRetriedQuietly(t *testing.T) {
 	c := newClient(t, s)
 	logs := &logBuffer{}
 	opts := Options[*testobj.ConfigMap]{
-		Logger:  logs.logger(),
-		Backoff: reflector.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond, Jitter: -1},
+		Logger:              logs.logger(),
+		Backoff:             reflector.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond, Jitter: -1},
+		NotFoundGracePeriod: -1, // TestNotFoundIsLoggedAfterTheGracePeriod covers the grace
 	}
 	gvr := testobj.WidgetGVR
 	inf := New(apiclient.NewResource[*testobj.ConfigMap](c, gvr), opts)

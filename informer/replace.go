@@ -20,10 +20,17 @@ type incrementalFIFO[T any] struct {
 	finished, aborted *atomic.Uint64
 	// fresh hears every resourceVersion the reflector records (freshness.go).
 	fresh *freshness
+	// notFoundSince is the informer's start of a run of 404s (stats.go).
+	notFoundSince *atomic.Int64
 }
 
 // UpdateResourceVersion implements reflector.ResourceVersionUpdater.
-func (f incrementalFIFO[T]) UpdateResourceVersion(string) { f.fresh.reflectorAdvanced() }
+func (f incrementalFIFO[T]) UpdateResourceVersion(string) {
+	f.fresh.reflectorAdvanced()
+	if f.notFoundSince.Load() != 0 {
+		f.notFoundSince.Store(0) // the resource answers: a later 404 starts a new run
+	}
+}
 
 var _ reflector.IncrementalReplacer[int] = incrementalFIFO[int]{}
 
@@ -70,7 +77,7 @@ func (inf *Informer[T]) reflectorStore(fifo deltafifo.Queue[T]) reflector.Store[
 	if inf.opts.disableIncrementalRelist {
 		return fifo
 	}
-	return incrementalFIFO[T]{fifo, &inf.incrementalLists, &inf.incrementalAborts, &inf.fresh}
+	return incrementalFIFO[T]{fifo, &inf.incrementalLists, &inf.incrementalAborts, &inf.fresh, &inf.notFoundSince}
 }
 
 // applyReplacedChunk applies part of an incremental relist (AtomicFIFO): every object is

@@ -63,14 +63,20 @@ type HandlerBacklog struct {
 	Backlog
 }
 
-// onWatchError counts 404s and logs them at most once per NotFoundLogInterval (the
-// reflector's own log line is filtered out by quietNotFound), then calls the user's handler.
+// onWatchError counts 404s and, once they have lasted NotFoundGracePeriod, logs them at most
+// once per NotFoundLogInterval (the reflector's own log line is filtered out by
+// quietNotFound), then calls the user's handler.
 func (inf *Informer[T]) onWatchError(ctx context.Context, err error) {
 	if meta.IsNotFound(err) {
 		n := inf.notFound.Add(1)
 		now := time.Now().UnixNano()
+		since := inf.notFoundSince.Load()
+		if since == 0 && inf.notFoundSince.CompareAndSwap(0, now) {
+			since = now
+		}
 		last := inf.lastNotFound.Load()
-		if (last == 0 || time.Duration(now-last) >= inf.opts.NotFoundLogInterval) && inf.lastNotFound.CompareAndSwap(last, now) {
+		if time.Duration(now-since) >= inf.opts.NotFoundGracePeriod && (last == 0 || time.Duration(now-last) >= inf.opts.NotFoundLogInterval) &&
+			inf.lastNotFound.CompareAndSwap(last, now) {
 			inf.logger.Warn("informer: the resource is not served (404); retrying with backoff until it is",
 				"err", err, "attempts", n, "nextLogIn", inf.opts.NotFoundLogInterval)
 		}
