@@ -50,10 +50,11 @@ type PrimaryOptions[T meta.Object] struct {
 
 // PrimaryType is the typed input of Builder.For.
 type PrimaryType[T meta.Object] struct {
-	gvr  meta.GroupVersionResource
-	opts PrimaryOptions[T]
-	mu   sync.Mutex
-	inf  *informer.Informer[T]
+	gvr   meta.GroupVersionResource
+	opts  PrimaryOptions[T]
+	mu    sync.Mutex
+	built bool
+	inf   *informer.Informer[T]
 }
 
 // Primary returns the Builder.For input of T, watched through gvr with the Manager's shared
@@ -69,7 +70,9 @@ func PrimaryWithOptions[T meta.Object](gvr meta.GroupVersionResource, opts Prima
 	return &PrimaryType[T]{gvr: gvr, opts: opts}
 }
 
-// Informer returns the shared informer the input was bound to by Build (nil before).
+// Informer returns the shared informer the input was bound to by Build (nil before). For a
+// controller that follows its resources (Options.FollowResources) it is the informer of the
+// current run, nil while the controller waits.
 func (p *PrimaryType[T]) Informer() *informer.Informer[T] {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -84,9 +87,14 @@ func (p *PrimaryType[T]) bindPrimary(b *Builder) (Source, kinds.Info, error) {
 		return nil, kinds.Info{}, err
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.inf != nil {
+	if p.built {
+		p.mu.Unlock()
 		return nil, kinds.Info{}, ErrAlreadyBuilt
+	}
+	p.built = true
+	p.mu.Unlock()
+	if b.opts.Sharded && b.opts.FollowResources {
+		return nil, kinds.Info{}, errors.New("controller: Options.Sharded and FollowResources cannot be combined")
 	}
 	if b.opts.Sharded {
 		g, children, err := shardPrimary[T](b, p.gvr, info)
@@ -95,17 +103,43 @@ func (p *PrimaryType[T]) bindPrimary(b *Builder) (Source, kinds.Info, error) {
 		}
 		b.shard, b.children = g, children
 	}
-	p.inf = InformerFor[T](b.mgr, p.gvr)
 	var h EventHandler[T] = EnqueueRequestForObject[T]()
 	if b.shard != nil {
-		b.shard.bindUIDs(cachedUID(p.inf))
+		b.shard.bindUIDs(cachedUID(InformerFor[T](b.mgr, p.gvr)))
 		h = gateDeletions(b.shard, h)
 	}
 	if p.opts.WrapHandler != nil {
 		h = p.opts.WrapHandler(h)
 	}
-	return Kind(p.inf, h, withFilters(p.opts.Predicates, b.filters)...), info, nil
+	set := func(inf *informer.Informer[T]) error {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.inf = inf
+		return nil
+	}
+	return bindSource(b, p.gvr, h, withFilters(p.opts.Predicates, b.filters), set), info, nil
 }
+
+// bindSource is the source of an input: Kind over the Manager's shared informer, taken
+// now; or, for a controller that follows its resources, KindFor's source, whose informer is
+// taken each time it runs. set is told the informer (and nil once a KindFor source has
+// released it).
+func bindSource[T meta.Object](b *Builder, gvr meta.GroupVersionResource, h EventHandler[T], predicates []Predicate[T], set func(*informer.Informer[T]) error) Source {
+	if b.opts.FollowResources {
+		return &acquiredKind[T]{dispatcher: dispatcher[T]{handler: h, predicates: predicates}, m: b.mgr, gvr: gvr, bound: set}
+	}
+	inf := InformerFor[T](b.mgr, gvr)
+	if err := set(inf); err != nil {
+		return errSource{err}
+	}
+	return Kind(inf, h, predicates...)
+}
+
+// errSource is a source that fails at once (an input whose binding failed).
+type errSource struct{ err error }
+
+func (s errSource) Run(context.Context, Queue) error { return s.err }
+func (s errSource) HasSynced() bool                  { return false }
 
 // ExpectationsObserver receives the creations and deletions of children that Owns sees,
 // before its predicates, to satisfy the expectations of their owner (kube-controller-manager's
@@ -134,10 +168,11 @@ type OwnedOptions[T meta.Accessor] struct {
 // OwnedType is the typed input of Builder.Owns, and the reconciler's typed view of the
 // children: ChildrenOf.
 type OwnedType[T meta.Accessor] struct {
-	gvr  meta.GroupVersionResource
-	opts OwnedOptions[T]
-	mu   sync.Mutex
-	inf  *informer.Informer[T]
+	gvr   meta.GroupVersionResource
+	opts  OwnedOptions[T]
+	mu    sync.Mutex
+	built bool
+	inf   *informer.Informer[T]
 }
 
 // Owned returns the Builder.Owns input of the child type T, watched through gvr with the
@@ -152,7 +187,8 @@ func OwnedWithOptions[T meta.Accessor](gvr meta.GroupVersionResource, opts Owned
 	return &OwnedType[T]{gvr: gvr, opts: opts}
 }
 
-// Informer returns the shared informer the input was bound to by Build (nil before).
+// Informer returns the shared informer the input was bound to by Build (nil before; for a
+// controller that follows its resources, the informer of the current run).
 func (o *OwnedType[T]) Informer() *informer.Informer[T] {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -200,20 +236,34 @@ func (o *OwnedType[T]) bindOwned(b *Builder, owner *kinds.Info) (Source, error) 
 		return nil, err
 	}
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.inf != nil {
+	if o.built {
+		o.mu.Unlock()
 		return nil, ErrAlreadyBuilt
 	}
+	o.built = true
+	o.mu.Unlock()
 	if err := shardOwned[T](b, o.gvr); err != nil {
 		return nil, err
 	}
-	inf := InformerFor[T](b.mgr, o.gvr)
-	// Shared by every controller owning T: the first adds it, the others find it.
-	err := inf.AddIndexers(indexer.Indexers[T]{IndexByControllerUID: controllerUID[T]})
-	if err != nil && !errors.Is(err, indexer.ErrDuplicateIndex) {
-		return nil, err
+	set := func(inf *informer.Informer[T]) error {
+		if inf != nil {
+			// Shared by every controller owning T: the first adds it, the others find it.
+			err := inf.AddIndexers(indexer.Indexers[T]{IndexByControllerUID: controllerUID[T]})
+			if err != nil && !errors.Is(err, indexer.ErrDuplicateIndex) {
+				return err
+			}
+		}
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.inf = inf
+		return nil
 	}
-	o.inf = inf
+	if !b.opts.FollowResources {
+		// The index is added at Build, so that an error shows there.
+		if err := set(InformerFor[T](b.mgr, o.gvr)); err != nil {
+			return nil, err
+		}
+	}
 
 	group, kind, clusterScoped := owner.Group, owner.Kind, !owner.Namespaced
 	ownerOf := func(obj T) (Request, bool) {
@@ -247,7 +297,7 @@ func (o *OwnedType[T]) bindOwned(b *Builder, owner *kinds.Info) (Source, error) 
 	d := &dispatcher[T]{handler: enqueue, predicates: withFilters(o.opts.Predicates, b.filters)}
 	exp := o.opts.Expectations
 	if exp == nil {
-		return Kind(inf, EventHandler[T](dispatchHandler[T]{d})), nil
+		return bindSource(b, o.gvr, EventHandler[T](dispatchHandler[T]{d}), nil, set), nil
 	}
 	deleted := func(obj T) {
 		if r, ok := ownerOf(obj); ok {
@@ -256,7 +306,7 @@ func (o *OwnedType[T]) bindOwned(b *Builder, owner *kinds.Info) (Source, error) 
 	}
 	// Observations come first, then the predicates and the enqueue: the reconcile the event
 	// causes must find the expectation already lowered.
-	return Kind(inf, EventHandlerFuncs[T]{
+	return bindSource(b, o.gvr, EventHandler[T](EventHandlerFuncs[T]{
 		CreateFunc: func(ctx context.Context, e CreateEvent[T], q Queue) {
 			if !isNil(e.Object) {
 				if e.Object.GetDeletionTimestamp() != nil {
@@ -284,7 +334,7 @@ func (o *OwnedType[T]) bindOwned(b *Builder, owner *kinds.Info) (Source, error) 
 			d.delete(ctx, e, q)
 		},
 		GenericFunc: func(ctx context.Context, e GenericEvent[T], q Queue) { d.generic(ctx, e, q) },
-	}), nil
+	}), nil, set), nil
 }
 
 // dispatchHandler applies a dispatcher's predicates, then its handler.
@@ -309,6 +359,7 @@ type WatchedType[T meta.Object] struct {
 	handler    EventHandler[T]
 	predicates []Predicate[T]
 	mu         sync.Mutex
+	built      bool
 	inf        *informer.Informer[T]
 }
 
@@ -319,7 +370,8 @@ func Watched[T meta.Object](gvr meta.GroupVersionResource, handler EventHandler[
 	return &WatchedType[T]{gvr: gvr, handler: handler, predicates: predicates}
 }
 
-// Informer returns the shared informer the input was bound to by Build (nil before).
+// Informer returns the shared informer the input was bound to by Build (nil before; for a
+// controller that follows its resources, the informer of the current run).
 func (w *WatchedType[T]) Informer() *informer.Informer[T] {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -336,12 +388,19 @@ func (w *WatchedType[T]) bindWatched(b *Builder) (Source, error) {
 		return nil, err
 	}
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.inf != nil {
+	if w.built {
+		w.mu.Unlock()
 		return nil, ErrAlreadyBuilt
 	}
-	w.inf = InformerFor[T](b.mgr, w.gvr)
-	return Kind(w.inf, w.handler, withFilters(w.predicates, b.filters)...), nil
+	w.built = true
+	w.mu.Unlock()
+	set := func(inf *informer.Informer[T]) error {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.inf = inf
+		return nil
+	}
+	return bindSource(b, w.gvr, w.handler, withFilters(w.predicates, b.filters), set), nil
 }
 
 // checkKind is resolveKind for types whose kind the builder does not need: an unregistered

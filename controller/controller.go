@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/informerkit/informerkit/controller/leaderelection"
@@ -102,6 +103,20 @@ type Options struct {
 	// finalizer. Manager.Permissions lists them with the rest, and a Manager checks them
 	// at Start. Default none.
 	Permissions []rbac.Rule
+	// FollowResources makes the controller follow the resources its sources watch, for
+	// resources that a CustomResourceDefinition (or an aggregated API) adds and removes while
+	// the Manager runs. Run by a Manager, the controller waits quietly while one of them is
+	// not served (its /readyz entry "resources-<name>" names it; no error is logged), starts
+	// once all are, stops cleanly when one stops being served (its CRD deleted, its version
+	// no longer served: the workers drained, the queue shut down, the informers released),
+	// and starts again when it is back. Its sources must be able to run again: the Builder's
+	// (they acquire their informers when they run), KindFor and Channel; a Kind source over
+	// a fixed informer cannot. Default false, on purpose (docs/controller.md, "Controllers
+	// that follow their resources"): the controller starts with the Manager, and a resource
+	// that is not served makes its cache sync fail, which is what a deployment whose CRD is
+	// missing by mistake should see; following also needs the right to list and watch
+	// CustomResourceDefinitions, which a controller does not otherwise need.
+	FollowResources bool
 }
 
 // Controller runs a Reconciler over a work queue of Requests fed by sources (the
@@ -130,13 +145,21 @@ type Controller struct {
 	opts       Options
 	log        *slog.Logger
 
-	mu      sync.Mutex
-	sources []Source
-	started bool
-	queue   Queue
-	events  *eventTracker // from Start on
-	running chan struct{} // closed once the workers run
-	stats   stats
+	mu        sync.Mutex
+	sources   []Source
+	started   bool
+	queue     Queue
+	events    *eventTracker // from Start on
+	startedCh chan struct{} // closed once the workers run
+	stats     stats
+
+	// Lives (follow.go): running is set while the workers run; startedOnce closes
+	// startedCh at the first start; tracker tells a following controller whether its
+	// resources are served (its Manager's), and waiting lists those it waits for.
+	running     atomic.Bool
+	startedOnce sync.Once
+	tracker     *resourceTracker
+	waiting     []meta.GroupVersionResource
 	// declared are the permissions the Builder derived from its inputs.
 	declared []rbac.Rule
 
@@ -180,7 +203,7 @@ func New(name string, reconciler Reconciler, opts Options) (*Controller, error) 
 		reconciler: reconciler,
 		opts:       opts,
 		log:        opts.Logger.With("controller", name),
-		running:    make(chan struct{}),
+		startedCh:  make(chan struct{}),
 
 		defaultLogger: defaultLogger,
 	}, nil
@@ -215,7 +238,7 @@ func (c *Controller) NeedLeaderElection() bool {
 // Started returns a channel closed once Start has synced the sources and started the
 // workers: from then on every event reaches the queue and is reconciled. It is never closed
 // if Start fails before that.
-func (c *Controller) Started() <-chan struct{} { return c.running }
+func (c *Controller) Started() <-chan struct{} { return c.startedCh }
 
 // Queue returns the controller's work queue once Start has created it (nil before). Tests and
 // diagnostics use it; handlers get it with every event.
@@ -279,9 +302,11 @@ func (c *Controller) setManagerDefaults(m MetricsProvider, qm workqueue.MetricsP
 
 // Start runs the controller until ctx is done: it starts the sources, waits until they have
 // synced (at most CacheSyncTimeout), runs MaxConcurrentReconciles workers, and, once ctx is
-// done, stops the sources and waits for the reconciles in flight (at most DrainTimeout). It
-// returns nil after a clean shutdown, and an error if a source failed, the sources did not
-// sync in time, or the drain timed out. A controller can be started once.
+// done, stops the workers, waits for the reconciles in flight (at most DrainTimeout) and
+// stops the sources. It returns nil after a clean shutdown, and an error if a source failed,
+// the sources did not sync in time, or the drain timed out. A controller can be started
+// once; with Options.FollowResources it runs, stops and runs again inside that one Start as
+// its resources come and go (see follow.go).
 func (c *Controller) Start(ctx context.Context) error {
 	c.mu.Lock()
 	if c.started {
@@ -291,18 +316,33 @@ func (c *Controller) Start(ctx context.Context) error {
 	c.started = true
 	opts := c.opts
 	sources := c.sources
-	q := workqueue.NewRateLimiting(opts.RateLimiter, queueConfig(c.name, opts))
+	tracker := c.tracker
 	events := newEventTracker(c.name, opts.Tracer, opts.MetricsProvider)
-	c.queue, c.events = q, events
+	c.events = events
 	c.mu.Unlock()
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = DefaultDrainTimeout
 	}
 	metrics := newControllerMetrics(c.name, opts.MetricsProvider)
 	metrics.maxConcurrent.Set(float64(opts.MaxConcurrentReconciles))
+	if opts.FollowResources {
+		return c.follow(ctx, opts, sources, tracker, metrics, events)
+	}
+	return c.run(ctx, opts, sources, metrics, events)
+}
 
-	// Sources run until srcCtx is done; the first failure stops the controller.
-	srcCtx, stopSources := context.WithCancel(ctx)
+// run is one life of the controller: a new queue, the sources, the sync, the workers until
+// ctx is done, the drain.
+func (c *Controller) run(ctx context.Context, opts Options, sources []Source, metrics *controllerMetrics, events *eventTracker) error {
+	q := workqueue.NewRateLimiting(opts.RateLimiter, queueConfig(c.name, opts))
+	c.mu.Lock()
+	c.queue = q
+	c.mu.Unlock()
+
+	// Sources run until srcCtx is done (after the drain); the first failure stops the
+	// controller.
+	srcCtx, stopSources := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopSources()
 	var srcWG sync.WaitGroup
 	srcErr := make(chan error, len(sources))
 	for i, s := range sources {
@@ -320,8 +360,8 @@ func (c *Controller) Start(ctx context.Context) error {
 	}
 
 	if err := c.waitForSync(ctx, sources, opts.CacheSyncTimeout, srcErr); err != nil {
-		shutdownSources()
 		q.ShutDown()
+		shutdownSources()
 		if ctx.Err() != nil {
 			return nil // stopped before the caches synced: not an error
 		}
@@ -341,7 +381,8 @@ func (c *Controller) Start(ctx context.Context) error {
 	for range opts.MaxConcurrentReconciles {
 		wg.Go(func() { w.run(workCtx, rctx) })
 	}
-	close(c.running)
+	c.running.Store(true)
+	c.startedOnce.Do(func() { close(c.startedCh) })
 
 	var err error
 	select {
@@ -349,20 +390,23 @@ func (c *Controller) Start(ctx context.Context) error {
 	case err = <-srcErr:
 	}
 	stopWork()
-	shutdownSources()
 	if errors.Is(context.Cause(ctx), ErrLeaderElectionLost) {
 		// Another replica may lead already: stop now rather than finish.
 		cancelReconciles(ErrLeaderElectionLost)
 	}
 	drainCtx, cancelDrain := context.WithTimeout(context.Background(), opts.DrainTimeout)
 	defer cancelDrain()
-	// Workers take no new Request; wait for those in flight.
+	// Workers take no new Request; wait for those in flight. The sources stop after them,
+	// so that a reconcile in flight still reads from their informers (a source that
+	// releases its informer would otherwise make the client start a new one).
 	if derr := q.ShutDownWithDrainContext(drainCtx); derr != nil && err == nil {
 		err = fmt.Errorf("controller %q: reconciles still running after the drain timeout %v", c.name, opts.DrainTimeout)
 	}
 	q.ShutDown()
 	cancelReconciles(context.Canceled)
 	wg.Wait()
+	shutdownSources()
+	c.running.Store(false)
 	c.log.Info("stopped")
 	return err
 }

@@ -21,7 +21,8 @@
 // (controller/leaderelection), serves /healthz, /readyz and /metrics (controller/metrics),
 // and hands reconcilers a Client (controller/client), an EventRecorderFor (controller/events)
 // and the type registry (kinds). Unlike controller-runtime, initial-list events are queued at
-// low priority, shutdown drains in-flight reconciles, and /readyz fails on a stalled watch.
+// low priority, shutdown drains in-flight reconciles, /readyz fails on a stalled watch, and a
+// controller may follow its CRDs (Options.FollowResources): wait, stop, start again.
 //
 // docs/controller.md has the details: every piece, the reconcile results and every
 // difference from controller-runtime.

@@ -80,6 +80,12 @@ type ManagerOptions struct {
 	// done (default DefaultGracefulShutdownTimeout); it is also the drain timeout of
 	// controllers added without one.
 	GracefulShutdownTimeout time.Duration
+	// DiscoveryInterval is how often the Manager reads discovery again while a controller
+	// follows its resources (Options.FollowResources), for resources no
+	// CustomResourceDefinition defines (aggregated APIs) and for clusters where it may not
+	// list CRDs (default DefaultDiscoveryInterval). CRDs are watched: their changes are seen
+	// at once.
+	DiscoveryInterval time.Duration
 
 	// InformerOptions are the shared informer factory's options (namespace, selectors,
 	// stall timeout, ...). Default: informer.FactoryOptions' defaults, with the manager's
@@ -140,6 +146,9 @@ type Manager struct {
 	leaderGauge metrics.Gauge
 	ring        *ring.Ring // ManagerOptions.Sharding
 
+	// follow serves the controllers that follow their resources (follow.go).
+	follow followers
+
 	mu          sync.Mutex
 	runnables   []Runnable
 	informers   []namedInformer
@@ -183,6 +192,9 @@ func NewManager(config *apiclient.Config, opts ManagerOptions) (*Manager, error)
 	}
 	if opts.GracefulShutdownTimeout <= 0 {
 		opts.GracefulShutdownTimeout = DefaultGracefulShutdownTimeout
+	}
+	if opts.DiscoveryInterval <= 0 {
+		opts.DiscoveryInterval = DefaultDiscoveryInterval
 	}
 	if opts.Registry == nil {
 		opts.Registry = metrics.NewRegistry()
@@ -513,6 +525,11 @@ func (m *Manager) Add(r Runnable) error {
 	if c, ok := r.(*Controller); ok {
 		c.setManagerDefaults(NewMetricsProvider(m.registry), NewQueueMetricsProvider(m.registry), m.opts.GracefulShutdownTimeout, m.log)
 		c.setDefaultTracer(m.opts.Tracer)
+		if c.opts.FollowResources {
+			if err := m.addFollower(c); err != nil {
+				return err
+			}
+		}
 		c.mu.Lock()
 		srcs := slices.Clone(c.sources)
 		c.mu.Unlock()

@@ -62,7 +62,8 @@ func (m *Manager) AddPermissions(rules ...rbac.Rule) {
 
 // Permissions returns every API permission the Manager needs, merged (rbac.Merge): get,
 // list and watch of the resource of each informer of its factory (in the factory's or the
-// informer's namespace), what each controller declares (Controller.Permissions), create and
+// informer's namespace), what each controller declares (Controller.Permissions), list and
+// watch of CustomResourceDefinitions when a controller follows its resources, create and
 // patch of core events once EventRecorderFor has been called, get, create and update of
 // leases in the leader election namespace, and AddPermissions. Call it once the
 // controllers are built; rbac.Manifest writes the roles that grant them.
@@ -88,6 +89,13 @@ func (m *Manager) Permissions() []rbac.Rule {
 	if m.recordsEvents.Load() {
 		ev := kinds.Event.GroupVersionResource()
 		rules = append(rules, rbac.Rule{Group: ev.Group, Resource: ev.Resource, Verbs: []string{"create", "patch"}})
+	}
+	m.follow.mu.Lock()
+	following := m.follow.tracker != nil
+	m.follow.mu.Unlock()
+	if following {
+		// The resource tracker of controllers that follow their resources watches CRDs.
+		rules = append(rules, rbac.Rule{Group: crdsGVR.Group, Resource: crdsGVR.Resource, Verbs: []string{"list", "watch"}})
 	}
 	if m.opts.LeaderElection {
 		lease := kinds.Lease.GroupVersionResource()

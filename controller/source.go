@@ -66,7 +66,8 @@ type channelSource[T any] struct {
 // source.Channel): anything outside the API server that should make the controller look at
 // an object again. Each event goes through predicates (their Generic method) and then
 // handler.Generic. The source has synced as soon as it runs; it stops when ctx is done or ch
-// is closed. Events sent before the controller starts wait in ch.
+// is closed. Events sent before the controller starts wait in ch. It may run again once it
+// has stopped (a controller that follows its resources does).
 func Channel[T any](ch <-chan GenericEvent[T], handler EventHandler[T], predicates ...Predicate[T]) Source {
 	return &channelSource[T]{dispatcher: dispatcher[T]{handler: handler, predicates: predicates}, ch: ch}
 }
@@ -76,8 +77,9 @@ func (s *channelSource[T]) Run(ctx context.Context, q Queue) error {
 		return errors.New("controller: Channel source needs a channel and a handler")
 	}
 	if !s.running.CompareAndSwap(false, true) {
-		return errors.New("controller: a Channel source can run only once")
+		return errors.New("controller: a Channel source runs once at a time")
 	}
+	defer s.running.Store(false)
 	for {
 		select {
 		case <-ctx.Done():

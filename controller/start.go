@@ -61,6 +61,8 @@ func (m *Manager) Start(ctx context.Context) (err error) {
 	}()
 	m.factory.Start(cachesCtx)
 	m.ctrlClient.Start(cachesCtx)
+	stopFollowers := m.runFollowers(cachesCtx)
+	defer stopFollowers()
 
 	// Events are written from now until the runnables have stopped (deferred after the
 	// caches' stop, so it runs before it): the reconciles that finish during the drain

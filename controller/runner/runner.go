@@ -80,6 +80,13 @@ type Descriptor struct {
 	// Optional makes a skip for a missing resource quiet: logged, but /readyz passes (a
 	// controller for an API that not every cluster serves).
 	Optional bool
+	// Follow makes the controller follow its Resources instead of being skipped when one is
+	// not served: Init is called whether or not they are, and builds its controllers with
+	// controller.Options.FollowResources (ControllerContext.Follow says so); the Manager
+	// starts them once their resources are served, stops them when one goes, and starts them
+	// again when it is back. The controller's /readyz entry fails, naming them, while one of
+	// Resources is not served (it passes with Optional).
+	Follow bool
 	// Permissions are the API permissions the controller needs beyond those its Init's
 	// controllers and informers declare (see controller.Manager.Permissions), for a
 	// Runnable it adds by hand. They are added to the Manager when Init starts it.
@@ -106,6 +113,9 @@ type ControllerContext struct {
 	Logger *slog.Logger
 	// AvailableResources are the resources discovery listed when the runner started.
 	AvailableResources map[meta.GroupVersionResource]apiclient.APIResource
+	// Follow is Descriptor.Follow: build the controllers with
+	// controller.Options.FollowResources.
+	Follow bool
 }
 
 // IsServed reports whether discovery listed gvr.
@@ -299,7 +309,9 @@ func (r *Runner) initAll(ctx context.Context, available map[meta.GroupVersionRes
 			r.setState(d.Name, StatusDisabled, nil, nil)
 			continue
 		}
-		if gvr, ok := missing(d.Resources, available); !ok {
+		if d.Follow {
+			r.mgr.NotServed(d.Resources...) // the Manager tracks them from Start on
+		} else if gvr, ok := missing(d.Resources, available); !ok {
 			err := &NotServedError{Controller: d.Name, Resource: gvr}
 			log.Warn("Skipping controller", "reason", err.Error())
 			r.setState(d.Name, StatusSkipped, err, nil)
@@ -310,7 +322,7 @@ func (r *Runner) initAll(ctx context.Context, available map[meta.GroupVersionRes
 		cc := ControllerContext{
 			Name: d.Name, Manager: r.mgr, Factory: r.mgr.Factory(), Client: r.mgr.Client(),
 			APIClient: r.mgr.APIClient(), EventRecorder: r.mgr.EventRecorderFor(d.Name),
-			Logger: log, AvailableResources: available,
+			Logger: log, AvailableResources: available, Follow: d.Follow,
 		}
 		started, err := d.Init(ctx, cc)
 		made := newInformers(before, r.mgr.Factory().Informers())
@@ -410,6 +422,11 @@ func (r *Runner) ready(name string) error {
 		}
 		return nil
 	}
+	if d := r.descriptor(name); d.Follow {
+		if miss := r.mgr.NotServed(d.Resources...); len(miss) > 0 && !d.Optional {
+			return &controller.NotServedError{Controller: name, Resources: miss}
+		}
+	}
 	var waiting []string
 	for _, inf := range st.informers {
 		if !inf.HasSynced() {
@@ -422,13 +439,15 @@ func (r *Runner) ready(name string) error {
 	return nil
 }
 
-func (r *Runner) optional(name string) bool {
+func (r *Runner) optional(name string) bool { return r.descriptor(name).Optional }
+
+func (r *Runner) descriptor(name string) Descriptor {
 	for _, d := range r.descs {
 		if d.Name == name {
-			return d.Optional
+			return d
 		}
 	}
-	return false
+	return Descriptor{}
 }
 
 // ControllerStatus is a controller's Status with its reason.

@@ -397,3 +397,79 @@ func TestRunCancelledDuringSetup(t *testing.T) {
 		t.Error("the manager started")
 	}
 }
+
+// widget is what the tests read of a Widget.
+type widget struct {
+	meta.TypeMeta
+	meta.ObjectMeta `json:"metadata"`
+}
+
+// A Follow descriptor is set up although its resource is not served; its controller waits
+// for the CRD, runs while it is installed, and waits again once it is deleted; /readyz
+// names the resource while it waits (an Optional one passes).
+func TestRunFollowsTheCRD(t *testing.T) {
+	srv := apitest.NewServerWithOptions(apitest.Options{CRDWatchTeardownDelay: -1})
+	defer srv.Close()
+	mgr := newManager(t, srv, slog.New(slog.DiscardHandler))
+	reconciled := make(chan controller.Request, 10)
+	var ctl *controller.Controller
+	follow := func(_ context.Context, cc ControllerContext) (bool, error) {
+		var err error
+		ctl, err = controller.New(cc.Name, controller.ReconcilerFunc(func(_ context.Context, req controller.Request) (controller.Result, error) {
+			reconciled <- req
+			return controller.Result{}, nil
+		}), controller.Options{FollowResources: cc.Follow})
+		if err != nil {
+			return false, err
+		}
+		if err := ctl.Watch(controller.KindFor(cc.Manager, widgets, controller.EnqueueRequestForObject[*widget]())); err != nil {
+			return false, err
+		}
+		return true, cc.Manager.Add(ctl)
+	}
+	r, err := New(mgr, []Descriptor{
+		{Name: "widgets", Init: follow, Resources: []meta.GroupVersionResource{widgets}, Follow: true},
+		{Name: "optional", Init: func(context.Context, ControllerContext) (bool, error) { return true, nil },
+			Resources: []meta.GroupVersionResource{widgets}, Follow: true, Optional: true},
+	}, Options{StartInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	waiting := "[-]controller-widgets failed: waiting for resource widgets.v1.example.com to be served"
+	waitFor(t, "the controller to wait", func() bool { return strings.Contains(readyz(mgr), waiting) })
+	if body := readyz(mgr); !strings.Contains(body, "[+]controller-optional ok") {
+		t.Fatalf("an optional follower fails readyz:\n%s", body)
+	}
+	crd := map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "widgets.example.com"},
+		"spec": map[string]any{"group": "example.com", "scope": "Namespaced", "names": map[string]any{"kind": "Widget", "plural": "widgets"},
+			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true}}}}
+	if _, err := srv.Create("customresourcedefinitions.apiextensions.k8s.io", crd); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the controller to run", func() bool { return ctl.Running() && strings.Contains(readyz(mgr), "[+]controller-widgets ok") })
+	if _, err := srv.Create("widgets", map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w", "namespace": "default"}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case req := <-reconciled:
+		if req.Name != "w" {
+			t.Fatalf("reconciled %v", req)
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("no reconcile")
+	}
+	if err := srv.Delete("customresourcedefinitions.apiextensions.k8s.io", "", "widgets.example.com"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the controller to wait again", func() bool { return !ctl.Running() && strings.Contains(readyz(mgr), waiting) })
+}

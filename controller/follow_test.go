@@ -1,0 +1,308 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/internal/testobj"
+	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/meta"
+)
+
+// widgetCRD is testobj.Widget's CustomResourceDefinition, with v2 as well when withV2.
+func widgetCRD(withV2, v2Served bool) map[string]any {
+	schema := map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}
+	versions := []any{map[string]any{"name": "v1", "served": true, "storage": true, "schema": schema,
+		"subresources": map[string]any{"status": map[string]any{}}}}
+	if withV2 {
+		versions = append(versions, map[string]any{"name": "v2", "served": v2Served, "storage": false, "schema": schema})
+	}
+	return map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "widgets.example.com"},
+		"spec": map[string]any{"group": "example.com", "scope": "Namespaced",
+			"names": map[string]any{"kind": "Widget", "plural": "widgets"}, "versions": versions}}
+}
+
+const crdsName = "customresourcedefinitions.apiextensions.k8s.io"
+
+// levelLog records the level of every log line.
+type levelLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *levelLog) Enabled(context.Context, slog.Level) bool { return true }
+func (l *levelLog) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	line := r.Level.String() + " " + r.Message
+	r.Attrs(func(a slog.Attr) bool { line += " " + a.String(); return true })
+	l.lines = append(l.lines, line)
+	return nil
+}
+func (l *levelLog) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *levelLog) WithGroup(string) slog.Handler      { return l }
+
+// above returns the lines at level or above.
+func (l *levelLog) above(level slog.Level) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, line := range l.lines {
+		lv, _, _ := strings.Cut(line, " ")
+		var x slog.Level
+		if x.UnmarshalText([]byte(lv)) == nil && x >= level {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// waitFor waits, at most testTimeout, until cond holds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(testTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// readyz returns the Manager's /readyz?verbose answer.
+func readyz(t *testing.T, m *Manager) string {
+	t.Helper()
+	resp, err := http.Get("http://" + m.HTTPAddr() + "/readyz?verbose")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// followingWidgets builds a Manager with a Widget controller that follows its resources,
+// watching gvr, and starts it.
+func followingWidgets(t *testing.T, srv *apitest.Server, gvr meta.GroupVersionResource, log *levelLog) (*Manager, *Controller, <-chan Request) {
+	t.Helper()
+	reg := kinds.NewRegistry()
+	if err := reg.Register(reflect.TypeFor[*testobj.Widget](), testobj.WidgetInfo); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t, srv, ManagerOptions{Kinds: reg, Logger: slog.New(log), HTTPAddress: "127.0.0.1:0"})
+	got := make(chan Request, 100)
+	ctl, err := NewBuilder(m, "widgets").
+		For(Primary[*testobj.Widget](gvr)).
+		Owns(Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)).
+		WithOptions(Options{FollowResources: true}).
+		Build(recordingReconciler(got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	startManager(t, m)
+	waitFor(t, "the manager's endpoints", func() bool { return m.HTTPAddr() != "" })
+	return m, ctl, got
+}
+
+// widgetInformers returns the Manager's informers of widgets.
+func widgetInformers(m *Manager) int {
+	n := 0
+	for _, inf := range m.Factory().Informers() {
+		if gvr, _ := m.Factory().ResourceOf(inf); gvr.Resource == "widgets" {
+			n++
+		}
+	}
+	return n
+}
+
+func TestControllerFollowsItsCRD(t *testing.T) {
+	srv := newTestServerWithOptions(t, apitest.Options{CRDWatchTeardownDelay: -1})
+	log := &levelLog{}
+	m, ctl, got := followingWidgets(t, srv, testobj.WidgetGVR, log)
+
+	// No CRD: the controller waits, quietly, and says what for.
+	waitFor(t, "the controller to wait", func() bool { return len(ctl.Waiting()) == 1 })
+	if r := readyz(t, m); !strings.Contains(r, "[-]resources-widgets failed: waiting for resource widgets.v1.example.com to be served") {
+		t.Fatalf("readyz while waiting:\n%s", r)
+	}
+	if ctl.Running() || widgetInformers(m) != 0 || srv.CountRequests(apitest.VerbList, "widgets.example.com") != 0 {
+		t.Fatal("the controller runs without its CRD")
+	}
+
+	for round := range 3 {
+		// The CRD comes: the controller starts and reconciles.
+		if _, err := srv.Create(crdsName, widgetCRD(false, false)); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the controller to start", ctl.Running)
+		if _, err := srv.Create("widgets", widget("default", "w")); err != nil {
+			t.Fatal(err)
+		}
+		expect(t, got, Request{Namespace: "default", Name: "w"}, "a widget")
+		if r := readyz(t, m); !strings.Contains(r, "[+]resources-widgets ok") {
+			t.Fatalf("round %d: readyz while running:\n%s", round, r)
+		}
+		if widgetInformers(m) != 1 {
+			t.Fatalf("round %d: %d widget informers", round, widgetInformers(m))
+		}
+		q := ctl.Queue()
+
+		// The CRD goes: its widget is deleted (a reconcile), the controller stops, its queue
+		// shuts down, its informer is released, and it waits again.
+		if err := srv.Delete(crdsName, "", "widgets.example.com"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the controller to stop", func() bool { return !ctl.Running() && len(ctl.Waiting()) == 1 })
+		if !q.ShuttingDown() {
+			t.Fatalf("round %d: the stopped life's queue is not shut down", round)
+		}
+		waitFor(t, "the widget informer to go", func() bool { return widgetInformers(m) == 0 })
+		for len(got) > 0 {
+			<-got // the deletion's reconcile
+		}
+		if r := readyz(t, m); !strings.Contains(r, "[-]resources-widgets failed: waiting for resource widgets.v1.example.com to be served") {
+			t.Fatalf("round %d: readyz after the CRD went:\n%s", round, r)
+		}
+	}
+	if bad := log.above(slog.LevelWarn); len(bad) > 0 {
+		t.Fatalf("warnings or errors logged:\n%s", strings.Join(bad, "\n"))
+	}
+}
+
+func TestControllerFollowsAServedVersion(t *testing.T) {
+	srv := newTestServerWithOptions(t, apitest.Options{CRDWatchTeardownDelay: -1})
+	if _, err := srv.Create(crdsName, widgetCRD(false, false)); err != nil {
+		t.Fatal(err)
+	}
+	log := &levelLog{}
+	v2 := meta.GroupVersionResource{Group: "example.com", Version: "v2", Resource: "widgets"}
+	m, ctl, got := followingWidgets(t, srv, v2, log)
+	waitFor(t, "the controller to wait for v2", func() bool { return len(ctl.Waiting()) == 1 && ctl.Waiting()[0] == v2 })
+
+	setV2 := func(served string) {
+		t.Helper()
+		patch := `{"spec":{"versions":[{"name":"v1","served":true,"storage":true},{"name":"v2","served":` + served + `,"storage":false}]}}`
+		if _, err := srv.Patch(crdsName, "", "widgets.example.com", apiclient.MergePatchType, []byte(patch)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setV2("true")
+	waitFor(t, "the controller to start once v2 is served", ctl.Running)
+	if _, err := srv.Create("widgets", widget("default", "w")); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, got, Request{Namespace: "default", Name: "w"}, "a widget created at v1, seen at v2")
+
+	setV2("false")
+	waitFor(t, "the controller to stop once v2 is not served", func() bool { return !ctl.Running() && len(ctl.Waiting()) == 1 })
+	waitFor(t, "the widget informer to go", func() bool { return widgetInformers(m) == 0 })
+	if bad := log.above(slog.LevelWarn); len(bad) > 0 {
+		t.Fatalf("warnings or errors logged:\n%s", strings.Join(bad, "\n"))
+	}
+}
+
+func TestFollowResourcesNeedsSourcesThatRunAgain(t *testing.T) {
+	srv := newTestServer(t)
+	m := newManager(t, srv, ManagerOptions{})
+	cms := InformerFor[*testobj.ConfigMap](m, testobj.ConfigMapGVR)
+	c, err := New("fixed", ReconcilerFunc(func(context.Context, Request) (Result, error) { return Result{}, nil }),
+		Options{FollowResources: true, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Watch(Kind[*testobj.ConfigMap](cms, EnqueueRequestForObject[*testobj.ConfigMap]())); err != nil {
+		t.Fatal(err)
+	}
+	// Without a Manager: no resource tracker.
+	if err := c.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "FollowResources needs a Manager") {
+		t.Fatalf("Start without a Manager: %v", err)
+	}
+
+	c2, _ := New("fixed", ReconcilerFunc(func(context.Context, Request) (Result, error) { return Result{}, nil }),
+		Options{FollowResources: true, Logger: quiet})
+	_ = c2.Watch(Kind[*testobj.ConfigMap](cms, EnqueueRequestForObject[*testobj.ConfigMap]()))
+	if err := m.Add(c2); err != nil {
+		t.Fatal(err)
+	}
+	stop, done := startManager(t, m)
+	waitClosed(t, done, "the manager to fail")
+	if err := stop(); err == nil || !strings.Contains(err.Error(), "source 0 (informer configmaps.v1) cannot run again") {
+		t.Fatalf("a following controller over a fixed informer: %v", err)
+	}
+}
+
+// A KindFor source runs, stops and runs again, each time over a fresh informer that its
+// stop releases.
+func TestKindForRunsAgain(t *testing.T) {
+	srv := newTestServer(t)
+	m := newManager(t, srv, ManagerOptions{})
+	src := KindFor[*testobj.ConfigMap](m, testobj.ConfigMapGVR, EnqueueRequestForObject[*testobj.ConfigMap]())
+	if err := src.Run(context.Background(), newQueue()); err == nil {
+		t.Fatal("KindFor ran before the Manager started")
+	}
+	if _, err := srv.Create("configmaps", map[string]any{"metadata": map[string]any{"namespace": "default", "name": "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	startManager(t, m)
+	waitFor(t, "the manager to start", func() bool { return m.startInformers() == nil })
+	for range 3 {
+		q := newQueue()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- src.Run(ctx, q) }()
+		waitFor(t, "the source to sync", src.HasSynced)
+		if got := drain(q); len(got) != 1 || got[0].Name != "a" {
+			t.Fatalf("requests %v", got)
+		}
+		if len(m.Factory().Informers()) != 1 {
+			t.Fatalf("%d informers while the source runs", len(m.Factory().Informers()))
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if src.HasSynced() || len(m.Factory().Informers()) != 0 {
+			t.Fatalf("after the stop: synced %v, %d informers", src.HasSynced(), len(m.Factory().Informers()))
+		}
+	}
+}
+
+// The tracker without the right to list CRDs follows through discovery.
+func TestTrackerFallsBackToDiscovery(t *testing.T) {
+	srv := newTestServer(t)
+	if err := srv.FailRequests(apitest.VerbList, crdsName, 1, http.StatusForbidden, 0); err != nil {
+		t.Fatal(err)
+	}
+	c, err := apiclient.New(srv.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tr := newResourceTracker(c, quiet, time.Hour, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); tr.run(ctx) }()
+	defer func() { cancel(); <-done }()
+	wctx, wcancel := context.WithTimeout(ctx, testTimeout)
+	defer wcancel()
+	if err := tr.waitServed(wctx, []meta.GroupVersionResource{testobj.ConfigMapGVR}, func([]meta.GroupVersionResource) {}); err != nil {
+		t.Fatal(err)
+	}
+	if miss, _ := tr.missing([]meta.GroupVersionResource{testobj.WidgetGVR}); len(miss) != 1 {
+		t.Fatalf("an unserved resource is served: %v", miss)
+	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		t.Fatal("cancelled early")
+	}
+}
