@@ -138,9 +138,9 @@ func decodeCRD(raw []byte) (*crdObject, error) {
 	return &c, nil
 }
 
-// prepareCRDLocked validates a CustomResourceDefinition about to be created and fills in
-// what the kube-apiserver defaults: conversion, singular, listKind and the initial status.
-func prepareCRDLocked(obj map[string]any) *meta.Status {
+// admitCRD validates a CustomResourceDefinition about to be written and fills in what the
+// kube-apiserver defaults: conversion, singular, listKind and, on create, the initial status.
+func admitCRD(obj map[string]any, create bool) *meta.Status {
 	raw, _ := json.Marshal(obj)
 	c, err := decodeCRD(raw)
 	if err != nil {
@@ -189,9 +189,11 @@ func prepareCRDLocked(obj map[string]any) *meta.Status {
 	if jsonobj.Str(names, "listKind") == "" {
 		names["listKind"] = sp.Names.Kind + "List"
 	}
-	st, _ := c.storage()
-	obj["status"] = map[string]any{"conditions": nil, "acceptedNames": map[string]any{"plural": "", "kind": ""},
-		"storedVersions": []any{st.Name}}
+	if create {
+		st, _ := c.storage()
+		obj["status"] = map[string]any{"conditions": nil, "acceptedNames": map[string]any{"plural": "", "kind": ""},
+			"storedVersions": []any{st.Name}}
+	}
 	return nil
 }
 

@@ -116,6 +116,11 @@ func checkNamespace(t *ResourceType, meta map[string]any, ns string) *meta.Statu
 // write, then the strategy and validation (internal/admission). Custom resources are only
 // recorded. It returns the object to store; the warnings go to wo.
 func (s *Server) admitLocked(r *resource, sub string, obj, old map[string]any, wo writeOptions) (map[string]any, *meta.Status) {
+	if r == s.crdRes && sub == "" {
+		if st := admitCRD(obj, old == nil); st != nil {
+			return nil, st
+		}
+	}
 	if !r.builtin() {
 		s.trackLocked(r, sub, old, obj, wo)
 		return obj, nil
@@ -163,11 +168,7 @@ func (s *Server) createLocked(r *resource, ns string, obj map[string]any, wo wri
 	if errs := admission.ValidateObjectMeta(md, t.nameIsLabel); len(errs) > 0 {
 		return nil, apierr.Invalid(t.Kind, t.Group, name, errs)
 	}
-	if r == s.crdRes {
-		if st := prepareCRDLocked(obj); st != nil {
-			return nil, st
-		}
-	}
+
 	obj, st := s.admitLocked(r, "", obj, nil, wo)
 	if st != nil {
 		return nil, st
