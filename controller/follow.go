@@ -159,7 +159,7 @@ func (s *acquiredKind[T]) Run(ctx context.Context, q Queue) error {
 		}
 		defer func() { _ = s.bound(nil) }()
 	}
-	reg, err := inf.AddEventHandlerWithOptions(&kindHandler[T]{ctx: ctx, q: q, d: &s.dispatcher},
+	reg, err := inf.AddEventHandlerWithOptions(&kindHandler[T]{ctx: ctx, q: q, d: &s.dispatcher, inf: inf.Name()},
 		informer.HandlerOptions{Name: "controller:" + s.String()})
 	if err != nil {
 		return err

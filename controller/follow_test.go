@@ -156,6 +156,9 @@ func TestControllerFollowsItsCRD(t *testing.T) {
 		if widgetInformers(m) != 1 {
 			t.Fatalf("round %d: %d widget informers", round, widgetInformers(m))
 		}
+		if !strings.Contains(scrape(t, m.Registry()), `informer="widgets.v1.example.com"`) {
+			t.Fatalf("round %d: no metrics of the widget informer while it runs", round)
+		}
 		q := ctl.Queue()
 
 		// The CRD goes: its widget is deleted (a reconcile), the controller stops, its queue
@@ -168,6 +171,10 @@ func TestControllerFollowsItsCRD(t *testing.T) {
 			t.Fatalf("round %d: the stopped life's queue is not shut down", round)
 		}
 		waitFor(t, "the widget informer to go", func() bool { return widgetInformers(m) == 0 })
+		// The metrics are computed at each scrape (the Stats are reused for 100 ms).
+		waitFor(t, "the widget informer's metrics to go", func() bool {
+			return !strings.Contains(scrape(t, m.Registry()), "widgets.v1.example.com")
+		})
 		for len(got) > 0 {
 			<-got // the deletion's reconcile
 		}
