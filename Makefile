@@ -5,11 +5,11 @@ FUZZTIME ?= 30s
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 6
 BENCH ?= .
-# Packages of the root module (nested modules e2e/, bench/, compat/ and examples/otel/ are
-# excluded by go itself).
+# Packages of the root module (nested modules e2e/, bench/, compat/, examples/otel/ and
+# docs/dashboard/ are excluded by go itself).
 PKGS := ./...
 
-.PHONY: all test vet fmt-check unit stress bench bench-compare bench-real fuzz demo otel e2e e2e-build compat schema schema-check clean
+.PHONY: all test vet fmt-check unit stress bench bench-compare bench-real fuzz demo otel dashboard dashboard-test e2e e2e-build compat schema schema-check clean
 
 all: test
 
@@ -79,6 +79,14 @@ demo:
 ## examples/otel/; `cd examples/otel && go run ./cmd/tracedemo` prints one object's trace).
 otel:
 	cd examples/otel && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+## dashboard: redraw docs/dashboard/informerkit.png, the Grafana dashboard's panels, from a
+## 90 s workload's /metrics (nested module docs/dashboard/); dashboard-test checks its queries.
+dashboard:
+	cd docs/dashboard && $(GO) run . -out informerkit.png
+
+dashboard-test:
+	cd docs/dashboard && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 ## e2e: build (once, cached in bin/) and start etcd + kube-apiserver, run e2e/, stop them.
 e2e:
