@@ -86,4 +86,6 @@ func quantile(b []bucket, q float64, top time.Duration) string {
 	return "n/a"
 }
 
-func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)).Round(time.Microsecond) }
+func secs(s float64) time.Duration {
+	return time.Duration(s * float64(time.Second)).Round(time.Microsecond)
+}
