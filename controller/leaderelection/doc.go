@@ -16,10 +16,11 @@
 //     last successful renewal, it stops leading: the context given to OnStartedLeading is
 //     cancelled with cause ErrLeadershipLost, before anyone else can start.
 //   - With ReleaseOnCancel, a leader whose context ends releases the Lease so that a standby
-//     takes over at its next retry.
+//     takes over at once.
 //
 // Unlike client-go, a leader whose context ends keeps renewing until OnStartedLeading has
 // returned and only then releases; a leader that sees another holder stops at once; a
-// candidate retries exactly when the observed Lease expires; Run returns ErrLeadershipLost.
+// candidate watches the Lease, so it takes a released Lease at once and an expired one
+// exactly LeaseDuration after the last renewal arrived; Run returns ErrLeadershipLost.
 // docs/leaderelection.md has every rule and difference.
 package leaderelection

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -64,8 +63,8 @@ type Config struct {
 	// RetryPeriod is the interval between attempts to acquire or renew.
 	RetryPeriod time.Duration
 	// ReleaseOnCancel releases the Lease (holderIdentity "", leaseDurationSeconds 1) when Run's
-	// context is done, once OnStartedLeading has returned, so another candidate can lead at
-	// its next retry instead of after LeaseDuration.
+	// context is done, once OnStartedLeading has returned, so another candidate, which sees
+	// the release on its watch, leads at once instead of after LeaseDuration.
 	ReleaseOnCancel bool
 	// Callbacks are required (OnStartedLeading at least).
 	Callbacks Callbacks
@@ -119,10 +118,11 @@ func (c *Config) Validate() error {
 // and never used to judge expiry, so clock skew between machines does not matter.
 //
 // Where it differs from client-go: a leader that observes another holder gives up at once
-// instead of at the renew deadline; a candidate retries right when the Lease it observes
-// expires rather than at its next jittered poll; and a leader whose context is done keeps
-// renewing until OnStartedLeading has returned, so the work it guards has finished before the
-// Lease can pass to someone else.
+// instead of at the renew deadline; a candidate watches the Lease besides polling it, so it
+// takes a released Lease at once and judges expiry from the arrival of the last renewal,
+// retrying right when it expires rather than at its next jittered poll; and a leader whose
+// context is done keeps renewing until OnStartedLeading has returned, so the work it guards
+// has finished before the Lease can pass to someone else.
 type Elector struct {
 	cfg      Config
 	leases   *apiclient.Resource[*Lease]
@@ -190,53 +190,6 @@ func (e *Elector) Run(ctx context.Context) error {
 		return nil
 	}
 	return e.lead(ctx, acquiredAt)
-}
-
-// acquire tries until it holds the Lease (returning the start of the successful attempt) or
-// ctx is done.
-func (e *Elector) acquire(ctx context.Context) (time.Time, bool) {
-	e.log.Info("trying to acquire the lease")
-	for {
-		start := time.Now()
-		actx, cancel := context.WithTimeout(ctx, e.cfg.RenewDeadline)
-		ok := e.tryAcquireOrRenew(actx, false)
-		cancel()
-		if ok {
-			return start, true
-		}
-		wait := time.Duration(float64(e.cfg.RetryPeriod) * (1 + JitterFactor*rand.Float64()))
-		if exp, ok := e.expiry(); ok {
-			// Retry right when the observed Lease expires, if that comes first.
-			if d := time.Until(exp) + time.Millisecond; d > 0 && d < wait {
-				wait = d
-			}
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return time.Time{}, false
-		case <-t.C:
-		}
-	}
-}
-
-// expiry is when the observed Lease, held by someone else, expires.
-func (e *Elector) expiry() (time.Time, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.observed.holder == "" || e.observed.holder == e.cfg.Identity || e.observedTime.IsZero() {
-		return time.Time{}, false
-	}
-	return e.observedTime.Add(e.observedDuration()), true
-}
-
-// observedDuration is the observed record's duration, or ours if it has none. e.mu held.
-func (e *Elector) observedDuration() time.Duration {
-	if e.observed.duration > 0 {
-		return time.Duration(e.observed.duration) * time.Second
-	}
-	return e.cfg.LeaseDuration
 }
 
 // lead runs the leader's part: the work, renewals, and the end of leadership.
