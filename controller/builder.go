@@ -283,6 +283,14 @@ func (s *discoveryChecked) Run(ctx context.Context, q Queue) error {
 	return s.Source.Run(ctx, q)
 }
 
+// syncedChan forwards the wrapped source's (nil: no notice, the wait polls).
+func (s *discoveryChecked) syncedChan() <-chan struct{} {
+	if n, ok := s.Source.(syncNotifier); ok {
+		return n.syncedChan()
+	}
+	return nil
+}
+
 // trackedInformer lets Manager.Add see the informer of the wrapped source.
 func (s *discoveryChecked) trackedInformer() (string, trackedInformer) {
 	if k, ok := s.Source.(interface {

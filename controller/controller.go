@@ -411,8 +411,14 @@ func (c *Controller) run(ctx context.Context, opts Options, sources []Source, me
 	return err
 }
 
-// waitForSync polls the sources' HasSynced (10 ms, growing to 100 ms) until all have
-// synced, a source fails, ctx is done or the timeout passes.
+// syncNotifier is a Source whose channel is closed once it has synced.
+type syncNotifier interface {
+	syncedChan() <-chan struct{}
+}
+
+// waitForSync polls the sources' HasSynced (10 ms, growing to 100 ms, or at once when a
+// syncNotifier says so) until all have synced, a source fails, ctx is done or the timeout
+// passes.
 func (c *Controller) waitForSync(ctx context.Context, sources []Source, timeout time.Duration, srcErr <-chan error) error {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
@@ -428,8 +434,17 @@ func (c *Controller) waitForSync(ctx context.Context, sources []Source, timeout 
 		if pending < 0 {
 			return nil
 		}
+		// A source that tells when it has synced (Kind) wakes the wait at once: a new
+		// leader's controller starts reconciling as soon as its handlers have the cache.
+		var wake <-chan struct{}
+		if n, ok := sources[pending].(syncNotifier); ok {
+			wake = n.syncedChan()
+		}
 		tick := time.NewTimer(delay)
 		select {
+		case <-wake:
+			tick.Stop()
+			continue
 		case <-ctx.Done():
 			tick.Stop()
 			return ctx.Err()

@@ -15,7 +15,8 @@ import (
 //   - /healthz: liveness; "ok" while the manager runs and its health checks pass.
 //   - /readyz: readiness; fails until the caches have synced, when an informer has gone
 //     longer than MaxStaleness without an event, bookmark, list or re-opened watch, or when a
-//     readiness check fails. A standby replica (not leading) is ready: it serves a warm cache.
+//     readiness check fails. A standby replica (not leading) is ready: it serves a warm cache
+//     (or, with LeaderElectionColdStandby, none until it leads).
 //   - /metrics: the Registry in the Prometheus text format.
 //
 // Health answers follow the kube-apiserver's: 200 "ok", or 500 with one line per check
@@ -44,6 +45,9 @@ func (m *Manager) informersReady(*http.Request) error {
 	select {
 	case <-m.synced:
 	default:
+		if m.cold && !m.IsLeader() {
+			return nil // a cold standby runs no caches until it leads
+		}
 		var waiting []string
 		for _, i := range m.trackedInformers() {
 			if !i.inf.HasSynced() {

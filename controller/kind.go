@@ -17,6 +17,7 @@ type kindSource[T meta.Object] struct {
 	inf     informer.SharedIndexInformer[T]
 	reg     atomic.Pointer[informer.Registration[T]]
 	running atomic.Bool
+	synced  chan struct{} // closed once the handler has synced
 }
 
 // Kind returns a Source of the events of an informer (usually one of the Manager's shared
@@ -29,7 +30,7 @@ type kindSource[T meta.Object] struct {
 // the informer coalesces its pending notifications by key. Enqueueing is quick, so in
 // practice it never does.
 func Kind[T meta.Object](inf informer.SharedIndexInformer[T], handler EventHandler[T], predicates ...Predicate[T]) Source {
-	return &kindSource[T]{dispatcher: dispatcher[T]{handler: handler, predicates: predicates}, inf: inf}
+	return &kindSource[T]{dispatcher: dispatcher[T]{handler: handler, predicates: predicates}, inf: inf, synced: make(chan struct{})}
 }
 
 func (s *kindSource[T]) Run(ctx context.Context, q Queue) error {
@@ -45,6 +46,11 @@ func (s *kindSource[T]) Run(ctx context.Context, q Queue) error {
 		return err
 	}
 	s.reg.Store(reg)
+	select {
+	case <-reg.Synced():
+		close(s.synced)
+	case <-ctx.Done():
+	}
 	<-ctx.Done()
 	if err := s.inf.RemoveEventHandler(reg); err != nil {
 		return err
@@ -57,6 +63,8 @@ func (s *kindSource[T]) HasSynced() bool {
 	reg := s.reg.Load()
 	return reg != nil && reg.HasSynced()
 }
+
+func (s *kindSource[T]) syncedChan() <-chan struct{} { return s.synced }
 
 // trackedInformer lets Manager.Add register the informer for readiness.
 func (s *kindSource[T]) trackedInformer() (string, trackedInformer) {

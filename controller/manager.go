@@ -54,7 +54,8 @@ type ManagerOptions struct {
 
 	// LeaderElection runs the runnables that need it (controllers, by default) only on the
 	// replica that holds the Lease LeaderElectionNamespace/LeaderElectionID. Caches run on
-	// every replica, so a new leader starts reconciling at once (warm standby).
+	// every replica, so a new leader starts reconciling at once, from its synced cache and
+	// without a relist (warm standby; see LeaderElectionColdStandby).
 	LeaderElection bool
 	// LeaderElectionID is the Lease's name; required with LeaderElection.
 	LeaderElectionID string
@@ -66,9 +67,17 @@ type ManagerOptions struct {
 	// LeaseDuration, RenewDeadline and RetryPeriod follow leaderelection.Config (defaults
 	// 15 s, 10 s, 2 s, as controller-runtime).
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
-	// LeaderElectionReleaseOnCancel releases the Lease at shutdown, once the leader's
-	// runnables have stopped, so a standby takes over at its next retry.
-	LeaderElectionReleaseOnCancel bool
+	// LeaderElectionKeepLease keeps the Lease when the Manager shuts down: a standby then
+	// takes over only after LeaseDuration. Default false: once the leader's runnables have
+	// stopped, the Lease is released, and a standby, which watches it, takes over at once.
+	LeaderElectionKeepLease bool
+	// LeaderElectionColdStandby runs no informers on a replica that does not lead, to save
+	// the memory of a standby's caches: when it wins the Lease it starts them, lists
+	// everything and waits for them to sync (CacheSyncTimeout) before any runnable starts,
+	// those that need no leadership included. A cold standby is ready (/readyz) while it
+	// waits. Default false: every replica's caches run and stay synced (warm standby).
+	// It cannot be combined with Sharding, whose controllers run on every replica.
+	LeaderElectionColdStandby bool
 
 	// CacheSyncTimeout bounds the wait for the informers to sync at Start (default
 	// DefaultCacheSyncTimeout); the error names the informers that did not sync.
@@ -167,6 +176,10 @@ type Manager struct {
 	// Set by Start before leader election begins; read by lead.
 	leaderRunnables []Runnable
 	runLeader       func(ctx context.Context, r Runnable)
+	// cold: LeaderElectionColdStandby with leader election. coldStart, set by Start, starts the caches and the runnables
+	// that need no leadership once this replica leads; false if the caches did not sync.
+	cold      bool
+	coldStart func() bool
 }
 
 type namedInformer struct {
@@ -235,10 +248,15 @@ func NewManager(config *apiclient.Config, opts ManagerOptions) (*Manager, error)
 			m.closeClients()
 			return nil, err
 		}
+		m.cold = opts.LeaderElectionColdStandby
 		m.leaderGauge = m.registry.NewGauge("leader_election_master_status",
 			"Whether this replica leads (1) or not (0), per Lease.", "name").With(m.opts.LeaderElectionID)
 	}
 	if opts.Sharding.Ring != "" {
+		if opts.LeaderElectionColdStandby {
+			m.closeClients()
+			return nil, errors.New("controller: NewManager: LeaderElectionColdStandby cannot be combined with Sharding: sharded controllers run on every replica")
+		}
 		identity := m.opts.LeaderElectionIdentity
 		if identity == "" {
 			identity = defaultIdentity()
@@ -308,7 +326,7 @@ func (m *Manager) setupLeaderElection(cfg *apiclient.Config) error {
 		LeaseDuration:   o.LeaseDuration,
 		RenewDeadline:   o.RenewDeadline,
 		RetryPeriod:     o.RetryPeriod,
-		ReleaseOnCancel: o.LeaderElectionReleaseOnCancel,
+		ReleaseOnCancel: !o.LeaderElectionKeepLease,
 		Logger:          m.log,
 		Callbacks:       leaderelection.Callbacks{OnStartedLeading: m.lead},
 	})

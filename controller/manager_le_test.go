@@ -3,10 +3,12 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/informerkit/informerkit/apitest"
@@ -67,14 +69,14 @@ func (w *work) next(t *testing.T) workSpan {
 func leManager(t *testing.T, srv *apitest.Server, w *work, who string, release bool) *Manager {
 	t.Helper()
 	m := newManager(t, srv, ManagerOptions{
-		LeaderElection:                true,
-		LeaderElectionID:              "test-controller",
-		LeaderElectionNamespace:       "kube-system",
-		LeaderElectionIdentity:        who,
-		LeaseDuration:                 leLease,
-		RenewDeadline:                 leRenew,
-		RetryPeriod:                   leRetry,
-		LeaderElectionReleaseOnCancel: release,
+		LeaderElection:          true,
+		LeaderElectionID:        "test-controller",
+		LeaderElectionNamespace: "kube-system",
+		LeaderElectionIdentity:  who,
+		LeaseDuration:           leLease,
+		RenewDeadline:           leRenew,
+		RetryPeriod:             leRetry,
+		LeaderElectionKeepLease: !release,
 		// Reconciles that hold until their context ends are cut at the drain timeout.
 		GracefulShutdownTimeout: time.Second,
 	})
@@ -218,5 +220,75 @@ func TestManagerStopsLeadingBeforeTheOtherStarts(t *testing.T) {
 	t.Logf("old leader's work ended %v before the new leader's began", gap.Round(time.Millisecond))
 	if gap <= 0 {
 		t.Fatalf("two leaders at once: old work ended at %v, new began at %v", old.end, s.start)
+	}
+}
+
+// listsOf returns the number of lists each of m's informers made.
+func listsOf(m *Manager) map[string]uint64 {
+	out := map[string]uint64{}
+	for _, inf := range m.Factory().Informers() {
+		out[inf.Name()] = inf.Stats().Reflector.Lists
+	}
+	return out
+}
+
+// In a synctest bubble, with the default Lease timings (15 s, 10 s, 2 s): a warm standby
+// reconciles at the very instant the leader's graceful shutdown released the Lease, from its
+// synced cache, without a list; with LeaderElectionColdStandby, a standby runs no informer
+// (and is ready) until it leads, then lists once and reconciles.
+func TestHandOffWarmAndCold(t *testing.T) {
+	for _, cold := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cold=%v", cold), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := newTestServerWithOptions(t, apitest.Options{InMemory: true})
+				createCM(t, srv, "existing")
+				w := newWork()
+				mk := func(who string) *Manager {
+					m := newManager(t, srv, ManagerOptions{LeaderElection: true, LeaderElectionID: "test-controller",
+						LeaderElectionNamespace: "kube-system", LeaderElectionIdentity: who, LeaderElectionColdStandby: cold})
+					configMapController(t, m, "cm", w.reconciler(who))
+					return m
+				}
+				ms := map[string]*Manager{"a": mk("a")}
+				stops := map[string]func() error{}
+				stops["a"], _ = startManager(t, ms["a"])
+				if s := w.next(t); s.who != "a" || s.req.Name != "existing" {
+					t.Fatalf("first reconcile %+v", s)
+				}
+				ms["b"] = mk("b")
+				stops["b"], _ = startManager(t, ms["b"])
+				time.Sleep(time.Minute) // the standby settles; the leader renews 30 times
+				for name, n := range listsOf(ms["b"]) {
+					if want := uint64(1); cold && n != 0 || !cold && n != want {
+						t.Errorf("standby's %s listed %d times before leading (cold %v)", name, n, cold)
+					}
+				}
+				rec := httptest.NewRecorder()
+				ms["b"].Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+				if rec.Code != 200 {
+					t.Errorf("standby /readyz = %d %s", rec.Code, rec.Body)
+				}
+
+				stopAt := time.Now()
+				if err := stops["a"](); err != nil {
+					t.Fatal(err)
+				}
+				s := w.next(t)
+				if s.who != "b" || s.req.Name != "existing" {
+					t.Fatalf("reconcile %+v, want b reconciling existing", s)
+				}
+				if d := s.start.Sub(stopAt); d != 0 {
+					t.Errorf("the new leader's first reconcile came %v after the old leader stopped, want at once", d)
+				}
+				for name, n := range listsOf(ms["b"]) {
+					if n != 1 {
+						t.Errorf("the new leader's %s listed %d times, want 1 (cold %v)", name, n, cold)
+					}
+				}
+				if err := stops["b"](); err != nil {
+					t.Fatal(err)
+				}
+			})
+		})
 	}
 }

@@ -19,7 +19,8 @@ import (
 //     ManagerOptions.SkipPermissionCheck: a missing permission fails Start at once;
 //  1. serves the HTTP endpoints, if configured;
 //  2. starts the shared informers and, in parallel, leader election (warm standby: a
-//     standby's caches are synced before it wins, so it reconciles at once when it does);
+//     standby's caches are synced before it wins, so it reconciles at once when it does,
+//     without a relist; with LeaderElectionColdStandby the informers start when it wins);
 //  3. waits for the caches to sync (CacheSyncTimeout; the error names the informers that did
 //     not) and starts the runnables that do not need leadership;
 //  4. when leading (or at once without leader election), starts the runnables that need it,
@@ -28,7 +29,8 @@ import (
 //
 // Shutdown cancels the runnables' context and waits for them at most
 // GracefulShutdownTimeout (controllers drain their in-flight reconciles), releases the Lease
-// if configured, stops the informers and the HTTP server. Start returns nil after a shutdown
+// (unless LeaderElectionKeepLease) so that a standby takes over at once, stops the
+// informers and the HTTP server. Start returns nil after a shutdown
 // caused by ctx, ErrLeaderElectionLost after a lost Lease, or the first runnable error.
 // A Manager starts once.
 func (m *Manager) Start(ctx context.Context) (err error) {
@@ -59,7 +61,9 @@ func (m *Manager) Start(ctx context.Context) (err error) {
 		stopCaches()
 		m.factory.Shutdown()
 	}()
-	m.factory.Start(cachesCtx)
+	if !m.cold {
+		m.factory.Start(cachesCtx)
+	}
 	m.ctrlClient.Start(cachesCtx)
 	stopFollowers := m.runFollowers(cachesCtx)
 	defer stopFollowers()
@@ -79,9 +83,37 @@ func (m *Manager) Start(ctx context.Context) (err error) {
 		// drained of their reconciles, its Lease released) while the controllers drain.
 		g.wg.Go(func() { g.run(runCtx, ringRunnable{m.ring}) })
 	}
+	m.runRunnables(runCtx, cachesCtx, g, runnables)
+
+	<-runCtx.Done()
+	m.log.Info("stopping", "cause", context.Cause(runCtx))
+	return g.drain(m.opts.GracefulShutdownTimeout)
+}
+
+// runRunnables starts leader election and the runnables: those that need no leadership once
+// the caches have synced, the others when leading (at once without leader election). With a
+// cold standby, the caches themselves start when leading.
+func (m *Manager) runRunnables(runCtx, cachesCtx context.Context, g *runGroup, runnables []Runnable) {
 	leaders, others := splitByLeadership(runnables)
 	m.leaderRunnables = leaders
 	m.runLeader = g.run
+	startOthers := func() {
+		for _, r := range others {
+			g.wg.Go(func() { g.run(runCtx, r) })
+		}
+	}
+	if m.cold {
+		// Set before the elector runs: lead calls it.
+		m.coldStart = func() bool {
+			m.log.Info("leading: starting the caches of a cold standby")
+			m.factory.Start(cachesCtx)
+			if !m.waitForCaches(runCtx, g) {
+				return false
+			}
+			startOthers()
+			return true
+		}
+	}
 	if m.elector != nil {
 		m.leaderGauge.Set(0)
 		g.wg.Go(func() {
@@ -92,21 +124,16 @@ func (m *Manager) Start(ctx context.Context) (err error) {
 			m.leaderGauge.Set(0)
 		})
 	}
-	if m.waitForCaches(runCtx, g) {
-		for _, r := range others {
+	if m.cold || !m.waitForCaches(runCtx, g) {
+		return
+	}
+	startOthers()
+	if m.elector == nil {
+		m.electedOnce.Do(func() { close(m.elected) })
+		for _, r := range leaders {
 			g.wg.Go(func() { g.run(runCtx, r) })
 		}
-		if m.elector == nil {
-			m.electedOnce.Do(func() { close(m.elected) })
-			for _, r := range leaders {
-				g.wg.Go(func() { g.run(runCtx, r) })
-			}
-		}
 	}
-
-	<-runCtx.Done()
-	m.log.Info("stopping", "cause", context.Cause(runCtx))
-	return g.drain(m.opts.GracefulShutdownTimeout)
 }
 
 // markStarted marks the manager started, once, and returns the runnables added so far.
@@ -218,6 +245,9 @@ func (g *runGroup) drain(timeout time.Duration) error {
 
 // lead is the elector's OnStartedLeading: it runs the leader-only runnables until ctx ends.
 func (m *Manager) lead(ctx context.Context) {
+	if m.coldStart != nil && !m.coldStart() {
+		return
+	}
 	select {
 	case <-m.synced:
 	case <-ctx.Done():

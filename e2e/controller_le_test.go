@@ -188,9 +188,9 @@ func TestControllerLeaderElectionAcrossProcesses(t *testing.T) {
 		tl.follow(reps[id])
 	}
 
-	// Two replicas that release the Lease on shutdown: one leads.
-	start("alpha", "--release")
-	start("beta", "--release")
+	// Two replicas that release the Lease on shutdown (the default): one leads.
+	start("alpha")
+	start("beta")
 	first := tl.waitFor(t, "LEADING", "", time.Minute)
 	leader, standby := first.id, map[string]string{"alpha": "beta", "beta": "alpha"}[first.id]
 	waitRenewals(t, ctx, leases, 8) // > a lease duration of renewals

@@ -63,7 +63,7 @@ func TestMiniDeploymentOnKubeAPIServer(t *testing.T) {
 	installDeploymentCRD(t, ctx, ac)
 
 	mgr, err := controller.NewManager(mustConfig(t, c), controller.ManagerOptions{Logger: slog.New(slog.DiscardHandler),
-		LeaderElection: true, LeaderElectionID: "minideployment", LeaderElectionNamespace: ns, LeaderElectionReleaseOnCancel: true})
+		LeaderElection: true, LeaderElectionID: "minideployment", LeaderElectionNamespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}

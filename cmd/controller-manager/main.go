@@ -103,7 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	mgr, err := controller.NewManager(cfg, controller.ManagerOptions{Logger: log, HTTPAddress: *httpAddr,
-		LeaderElection: *leaderElect, LeaderElectionID: Name, LeaderElectionNamespace: *namespace, LeaderElectionReleaseOnCancel: true})
+		LeaderElection: *leaderElect, LeaderElectionID: Name, LeaderElectionNamespace: *namespace})
 	if err != nil {
 		fmt.Fprintln(stderr, "controller-manager:", err)
 		return 1

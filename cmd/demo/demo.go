@@ -261,12 +261,11 @@ func (d *demo) newManager(cfg *apiclient.Config) (*controller.Manager, *controll
 	mcfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return &wireTracer{base: rt, p: d.p} }
 	logger := slog.New(slog.NewTextHandler(d.logOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	mgr, err := controller.NewManager(&mcfg, controller.ManagerOptions{
-		Logger:                        logger,
-		LeaderElection:                true,
-		LeaderElectionID:              leaseName,
-		LeaderElectionNamespace:       nsSource,
-		LeaderElectionReleaseOnCancel: true,
-		GracefulShutdownTimeout:       10 * time.Second,
+		Logger:                  logger,
+		LeaderElection:          true,
+		LeaderElectionID:        leaseName,
+		LeaderElectionNamespace: nsSource,
+		GracefulShutdownTimeout: 10 * time.Second,
 	})
 	if err != nil {
 		return nil, nil, err

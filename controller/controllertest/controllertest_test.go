@@ -132,8 +132,7 @@ func TestRunnerAndLease(t *testing.T) {
 			return true, readiness(cc.Manager)
 		}}}
 		le := func(id string) controller.ManagerOptions {
-			return controller.ManagerOptions{LeaderElection: true, LeaderElectionID: "cm", LeaderElectionIdentity: id,
-				LeaderElectionReleaseOnCancel: true}
+			return controller.ManagerOptions{LeaderElection: true, LeaderElectionID: "cm", LeaderElectionIdentity: id}
 		}
 		a := env.StartRunner(le("a"), descs, runner.Options{})
 		env.WaitForLeaseHolder("default", "cm", "a")

@@ -201,7 +201,7 @@ func TestLeaderFailover(t *testing.T) {
 	e := newEnv(t)
 	le := func(id string) controller.ManagerOptions {
 		return controller.ManagerOptions{LeaderElection: true, LeaderElectionID: Name, LeaderElectionIdentity: id,
-			LeaderElectionReleaseOnCancel: true, LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 100 * time.Millisecond}
+			LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 100 * time.Millisecond}
 	}
 	a := e.start(le("a"))
 	e.WaitForLeaseHolder("default", Name, "a")

@@ -8,7 +8,7 @@
 //	STOPPED <id> <ns> <cause>    the leader-only runnables were told to stop
 //	EXIT <id> <ns> <error|ok>    Manager.Start returned
 //
-// SIGTERM or SIGINT shut it down gracefully (releasing the Lease with --release).
+// SIGTERM or SIGINT shut it down gracefully, releasing the Lease (unless --keep-lease).
 package main
 
 import (
@@ -47,7 +47,7 @@ func main() {
 	id := flag.String("id", "", "identity in the Lease")
 	ns := flag.String("namespace", "default", "namespace of the Lease and of the watched ConfigMaps")
 	lease := flag.String("lease", "leader-manager", "name of the Lease")
-	release := flag.Bool("release", false, "release the Lease on shutdown")
+	keep := flag.Bool("keep-lease", false, "keep the Lease on shutdown (default: release it)")
 	leaseDuration := flag.Duration("lease-duration", 3*time.Second, "LeaseDuration")
 	renewDeadline := flag.Duration("renew-deadline", 2*time.Second, "RenewDeadline")
 	retryPeriod := flag.Duration("retry-period", 400*time.Millisecond, "RetryPeriod")
@@ -55,7 +55,7 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	err := run(ctx, *kubeconfig, *id, *ns, *lease, *release, *leaseDuration, *renewDeadline, *retryPeriod)
+	err := run(ctx, *kubeconfig, *id, *ns, *lease, *keep, *leaseDuration, *renewDeadline, *retryPeriod)
 	result := "ok"
 	if err != nil {
 		result = err.Error()
@@ -66,22 +66,22 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, kubeconfig, id, ns, lease string, release bool, ld, rd, rp time.Duration) error {
+func run(ctx context.Context, kubeconfig, id, ns, lease string, keep bool, ld, rd, rp time.Duration) error {
 	cfg, err := apiclient.LoadConfigWithOptions(apiclient.LoadOptions{Kubeconfig: kubeconfig})
 	if err != nil {
 		return err
 	}
 	mgr, err := controller.NewManager(cfg, controller.ManagerOptions{
-		Logger:                        slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
-		LeaderElection:                true,
-		LeaderElectionID:              lease,
-		LeaderElectionNamespace:       ns,
-		LeaderElectionIdentity:        id,
-		LeaseDuration:                 ld,
-		RenewDeadline:                 rd,
-		RetryPeriod:                   rp,
-		LeaderElectionReleaseOnCancel: release,
-		GracefulShutdownTimeout:       5 * time.Second,
+		Logger:                  slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		LeaderElection:          true,
+		LeaderElectionID:        lease,
+		LeaderElectionNamespace: ns,
+		LeaderElectionIdentity:  id,
+		LeaseDuration:           ld,
+		RenewDeadline:           rd,
+		RetryPeriod:             rp,
+		LeaderElectionKeepLease: keep,
+		GracefulShutdownTimeout: 5 * time.Second,
 	})
 	if err != nil {
 		return err
