@@ -129,6 +129,12 @@ type Options[T meta.Object] struct {
 	// use 30 s.
 	MaxInternalErrorRetryDuration time.Duration
 
+	// ResumeFrom, if set, says that the store already holds the collection as of this
+	// resourceVersion (the store of an earlier reflector over the same collection): the
+	// first cycle watches from it instead of listing. A watch that cannot start there (410)
+	// relists as usual. Default "": list first.
+	ResumeFrom string
+
 	// WatchErrorHandler, if set, is called with every error that ends a list or a watch
 	// (always a *Error), including those the reflector recovers from without a relist (429,
 	// connection refused, stall), but not for clean closes or cancellation. It runs on the

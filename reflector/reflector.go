@@ -31,6 +31,7 @@ type Reflector[T meta.Object] struct {
 	backoff   backoffState
 	created   time.Time
 	running   atomic.Bool
+	resumed   bool // the first cycle used ResumeFrom (touched by the running goroutine only)
 	// lastAttempt is when the last request was sent (nanoseconds since created).
 	lastAttempt atomic.Int64
 
@@ -164,6 +165,11 @@ func (r *Reflector[T]) ListAndWatch(ctx context.Context) error {
 }
 
 func (r *Reflector[T]) listAndWatch(ctx context.Context) error {
+	if rv := r.cfg.ResumeFrom; rv != "" && !r.resumed {
+		r.resumed = true
+		r.setLastSyncRV(rv)
+		return r.watchWithResync(ctx, nil)
+	}
 	var w apiclient.Watcher[T]
 	if r.tryWatchList() {
 		var err error

@@ -990,3 +990,43 @@ func TestPagedFirstListKeepsLaterListsPaged(t *testing.T) {
 		})
 	}
 }
+
+// With ResumeFrom the first cycle watches from that resourceVersion without listing; a
+// watch that cannot start there (410) relists.
+func TestResumeFromWatchesWithoutListing(t *testing.T) {
+	e := newEnv(t)
+	e.create("a")
+	rv := e.srv.ResourceVersion()
+	rvB := e.create("b")
+	rec := newRecStore()
+	opts := e.options(rec)
+	opts.ResumeFrom = rv
+	r := e.run(opts)
+	rec.waitFor(t, "b from the watch", func(s *recStore) bool { o, ok := lastOp(s.ops, "add"); return ok && o.Key == "default/b" && o.RV == rvB })
+	if lists := e.requests(apitest.VerbList, 0); len(lists) != 0 {
+		t.Fatalf("a resumed reflector listed:\n%s", e.describeRequests())
+	}
+	if w := e.waitRequests(apitest.VerbWatch, 0, 1)[0]; w.Param("resourceVersion") != rv {
+		t.Fatalf("first watch %s, want resourceVersion=%s", w.Query.Encode(), rv)
+	}
+	if got := r.LastSyncResourceVersion(); got != rvB {
+		t.Fatalf("LastSyncResourceVersion %q, want %q", got, rvB)
+	}
+
+	// Resumed from a compacted resourceVersion: 410, then a list.
+	e2 := newEnv(t)
+	old := e2.create("x")
+	e2.create("y")
+	if err := e2.srv.Compact(cms); err != nil {
+		t.Fatal(err)
+	}
+	rec2 := newRecStore()
+	opts2 := e2.options(rec2)
+	opts2.ResumeFrom = old
+	e2.run(opts2)
+	synced(t, rec2, 1)
+	e2.waitError("410 Expired", meta.IsResourceExpired)
+	if lists := e2.requests(apitest.VerbList, 0); len(lists) == 0 {
+		t.Fatalf("no relist after the 410:\n%s", e2.describeRequests())
+	}
+}
