@@ -181,6 +181,9 @@ func (inf *Informer[T]) distribute(key string, n notification[T]) {
 	for _, l := range inf.listeners {
 		l.add(key, n)
 	}
+	if inf.tap != nil {
+		inf.tap(key, n)
+	}
 }
 
 func isZero[T any](v T) bool {

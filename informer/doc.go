@@ -3,7 +3,8 @@
 // an indexed cache and hands every change to each registered handler through the handler's
 // own listener. The package also holds the Factory (client-go's SharedInformerFactory, with
 // InformerFor[T] in place of generated code; Acquire for informers that stop when their last
-// reference is released) and the Lister.
+// reference is released), ScopedInformer (namespaces and selector changed while it runs)
+// and the Lister.
 //
 // As in client-go, a handler runs on its listener's goroutine, never concurrently with
 // itself, and one added after the start first gets OnAdd(obj, true) for every cached object;
@@ -24,7 +25,5 @@
 // sharper: a shared sub-value may belong to hundreds of cached objects. DeepCopy (or copy the
 // parts you change) before modifying anything the informer hands out; a value a transform
 // puts into objects becomes part of the cache too.
-//
-// The figures (cache size, time to sync, events per second, relist memory) are in
-// bench/README.md, "Shared informer" and "Relist memory".
+// Figures: bench/README.md, "Shared informer", "Relist memory", "Informer lifecycle".
 package informer

@@ -210,7 +210,19 @@ func informerLocked[T meta.Object](f *Factory, gvr meta.GroupVersionResource, op
 	if key.labels != "" || key.fields != "" {
 		lw = &selectingLW[T]{lw: lw, labels: key.labels, fields: key.fields}
 	}
-	iopts := Options[T]{
+	inf := New(lw, informerOptions[T](o, name))
+	if o.KeepManagedFields {
+		_ = inf.SetTransform(nil)
+	}
+	e := &factoryEntry{inf: inf}
+	f.entries[key] = e
+	f.order = append(f.order, key)
+	return key, e
+}
+
+// informerOptions are the Options a factory with o gives its informers.
+func informerOptions[T meta.Object](o FactoryOptions, name string) Options[T] {
+	return Options[T]{
 		Name:                          name,
 		DefaultResyncPeriod:           o.DefaultResyncPeriod,
 		WatchList:                     o.WatchList,
@@ -227,14 +239,18 @@ func informerLocked[T meta.Object](f *Factory, gvr meta.GroupVersionResource, op
 		OnCacheMutation:               o.OnCacheMutation,
 		CacheMutationCheckInterval:    o.CacheMutationCheckInterval,
 	}
-	inf := New(lw, iopts)
-	if o.KeepManagedFields {
+}
+
+// NewScopedFor returns a ScopedInformer of T for gvr in scope, with the factory's client and
+// informer settings (the factory's namespace and selectors do not apply: scope says what it
+// caches). It is not shared and the factory does not run it: each call makes one, and its
+// owner runs it (controller.ScopedInformerFor has the Manager do so).
+func NewScopedFor[T meta.Object](f *Factory, gvr meta.GroupVersionResource, scope Scope) *ScopedInformer[T] {
+	inf := NewScoped[T](f.client, gvr, scope, informerOptions[T](f.opts, gvr.String()+" (scoped)"))
+	if f.opts.KeepManagedFields {
 		_ = inf.SetTransform(nil)
 	}
-	e := &factoryEntry{inf: inf}
-	f.entries[key] = e
-	f.order = append(f.order, key)
-	return key, e
+	return inf
 }
 
 // Lookup returns the factory's informer of T for gvr, with the factory's namespace and

@@ -170,6 +170,12 @@ type Informer[T meta.Object] struct {
 	incrementalLists, incrementalAborts atomic.Uint64
 	// fresh tracks the newest resourceVersion the cache shows (freshness.go).
 	fresh freshness
+
+	// The segments of a ScopedInformer (scope.go, reselect.go): tap sees every notification
+	// the listeners see, in the same order (under deliverMu); reselects carries label
+	// selector changes to Run's reflector loop. Both are set before Run.
+	tap       func(key string, n notification[T])
+	reselects chan reselect[T]
 }
 
 // New returns an informer of the collection lw lists and watches. Nothing happens until Run.
@@ -283,17 +289,7 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 			lw = t.WithDecodeOptions(o)
 		}
 	}
-	refl := reflector.New(lw, inf.reflectorStore(fifo), reflector.Options[T]{
-		Name:                          inf.name,
-		PageSize:                      inf.opts.PageSize,
-		WatchList:                     inf.opts.WatchList,
-		MinWatchTimeout:               inf.opts.MinWatchTimeout,
-		StallTimeout:                  inf.opts.StallTimeout,
-		Backoff:                       inf.opts.Backoff,
-		WatchErrorHandler:             inf.onWatchError,
-		MaxInternalErrorRetryDuration: inf.opts.MaxInternalErrorRetryDuration,
-		Logger:                        slog.New(&quietNotFound{inner: inf.opts.Logger.Handler()}),
-	})
+	refl := inf.newReflector(lw, fifo, "")
 	inf.fifo, inf.refl = fifo, refl
 	inf.mu.Unlock()
 
@@ -304,7 +300,7 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 	inf.deliverMu.Unlock()
 
 	var wg sync.WaitGroup
-	wg.Go(func() { refl.Run(ctx) })
+	wg.Go(func() { inf.runReflector(ctx, fifo, lw, refl) })
 	wg.Go(func() { inf.processLoop(ctx, fifo) })
 	wg.Go(func() { runMutationDetector(ctx, inf.cache, inf.opts.CacheMutationCheckInterval) })
 	wg.Go(func() {
@@ -339,6 +335,23 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 		inf.dropState()
 	}
 	close(inf.stoppedCh)
+}
+
+// newReflector returns the informer's reflector over lw into fifo; resumeFrom is
+// reflector.Options.ResumeFrom.
+func (inf *Informer[T]) newReflector(lw apiclient.ListerWatcher[T], fifo deltafifo.Queue[T], resumeFrom string) *reflector.Reflector[T] {
+	return reflector.New(lw, inf.reflectorStore(fifo), reflector.Options[T]{
+		Name:                          inf.name,
+		PageSize:                      inf.opts.PageSize,
+		WatchList:                     inf.opts.WatchList,
+		MinWatchTimeout:               inf.opts.MinWatchTimeout,
+		StallTimeout:                  inf.opts.StallTimeout,
+		Backoff:                       inf.opts.Backoff,
+		WatchErrorHandler:             inf.onWatchError,
+		MaxInternalErrorRetryDuration: inf.opts.MaxInternalErrorRetryDuration,
+		Logger:                        slog.New(&quietNotFound{inner: inf.opts.Logger.Handler()}),
+		ResumeFrom:                    resumeFrom,
+	})
 }
 
 // HasSynced reports whether the cache holds the whole first list. Handlers may still be
