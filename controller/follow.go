@@ -210,6 +210,8 @@ type followers struct {
 	mu        sync.Mutex
 	tracker   *resourceTracker
 	cachesCtx context.Context
+	// scoped are the informers of ScopedInformerFor (scoped.go), run with the caches.
+	scoped []interface{ Run(ctx context.Context) }
 }
 
 // resourceTracker returns the Manager's tracker, creating it.
