@@ -97,19 +97,19 @@ type kindHandler[T meta.Object] struct {
 func (h *kindHandler[T]) EventInfo(info informer.EventInfo) { h.info = info }
 
 func (h *kindHandler[T]) OnAdd(obj T, isInInitialList bool) {
-	ctx, end := beginEvent(h.ctx, h.q, h.info, "add", obj, h.inf)
+	ctx, eq, span := beginEvent(h.ctx, h.q, h.info, "add", obj, h.inf)
 	h.d.create(ctx, CreateEvent[T]{Object: obj, IsInInitialList: isInInitialList}, h.q)
-	end()
+	endEvent(eq, span)
 }
 
 func (h *kindHandler[T]) OnUpdate(oldObj, newObj T) {
-	ctx, end := beginEvent(h.ctx, h.q, h.info, "update", newObj, h.inf)
+	ctx, eq, span := beginEvent(h.ctx, h.q, h.info, "update", newObj, h.inf)
 	h.d.update(ctx, UpdateEvent[T]{ObjectOld: oldObj, ObjectNew: newObj}, h.q)
-	end()
+	endEvent(eq, span)
 }
 
 func (h *kindHandler[T]) OnDelete(obj T, finalStateUnknown bool) {
-	ctx, end := beginEvent(h.ctx, h.q, h.info, "delete", obj, h.inf)
+	ctx, eq, span := beginEvent(h.ctx, h.q, h.info, "delete", obj, h.inf)
 	h.d.delete(ctx, DeleteEvent[T]{Object: obj, DeleteStateUnknown: finalStateUnknown}, h.q)
-	end()
+	endEvent(eq, span)
 }

@@ -33,6 +33,21 @@ type EventLatencyMetricsProvider interface {
 	NewEventToReconcileMetric(controller string) workqueue.HistogramMetric
 }
 
+// pendingEvents are the events a Request waits with: the first inline, so that the usual
+// single event costs no allocation.
+type pendingEvents struct {
+	n     int
+	first pendingEvent
+	more  []pendingEvent
+}
+
+func (p *pendingEvents) at(i int) pendingEvent {
+	if i == 0 {
+		return p.first
+	}
+	return p.more[i-1]
+}
+
 // pendingEvent is a watch event whose Request waits for a reconcile.
 type pendingEvent struct {
 	arrived  time.Time       // at the informer
@@ -47,14 +62,14 @@ type eventTracker struct {
 	latency    workqueue.HistogramMetric
 
 	mu      sync.Mutex
-	pending map[Request][]pendingEvent
+	pending map[Request]pendingEvents
 
 	events                 atomic.Uint64
 	latencySum, latencyMax atomic.Int64 // nanoseconds
 }
 
 func newEventTracker(controller string, tracer tracing.Tracer, m MetricsProvider) *eventTracker {
-	t := &eventTracker{controller: controller, tracer: tracer, pending: map[Request][]pendingEvent{}, latency: noopMetric{}}
+	t := &eventTracker{controller: controller, tracer: tracer, pending: map[Request]pendingEvents{}, latency: noopMetric{}}
 	if p, ok := m.(EventLatencyMetricsProvider); ok {
 		t.latency = p.NewEventToReconcileMetric(controller)
 	}
@@ -64,29 +79,44 @@ func newEventTracker(controller string, tracer tracing.Tracer, m MetricsProvider
 // record notes that ev's Request req was enqueued.
 func (t *eventTracker) record(req Request, ev pendingEvent) {
 	t.mu.Lock()
-	if evs := t.pending[req]; len(evs) < maxPendingEvents {
-		t.pending[req] = append(evs, ev)
+	switch p := t.pending[req]; {
+	case p.n == 0:
+		t.pending[req] = pendingEvents{n: 1, first: ev}
+	case p.n < maxPendingEvents:
+		p.more = append(p.more, ev)
+		p.n++
+		t.pending[req] = p
 	}
 	t.mu.Unlock()
 }
 
 // take removes and returns the events of req enqueued before got (the worker's Get), and
 // observes their latencies. Events enqueued after it wait for the next reconcile of req.
-func (t *eventTracker) take(req Request, got time.Time) []pendingEvent {
+func (t *eventTracker) take(req Request, got time.Time) pendingEvents {
 	t.mu.Lock()
-	evs := t.pending[req]
+	p, ok := t.pending[req]
+	if !ok {
+		t.mu.Unlock()
+		return pendingEvents{}
+	}
 	n := 0
-	for n < len(evs) && !evs[n].enqueued.After(got) {
+	for n < p.n && !p.at(n).enqueued.After(got) {
 		n++
 	}
-	taken := evs[:n:n]
-	if n == len(evs) {
+	taken := pendingEvents{n: n, first: p.first}
+	if n > 1 {
+		taken.more = p.more[: n-1 : n-1]
+	}
+	if n == p.n {
 		delete(t.pending, req)
-	} else {
-		t.pending[req] = append([]pendingEvent(nil), evs[n:]...)
+	} else if n > 0 {
+		left := pendingEvents{n: p.n - n, first: p.at(n)}
+		left.more = append([]pendingEvent(nil), p.more[n:]...)
+		t.pending[req] = left
 	}
 	t.mu.Unlock()
-	for _, ev := range taken {
+	for i := range taken.n {
+		ev := taken.at(i)
 		d := got.Sub(ev.arrived)
 		t.latency.Observe(d.Seconds())
 		t.events.Add(1)
@@ -99,7 +129,7 @@ func (t *eventTracker) take(req Request, got time.Time) []pendingEvent {
 
 // startReconcile starts the reconcile span of req (and the queue spans of its events) when
 // the controller has a tracer; it returns ctx unchanged and a nil span otherwise.
-func (t *eventTracker) startReconcile(ctx context.Context, req Request, evs []pendingEvent, got time.Time) (context.Context, tracing.Span) {
+func (t *eventTracker) startReconcile(ctx context.Context, req Request, evs pendingEvents, got time.Time) (context.Context, tracing.Span) {
 	if t.tracer == nil {
 		return ctx, nil
 	}
@@ -110,7 +140,8 @@ func (t *eventTracker) startReconcile(ctx context.Context, req Request, evs []pe
 	}
 	parent := context.Background()
 	var links []context.Context
-	for i, ev := range evs {
+	for i := range evs.n {
+		ev := evs.at(i)
 		if ev.span == nil {
 			continue
 		}
@@ -157,17 +188,18 @@ func endReconcile(span tracing.Span, result string, err error) {
 
 // eventQueue is the queue a source's handlers see: the controller's queue, which also
 // records the event being handled with every Request enqueued. A Kind source's handler
-// marks the event (begin, end) around each call on its listener's goroutine, the only one
-// that calls this source's handlers, so cur needs no lock.
+// marks the event (beginEvent, endEvent) around each call on its listener's goroutine, the
+// only one that calls this source's handlers, so cur needs no lock.
 type eventQueue struct {
 	Queue
-	t   *eventTracker
-	cur *pendingEvent
+	t      *eventTracker
+	cur    pendingEvent
+	active bool
 }
 
 func (q *eventQueue) note(req Request) {
-	if q.cur != nil {
-		ev := *q.cur
+	if q.active {
+		ev := q.cur
 		ev.enqueued = time.Now()
 		q.t.record(req, ev)
 	}
@@ -190,14 +222,14 @@ func (q *eventQueue) AddRateLimited(req Request) { q.note(req); q.Queue.AddRateL
 
 // beginEvent is called by a Kind source's handler before it dispatches a notification of
 // obj: for a watch event (info.Arrived set) on a controller's source queue, it starts the
-// event's span and marks the queue; the returned context is the one handlers get, and end
-// must be called once they returned.
-func beginEvent[T meta.Object](ctx context.Context, q Queue, info informer.EventInfo, typ string, obj T, inf string) (context.Context, func()) {
+// event's span and marks the queue. It returns the context handlers get, and what endEvent
+// needs once they returned (nil, nil for anything else than a tracked watch event).
+func beginEvent[T meta.Object](ctx context.Context, q Queue, info informer.EventInfo, typ string, obj T, inf string) (context.Context, *eventQueue, tracing.Span) {
 	eq, ok := q.(*eventQueue)
 	if !ok || info.Arrived.IsZero() {
-		return ctx, func() {}
+		return ctx, nil, nil
 	}
-	ev := &pendingEvent{arrived: info.Arrived}
+	eq.cur = pendingEvent{arrived: info.Arrived}
 	var span tracing.Span
 	if tr := eq.t.tracer; tr != nil {
 		var attrs []tracing.Attribute
@@ -211,13 +243,18 @@ func beginEvent[T meta.Object](ctx context.Context, q Queue, info informer.Event
 		attrs = append(attrs, tracing.String(tracing.AttrEventType, typ), tracing.String(tracing.AttrInformer, inf),
 			tracing.String(tracing.AttrController, eq.t.controller))
 		ctx, span = tr.Start(ctx, tracing.SpanEvent, tracing.StartOptions{Start: info.Arrived, Kind: tracing.SpanKindConsumer, Attributes: attrs})
-		ev.span = ctx
+		eq.cur.span = ctx
 	}
-	eq.cur = ev
-	return ctx, func() {
-		eq.cur = nil
-		if span != nil {
-			span.End()
-		}
+	eq.active = true
+	return ctx, eq, span
+}
+
+// endEvent ends what beginEvent began.
+func endEvent(eq *eventQueue, span tracing.Span) {
+	if eq != nil {
+		eq.active, eq.cur = false, pendingEvent{}
+	}
+	if span != nil {
+		span.End()
 	}
 }

@@ -196,14 +196,20 @@ func TestEventTrackerSplitsEventsAtTheGet(t *testing.T) {
 	tk.record(req, pendingEvent{arrived: t0, enqueued: t0.Add(time.Millisecond)})
 	tk.record(req, pendingEvent{arrived: t0.Add(2 * time.Millisecond), enqueued: t0.Add(3 * time.Millisecond)})
 	tk.record(req, pendingEvent{arrived: t0.Add(10 * time.Millisecond), enqueued: t0.Add(11 * time.Millisecond)})
-	if evs := tk.take(req, t0.Add(5*time.Millisecond)); len(evs) != 2 {
-		t.Fatalf("took %d events at the first Get, want 2", len(evs))
+	if evs := tk.take(req, t0.Add(5*time.Millisecond)); evs.n != 2 || evs.at(1).arrived != t0.Add(2*time.Millisecond) {
+		t.Fatalf("took %d events at the first Get, want 2", evs.n)
+	}
+	if p := tk.pending[req]; p.n != 1 || p.first.arrived != t0.Add(10*time.Millisecond) || len(p.more) != 0 {
+		t.Fatalf("left pending: %+v, want the third event", p)
 	}
 	if want := []float64{0.005, 0.003}; !slices.Equal(h.obs, want) {
 		t.Fatalf("observed %v, want %v", h.obs, want)
 	}
-	if evs := tk.take(req, t0.Add(20*time.Millisecond)); len(evs) != 1 || len(tk.pending) != 0 {
-		t.Fatalf("took %d events at the second Get, %d Requests left pending", len(evs), len(tk.pending))
+	if evs := tk.take(req, t0.Add(20*time.Millisecond)); evs.n != 1 || len(tk.pending) != 0 {
+		t.Fatalf("took %d events at the second Get, %d Requests left pending", evs.n, len(tk.pending))
+	}
+	if evs := tk.take(req, t0.Add(30*time.Millisecond)); evs.n != 0 {
+		t.Fatalf("took %d events of a Request with none pending", evs.n)
 	}
 	if tk.events.Load() != 3 || time.Duration(tk.latencyMax.Load()) != 10*time.Millisecond {
 		t.Fatalf("%d events, max %v", tk.events.Load(), time.Duration(tk.latencyMax.Load()))
@@ -211,7 +217,7 @@ func TestEventTrackerSplitsEventsAtTheGet(t *testing.T) {
 	for range 2 * maxPendingEvents {
 		tk.record(req, pendingEvent{arrived: t0, enqueued: t0})
 	}
-	if n := len(tk.pending[req]); n != maxPendingEvents {
+	if n := tk.pending[req].n; n != maxPendingEvents || len(tk.pending[req].more) != maxPendingEvents-1 {
 		t.Fatalf("%d events pending for one Request, want at most %d", n, maxPendingEvents)
 	}
 }
@@ -225,20 +231,20 @@ func TestEventQueueRecordsOnlyWatchEvents(t *testing.T) {
 	q := &eventQueue{Queue: wq, t: tk}
 	obj := &testobj.ConfigMap{}
 	q.Add(Request{"", "outside"})
-	_, end := beginEvent[*testobj.ConfigMap](context.Background(), q, informer.EventInfo{}, "add", obj, "i")
+	_, eq, span := beginEvent[*testobj.ConfigMap](context.Background(), q, informer.EventInfo{}, "add", obj, "i")
 	q.Add(Request{"", "listed"})
-	end()
-	_, end = beginEvent[*testobj.ConfigMap](context.Background(), q, informer.EventInfo{Arrived: time.Now()}, "update", obj, "i")
+	endEvent(eq, span)
+	_, eq, span = beginEvent[*testobj.ConfigMap](context.Background(), q, informer.EventInfo{Arrived: time.Now()}, "update", obj, "i")
 	q.Add(Request{"", "add"})
 	q.AddWithPriority(Request{"", "prio"}, -1)
 	q.AddAfter(Request{"", "after"}, time.Hour)
 	q.AddRateLimited(Request{"", "limited"})
-	end()
+	endEvent(eq, span)
 	q.Add(Request{"", "after-end"})
 	var names []string
 	for r, evs := range tk.pending {
-		if len(evs) != 1 || evs[0].span == nil {
-			t.Errorf("%v: %d events %+v", r, len(evs), evs)
+		if evs.n != 1 || evs.first.span == nil {
+			t.Errorf("%v: %d events %+v", r, evs.n, evs)
 		}
 		names = append(names, r.Name)
 	}
@@ -253,12 +259,12 @@ func TestEventQueueRecordsOnlyWatchEvents(t *testing.T) {
 func TestReconcileSpanLinksTheOtherEvents(t *testing.T) {
 	tr := &spanRecorder{}
 	tk := newEventTracker("c", tr, nil)
-	var evs []pendingEvent
 	for range 3 {
 		ctx, s := tr.Start(context.Background(), tracing.SpanEvent, tracing.StartOptions{})
 		s.End()
-		evs = append(evs, pendingEvent{arrived: time.Now(), enqueued: time.Now(), span: ctx})
+		tk.record(Request{"ns", "a"}, pendingEvent{arrived: time.Now(), enqueued: time.Now(), span: ctx})
 	}
+	evs := tk.take(Request{"ns", "a"}, time.Now())
 	ctx, cancel := context.WithCancel(context.Background())
 	rctx, span := tk.startReconcile(ctx, Request{"ns", "a"}, evs, time.Now())
 	endReconcile(span, ResultSuccess, nil)
