@@ -33,9 +33,15 @@ func (s *informerStats) get() []informer.Stats {
 	if s.stats == nil || time.Since(s.at) > statsCacheFor {
 		// A new slice: a scrape still reading the old one keeps it.
 		s.stats = make([]informer.Stats, 0, len(s.stats))
+		seen := map[string]int{}
 		for _, inf := range s.list() {
 			st := inf.Stats()
 			st.Name = inf.Name()
+			// Two informers of one resource with other Go types share a name: number them,
+			// so that no two series have the same labels.
+			if seen[st.Name]++; seen[st.Name] > 1 {
+				st.Name += " #" + strconv.Itoa(seen[st.Name])
+			}
 			s.stats = append(s.stats, st)
 		}
 		s.at = time.Now()

@@ -1,10 +1,12 @@
 package controller
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/informerkit/informerkit/internal/promtest"
+	"github.com/informerkit/informerkit/internal/testobj"
 )
 
 // TestManagerExportsThePipelineMetrics: /metrics has every stage of the pipeline, one series
@@ -92,4 +94,24 @@ func scrapeText(t *testing.T, m *Manager) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// TestPipelineMetricsNameEachInformerOnce: two informers of one resource (other Go types)
+// get distinct series.
+func TestPipelineMetricsNameEachInformerOnce(t *testing.T) {
+	srv := newTestServer(t)
+	m := newManager(t, srv, ManagerOptions{})
+	InformerFor[*testobj.ConfigMap](m, testobj.ConfigMapGVR)
+	InformerFor[*testobj.Widget](m, testobj.ConfigMapGVR) // another view of configmaps
+	fams, err := promtest.Parse(scrapeText(t, m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range fams["informerkit_informer_cached_objects"].Samples {
+		names = append(names, s.Labels["informer"])
+	}
+	if want := []string{"configmaps.v1", "configmaps.v1 #2"}; !slices.Equal(names, want) {
+		t.Fatalf("informers %v, want %v", names, want)
+	}
 }
