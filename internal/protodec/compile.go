@@ -458,6 +458,9 @@ func compileForm(t reflect.Type, f *kubeschema.Field) setFunc {
 			*(*string)(p) = d.str(fm.s[1])
 			return nil
 		}
+	case t.Kind() == reflect.Struct && reflect.PointerTo(t).Implements(protoMessageType) &&
+		(st.JSON == "time" || st.JSON == "quantity" || st.JSON == "int-or-string"):
+		return protoMethodForm(t, f)
 	case t.Kind() == reflect.Pointer && t.Name() == "":
 		elem := pointerTo(t, compileForm(t.Elem(), f))
 		if st.JSON != "time" && st.JSON != "microtime" && st.JSON != "raw" && st.JSON != "array" {
@@ -477,6 +480,49 @@ func compileForm(t reflect.Type, f *kubeschema.Field) setFunc {
 		}
 	}
 	return jsonValue(t, f)
+}
+
+// protoMessage is a Go type with protobuf methods of its own (k8s.io/apimachinery's Time,
+// Quantity and IntOrString have them): it decodes its message itself, as it decodes its
+// JSON itself (UnmarshalJSON) on the JSON path.
+type protoMessage interface {
+	Unmarshal([]byte) error
+	Marshal() ([]byte, error)
+	Size() int
+}
+
+var protoMessageType = reflect.TypeFor[protoMessage]()
+
+// protoMethodForm is the setter of a timestamp, quantity or int-or-string into a Go type
+// with protobuf methods. What its JSON form would give another way (a null time, the "0" of
+// an empty quantity) and what the JSON form refuses (years outside 0-9999, a third kind of
+// int-or-string) go through the JSON text as for any other type.
+func protoMethodForm(t reflect.Type, f *kubeschema.Field) setFunc {
+	st, viaJSON := f.Type(), jsonValue(t, f)
+	return func(d *Decoder, p unsafe.Pointer, v uint64, b []byte, depth int) error {
+		fm, err := parseForm(st, b)
+		if err != nil {
+			return err
+		}
+		switch st.JSON {
+		case "time":
+			if y := time.Unix(int64(fm.u[1]), 0).UTC().Year(); !fm.any || y < 0 || y > 9999 || fm.u[2] != 0 {
+				return viaJSON(d, p, v, b, depth)
+			}
+		case "quantity":
+			if len(fm.s[1]) == 0 || fm.has[2] || fm.has[3] {
+				return viaJSON(d, p, v, b, depth)
+			}
+		case "int-or-string":
+			if int64(fm.u[1]) != 0 && int64(fm.u[1]) != 1 {
+				return viaJSON(d, p, v, b, depth)
+			}
+		}
+		if err := reflect.NewAt(t, p).Interface().(protoMessage).Unmarshal(b); err != nil {
+			return schemaErr("%s: %v", st.Name, err)
+		}
+		return nil
+	}
 }
 
 // isNullForm reports whether a special form's JSON is null.

@@ -13,7 +13,8 @@
 // whose JSON form is not an object (timestamps, quantities, int-or-strings, raw JSON) and
 // values whose Go type does not match their kind are turned into their JSON text and handed
 // to jsondec, so that the Go type's own rules (UnmarshalJSON) apply; meta.Time and string
-// targets are set directly.
+// targets are set directly, and Go types with protobuf methods of their own
+// (k8s.io/apimachinery's Time, Quantity, IntOrString) decode their message themselves.
 //
 // Input that is not well-formed protobuf fails with ErrMalformed, a value that does not fit
 // its field's schema (a wire type the field cannot have, an int-or-string of a third type,

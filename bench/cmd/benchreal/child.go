@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -46,7 +45,7 @@ type partialPod struct {
 
 // childArgs say what one measuring process does.
 type childArgs struct {
-	Impl       string // informerkit or client-go
+	Impl       string // informerkit, informerkit-json or client-go
 	Kind       string // pods or configmaps
 	Obj        string // full or partial (informerkit's declared type)
 	Kubeconfig string
@@ -120,7 +119,7 @@ func child(ctx context.Context, a childArgs) error {
 		defer pprof.StopCPUProfile()
 	}
 	switch a.Impl {
-	case "informerkit", "informerkit-proto":
+	case "informerkit", "informerkit-json":
 		switch {
 		case a.Kind == "configmaps":
 			res, err = childInformerkit[*corev1.ConfigMap](ctx, a, "ConfigMap")
@@ -176,25 +175,6 @@ func childInformerkit[T meta.Object](ctx context.Context, a childArgs, kind stri
 	if err != nil {
 		return res, err
 	}
-	// lw is the collection: apiclient's Resource (JSON), or the protobuf prototype; replay
-	// is a second one for the events phase, watched the same way.
-	var lw, replay apiclient.ListerWatcher[T]
-	if a.Impl == "informerkit-proto" {
-		rc, err := clientcmd.BuildConfigFromFlags("", a.Kubeconfig)
-		if err != nil {
-			return res, err
-		}
-		hc, err := rest.HTTPClientFor(rc)
-		if err != nil {
-			return res, err
-		}
-		if lw, err = newProtoLW[T](hc, rc.Host, a.Kind, kind); err != nil {
-			return res, err
-		}
-		if replay, err = newProtoLW[T](hc, rc.Host, a.Kind, kind); err != nil {
-			return res, err
-		}
-	}
 	switch a.Watch {
 	case "chunked":
 		cfg.WatchProtocol = apiclient.WatchChunked
@@ -204,6 +184,9 @@ func childInformerkit[T meta.Object](ctx context.Context, a childArgs, kind stri
 	if a.StdJSON {
 		cfg.JSONDecoder = apiclient.JSONStandard
 	}
+	// informerkit reads built-in kinds as protobuf by default; informerkit-json is the same
+	// informer over JSON (internal/jsondec), for comparison.
+	cfg.DisableProtobuf = a.Impl == "informerkit-json"
 	c, err := apiclient.New(cfg)
 	if err != nil {
 		return res, err
@@ -211,10 +194,9 @@ func childInformerkit[T meta.Object](ctx context.Context, a childArgs, kind stri
 	defer c.Close()
 	res.Objects = a.Expect
 
-	if lw == nil {
-		lw = apiclient.NewResource[T](c, gvrOf(a.Kind))
-		replay = apiclient.NewResource[T](c, gvrOf(a.Kind))
-	}
+	// lw is the collection; replay a second one for the events phase, watched the same way.
+	lw := apiclient.NewResource[T](c, gvrOf(a.Kind))
+	replay := apiclient.NewResource[T](c, gvrOf(a.Kind))
 	var cpu0 time.Duration
 	var t0 time.Time
 	if !a.NoSync {

@@ -56,7 +56,7 @@ func main() {
 		fs.IntVar(&a.Burst, "burst", 0, "updates replayed in the events phase (default: the pods, at most 5000)")
 		fs.IntVar(&a.Rounds, "rounds", 3, "interleaved rounds")
 		fs.IntVar(&a.Workers, "workers", 8, "parallel writers while seeding")
-		impls := fs.String("impls", "informerkit,client-go,informerkit-proto", "implementations measured, comma-separated (informerkit-proto: the protobuf prototype)")
+		impls := fs.String("impls", "informerkit,client-go,informerkit-json", "implementations measured, comma-separated (informerkit-json: informerkit over JSON)")
 		fs.Parse(args)
 		a.Impls = strings.Split(*impls, ",")
 		if a.ConfigMaps == 0 {
@@ -105,7 +105,7 @@ func main() {
 		fs.BoolVar(&a.NoSync, "nosync", false, "skip the sync phase (only the events phase, for profiles and server CPU)")
 		fs.BoolVar(&a.NoSharing, "nosharing", false, "informerkit: structural sharing off")
 		fs.StringVar(&a.Watch, "watch", "auto", "informerkit's watch protocol: auto, chunked or websocket")
-		fs.StringVar(&a.Impl, "impl", "", "informerkit, informerkit-proto or client-go")
+		fs.StringVar(&a.Impl, "impl", "", "informerkit, informerkit-json or client-go")
 		fs.StringVar(&a.Kind, "kind", "pods", "pods or configmaps")
 		fs.StringVar(&a.Obj, "obj", "full", "full or partial")
 		fs.StringVar(&a.Kubeconfig, "kubeconfig", "", "kubeconfig")

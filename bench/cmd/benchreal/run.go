@@ -90,7 +90,7 @@ func run(ctx context.Context, a runArgs) error {
 	}
 	impls := a.Impls
 	if len(impls) == 0 {
-		impls = []string{"informerkit", "client-go", "informerkit-proto"}
+		impls = []string{"informerkit", "client-go", "informerkit-json"}
 	}
 	results := map[string][]childResult{} // workload/impl -> rounds
 	for round := range a.Rounds {
@@ -218,8 +218,7 @@ func median(xs []float64) float64 {
 }
 
 // printTable prints, per workload and figure, the medians of each implementation and its
-// ratio to client-go's (below 1 is better for times and bytes, above 1 for rates), and, with
-// the protobuf prototype, the prototype's ratio to informerkit's JSON path.
+// ratio to client-go's (below 1 is better for times and bytes, above 1 for rates).
 func printTable(w io.Writer, workloads []workload, impls []string, results map[string][]childResult) {
 	cols := []string{"client-go"}
 	for _, impl := range impls {
@@ -227,7 +226,6 @@ func printTable(w io.Writer, workloads []workload, impls []string, results map[s
 			cols = append(cols, impl)
 		}
 	}
-	hasProto := slices.Contains(cols, "informerkit-proto") && slices.Contains(cols, "informerkit")
 	head, rule := "| workload | figure |", "|---|---|"
 	for _, c := range cols {
 		head += " " + c + " (median) |"
@@ -235,10 +233,6 @@ func printTable(w io.Writer, workloads []workload, impls []string, results map[s
 	}
 	for _, c := range cols[1:] {
 		head += " " + c + " / client-go |"
-		rule += "---:|"
-	}
-	if hasProto {
-		head += " proto / informerkit |"
 		rule += "---:|"
 	}
 	fmt.Fprintln(w, head)
@@ -287,9 +281,6 @@ func printTable(w io.Writer, workloads []workload, impls []string, results map[s
 			}
 			for _, impl := range cols[1:] {
 				line += " " + ratio(vals[impl], vals["client-go"]) + " |"
-			}
-			if hasProto {
-				line += " " + ratio(vals["informerkit-proto"], vals["informerkit"]) + " |"
 			}
 			fmt.Fprintln(w, line)
 		}
