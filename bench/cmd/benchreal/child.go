@@ -55,6 +55,12 @@ type childArgs struct {
 	CPUProfile string // file for a CPU profile of the sync ("" for none)
 	Watch      string // informerkit's watch protocol: auto (default), chunked or websocket
 
+	// Relist: after the sync, force a relist (a 410 injected into the watch, the same way
+	// in both implementations) and measure its peak heap; no events phase. The wrapper that
+	// injects the 410 forwards every event through a goroutine of its own, so these runs
+	// give the memory figures only.
+	Relist bool
+
 	StdJSON          bool   // informerkit decodes with encoding/json
 	NoSync           bool   // skip the sync phase
 	NoSharing        bool   // informerkit's structural sharing off
@@ -86,6 +92,11 @@ type childResult struct {
 	Events                      int
 	EventsSeconds               float64
 	EventsCPUSeconds            float64
+	// Memory, in bytes: the largest heap in use while syncing, the live heap once synced
+	// (after a GC: the steady state), the resident set's high-water mark after the sync,
+	// and with Relist the largest heap in use during the forced relist.
+	PeakHeapSync, SteadyHeap, PeakRSSSync, PeakHeapRelist float64
+	RelistSeconds, RelistCPUSeconds                       float64
 }
 
 func cpuTime() time.Duration {
@@ -195,12 +206,17 @@ func childInformerkit[T meta.Object](ctx context.Context, a childArgs, kind stri
 	res.Objects = a.Expect
 
 	// lw is the collection; replay a second one for the events phase, watched the same way.
-	lw := apiclient.NewResource[T](c, gvrOf(a.Kind))
+	var lw apiclient.ListerWatcher[T] = apiclient.NewResource[T](c, gvrOf(a.Kind))
 	replay := apiclient.NewResource[T](c, gvrOf(a.Kind))
+	rl := newRelister()
+	if a.Relist {
+		lw = relistLW[T]{apiclient.NewResource[T](c, gvrOf(a.Kind)), rl}
+	}
 	var cpu0 time.Duration
 	var t0 time.Time
 	if !a.NoSync {
 		base := liveHeap()
+		heap := sampleHeap()
 		cpu0, t0 = cpuTime(), time.Now()
 		inf := informer.New[T](lw, informer.Options[T]{DisableSharing: a.NoSharing})
 		if _, err := inf.AddEventHandler(informer.ResourceEventHandlerFuncs[T]{}); err != nil {
@@ -216,13 +232,23 @@ func childInformerkit[T meta.Object](ctx context.Context, a childArgs, kind stri
 		}
 		res.SyncSeconds = time.Since(t0).Seconds()
 		res.SyncCPUSeconds = (cpuTime() - cpu0).Seconds()
+		res.PeakHeapSync, res.PeakRSSSync = float64(heap.end()), float64(procStatus("VmHWM"))
 		if n := len(inf.GetStore().List()); n != a.Expect {
 			return res, fmt.Errorf("informerkit cached %d %s, want %d", n, a.Kind, a.Expect)
 		}
-		res.HeapPerObject = float64(liveHeap()-base) / float64(a.Expect)
+		steady := liveHeap()
+		res.SteadyHeap, res.HeapPerObject = float64(steady), float64(steady-base)/float64(a.Expect)
+		if a.Relist {
+			if err := measureRelist(ctx, &res, rl, func() bool { return len(inf.GetStore().List()) == a.Expect }); err != nil {
+				return res, err
+			}
+		}
 		runtime.KeepAlive(inf)
 		cancel()
 		<-inf.Done()
+	}
+	if a.Relist {
+		return res, nil
 	}
 
 	if a.ReplayFrom == "" {
@@ -285,32 +311,55 @@ func childClientGo(ctx context.Context, a childArgs) (childResult, error) {
 	var cpu0 time.Duration
 	var t0 time.Time
 	if !a.NoSync {
+		rl := newRelister()
 		base := liveHeap()
+		heap := sampleHeap()
 		cpu0, t0 = cpuTime(), time.Now()
 		factory := informers.NewSharedInformerFactory(cs, 0)
-		inf, err := factory.ForResource(schema.GroupVersionResource{Version: "v1", Resource: a.Kind})
-		if err != nil {
-			return res, err
+		var inf cache.SharedIndexInformer
+		if a.Relist {
+			// The factory's informer, with the relister's watch.
+			inf = factory.InformerFor(relistObject(a.Kind), func(cs kubernetes.Interface, _ time.Duration) cache.SharedIndexInformer {
+				return cache.NewSharedIndexInformer(clientGoLW(cs, a.Kind, rl), relistObject(a.Kind), 0,
+					cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+			})
+		} else {
+			gi, err := factory.ForResource(schema.GroupVersionResource{Version: "v1", Resource: a.Kind})
+			if err != nil {
+				return res, err
+			}
+			inf = gi.Informer()
 		}
-		if _, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{}); err != nil {
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{}); err != nil {
 			return res, err
 		}
 		ictx, cancel := context.WithCancel(ctx)
 		factory.Start(ictx.Done())
-		if !cache.WaitForCacheSync(ctx.Done(), inf.Informer().HasSynced) {
+		if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 			cancel()
 			return res, errors.New("client-go: cache not synced")
 		}
 		res.SyncSeconds = time.Since(t0).Seconds()
 		res.SyncCPUSeconds = (cpuTime() - cpu0).Seconds()
-		if n := len(inf.Informer().GetStore().ListKeys()); n != a.Expect {
+		res.PeakHeapSync, res.PeakRSSSync = float64(heap.end()), float64(procStatus("VmHWM"))
+		if n := len(inf.GetStore().ListKeys()); n != a.Expect {
 			cancel()
 			return res, fmt.Errorf("client-go cached %d %s, want %d", n, a.Kind, a.Expect)
 		}
-		res.HeapPerObject = float64(liveHeap()-base) / float64(a.Expect)
+		steady := liveHeap()
+		res.SteadyHeap, res.HeapPerObject = float64(steady), float64(steady-base)/float64(a.Expect)
+		if a.Relist {
+			if err := measureRelist(ctx, &res, rl, func() bool { return len(inf.GetStore().ListKeys()) == a.Expect }); err != nil {
+				cancel()
+				return res, err
+			}
+		}
 		runtime.KeepAlive(inf)
 		cancel()
 		factory.Shutdown()
+	}
+	if a.Relist {
+		return res, nil
 	}
 
 	if a.ReplayFrom == "" {

@@ -116,11 +116,26 @@ func run(ctx context.Context, a runArgs) error {
 				}
 				key := w.name + "/impl=" + impl
 				results[key] = append(results[key], res)
-				fmt.Fprintf(a.Out, "round %d %-40s sync %6.2fs cpu %6.2fs heap %7.0f B/obj", round+1, key, res.SyncSeconds, res.SyncCPUSeconds, res.HeapPerObject)
+				fmt.Fprintf(a.Out, "round %d %-40s sync %6.2fs cpu %6.2fs heap %7.0f B/obj peak %4.0f MB (live %4.0f MB)",
+					round+1, key, res.SyncSeconds, res.SyncCPUSeconds, res.HeapPerObject, res.PeakHeapSync/1e6, res.SteadyHeap/1e6)
 				if res.Events > 0 {
 					fmt.Fprintf(a.Out, " events %8.0f/s (cpu %.2fs)", float64(res.Events)/res.EventsSeconds, res.EventsCPUSeconds)
 				}
 				fmt.Fprintln(a.Out)
+			}
+			// The forced relist, in processes of their own (its 410 is injected through a
+			// wrapper that would add to the sync's CPU).
+			for _, impl := range order {
+				args := []string{"child", "-impl", impl, "-kind", w.kind, "-obj", w.obj,
+					"-kubeconfig", kubeconfig, "-expect", fmt.Sprint(w.expect), "-relist"}
+				res, err := runChild(ctx, self, args)
+				if err != nil {
+					return fmt.Errorf("round %d %s %s relist: %w", round+1, w.name, impl, err)
+				}
+				key := w.name + "/impl=" + impl + "/relist"
+				results[key] = append(results[key], res)
+				fmt.Fprintf(a.Out, "round %d %-40s relist %5.2fs cpu %5.2fs peak %4.0f MB (live %4.0f MB)\n",
+					round+1, key, res.RelistSeconds, res.RelistCPUSeconds, res.PeakHeapRelist/1e6, res.SteadyHeap/1e6)
 			}
 		}
 	}
@@ -241,22 +256,31 @@ func printTable(w io.Writer, workloads []workload, impls []string, results map[s
 		name, unit string
 		get        func(childResult) float64
 		events     bool
+		relist     bool // from the forced-relist runs
 	}{
-		{"time to sync", "s", func(r childResult) float64 { return r.SyncSeconds }, false},
-		{"process CPU to sync", "s", func(r childResult) float64 { return r.SyncCPUSeconds }, false},
-		{"live heap per object", "B", func(r childResult) float64 { return r.HeapPerObject }, false},
+		{"time to sync", "s", func(r childResult) float64 { return r.SyncSeconds }, false, false},
+		{"process CPU to sync", "s", func(r childResult) float64 { return r.SyncCPUSeconds }, false, false},
+		{"live heap per object", "B", func(r childResult) float64 { return r.HeapPerObject }, false, false},
 		{"events/s through a handler", "/s", func(r childResult) float64 {
 			if r.EventsSeconds == 0 {
 				return 0
 			}
 			return float64(r.Events) / r.EventsSeconds
-		}, true},
+		}, true, false},
 		{"process CPU per 1000 events", "s", func(r childResult) float64 {
 			if r.Events == 0 {
 				return 0
 			}
 			return r.EventsCPUSeconds * 1000 / float64(r.Events)
-		}, true},
+		}, true, false},
+		{"peak heap in use during sync", "MB", func(r childResult) float64 { return r.PeakHeapSync / 1e6 }, false, false},
+		{"live heap once synced (steady)", "MB", func(r childResult) float64 { return r.SteadyHeap / 1e6 }, false, false},
+		{"peak / steady heap, sync", "x", func(r childResult) float64 { return r.PeakHeapSync / r.SteadyHeap }, false, false},
+		{"peak RSS after sync (VmHWM)", "MB", func(r childResult) float64 { return r.PeakRSSSync / 1e6 }, false, false},
+		{"peak heap in use during a forced relist", "MB", func(r childResult) float64 { return r.PeakHeapRelist / 1e6 }, false, true},
+		{"peak / steady heap, relist", "x", func(r childResult) float64 { return r.PeakHeapRelist / r.SteadyHeap }, false, true},
+		{"time to relist", "s", func(r childResult) float64 { return r.RelistSeconds }, false, true},
+		{"process CPU to relist", "s", func(r childResult) float64 { return r.RelistCPUSeconds }, false, true},
 	}
 	ratio := func(a, b float64) string {
 		if b == 0 {
@@ -273,7 +297,11 @@ func printTable(w io.Writer, workloads []workload, impls []string, results map[s
 			line := fmt.Sprintf("| %s | %s |", wl.name, f.name)
 			for _, impl := range cols {
 				var xs []float64
-				for _, r := range results[wl.name+"/impl="+impl] {
+				key := wl.name + "/impl=" + impl
+				if f.relist {
+					key += "/relist"
+				}
+				for _, r := range results[key] {
 					xs = append(xs, f.get(r))
 				}
 				vals[impl] = median(xs)
@@ -295,6 +323,10 @@ func format(v float64, unit string) string {
 		return strings.TrimSpace(fmt.Sprintf("%.0f B", v))
 	case "/s":
 		return fmt.Sprintf("%.0f/s", v)
+	case "MB":
+		return fmt.Sprintf("%.0f MB", v)
+	case "x":
+		return fmt.Sprintf("%.2f", v)
 	}
 	return fmt.Sprint(v)
 }
