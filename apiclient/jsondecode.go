@@ -2,9 +2,11 @@ package apiclient
 
 import (
 	"encoding/json"
+	"reflect"
 	"sync"
 
 	"github.com/informerkit/informerkit/internal/jsondec"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 	"github.com/informerkit/informerkit/internal/protodec"
 )
 
@@ -54,6 +56,19 @@ type objectDecoder struct {
 	dec      *jsondec.Decoder
 	opts     DecodeOptions
 	pd       *protodec.Decoder // made on first use
+	// The plan used last (a watch or a list decodes one Go type from one message type).
+	planType   reflect.Type
+	planSchema *kubeschema.Type
+	lastPlan   *protodec.Plan
+}
+
+// plan returns the protobuf decoding plan of Go type t from messages of type st.
+func (d *objectDecoder) plan(t reflect.Type, st *kubeschema.Type) *protodec.Plan {
+	if d.lastPlan == nil || d.planType != t || d.planSchema != st {
+		d.planType, d.planSchema = t, st
+		d.lastPlan = protodec.PlanFor(t, st, d.opts.OmitManagedFields)
+	}
+	return d.lastPlan
 }
 
 // proto returns the protobuf decoder (with the same options).

@@ -27,6 +27,16 @@ const (
 type protoKind struct {
 	group, version, kind string
 	obj, list            *kubeschema.Type
+	apiVersion           string // "v1", "apps/v1"
+	listKind             string // "PodList"
+}
+
+func newProtoKind(group, version, kind string, obj, list *kubeschema.Type) *protoKind {
+	pk := &protoKind{group: group, version: version, kind: kind, obj: obj, list: list, apiVersion: version, listKind: kind + "List"}
+	if group != "" {
+		pk.apiVersion = group + "/" + version
+	}
+	return pk
 }
 
 // isProtobuf reports whether a Content-Type is the protobuf media type (any parameters,
@@ -47,7 +57,7 @@ func protoKindFor(gvr meta.GroupVersionResource, kind string) *protoKind {
 		if !ok || ki.List == nil {
 			return nil
 		}
-		return &protoKind{gvr.Group, gvr.Version, kind, ki.Type, ki.List}
+		return newProtoKind(gvr.Group, gvr.Version, kind, ki.Type, ki.List)
 	}
 	return resourceKinds()[gvr]
 }
@@ -66,7 +76,7 @@ var resourceKinds = sync.OnceValue(func() map[meta.GroupVersionResource]*protoKi
 		if m[gvr] != nil {
 			ambiguous[gvr] = true
 		}
-		m[gvr] = &protoKind{ki.Group, ki.Version, ki.Kind, ki.Type, ki.List}
+		m[gvr] = newProtoKind(ki.Group, ki.Version, ki.Kind, ki.Type, ki.List)
 	}
 	for gvr := range ambiguous {
 		delete(m, gvr)

@@ -18,11 +18,11 @@ import (
 // envelopeType returns the schema type of an envelope: the resource's own kind (or list
 // kind) without a lookup, any other kind of the table through it.
 func envelopeType(pk *protoKind, env protodec.Envelope, list bool) (*kubeschema.Type, error) {
-	if pk != nil && string(env.APIVersion) == pk.apiVersion() {
+	if pk != nil && string(env.APIVersion) == pk.apiVersion {
 		if !list && string(env.Kind) == pk.kind {
 			return pk.obj, nil
 		}
-		if list && len(env.Kind) == len(pk.kind)+4 && string(env.Kind[:len(pk.kind)]) == pk.kind && string(env.Kind[len(pk.kind):]) == "List" {
+		if list && string(env.Kind) == pk.listKind {
 			return pk.list, nil
 		}
 	}
@@ -31,14 +31,6 @@ func envelopeType(pk *protoKind, env protodec.Envelope, list bool) (*kubeschema.
 		return nil, fmt.Errorf("no protobuf schema for kind %q of %q", truncate(string(env.Kind), 64), truncate(string(env.APIVersion), 64))
 	}
 	return st, nil
-}
-
-// apiVersion is the kind's apiVersion ("v1", "apps/v1").
-func (pk *protoKind) apiVersion() string {
-	if pk.group == "" {
-		return pk.version
-	}
-	return pk.group + "/" + pk.version
 }
 
 // decodeProto decodes an enveloped object (a GET, a write's answer, or with list a LIST
@@ -53,9 +45,7 @@ func decodeProto[T any](d *objectDecoder, pk *protoKind, body []byte, list bool)
 	if err != nil {
 		return out, err
 	}
-	pd := d.proto()
-	plan := protodec.PlanFor(reflect.TypeFor[T](), st, pd.Options().OmitManagedFields)
-	if err := plan.Decode(pd, env.Raw, unsafe.Pointer(&out), env.APIVersion, env.Kind); err != nil {
+	if err := d.plan(reflect.TypeFor[T](), st).Decode(d.proto(), env.Raw, unsafe.Pointer(&out), env.APIVersion, env.Kind); err != nil {
 		var zero T
 		return zero, err
 	}
@@ -134,10 +124,8 @@ func decodeProtoEvent[T any](d *objectDecoder, pk *protoKind, frame []byte, kind
 	if err != nil {
 		return malformed(fmt.Sprintf("%s event object", et), err)
 	}
-	pd := d.proto()
-	plan := protodec.PlanFor(reflect.TypeFor[T](), st, pd.Options().OmitManagedFields)
 	var out T
-	if err := plan.Decode(pd, env.Raw, unsafe.Pointer(&out), env.APIVersion, env.Kind); err != nil {
+	if err := d.plan(reflect.TypeFor[T](), st).Decode(d.proto(), env.Raw, unsafe.Pointer(&out), env.APIVersion, env.Kind); err != nil {
 		return malformed(fmt.Sprintf("%s event object", et), err)
 	}
 	return Event[T]{Type: et, Object: out}, nil
