@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	runtime2 "runtime"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,7 @@ import (
 	"github.com/informerkit/informerkit/internal/jsondec"
 	"github.com/informerkit/informerkit/internal/kubeproto"
 	"github.com/informerkit/informerkit/internal/protodec"
+	"github.com/informerkit/informerkit/internal/share"
 )
 
 // The protobuf prototype (internal/protodec) against the JSON decoder (internal/jsondec) and
@@ -107,9 +109,23 @@ func BenchmarkDecodePod(b *testing.B) {
 		_, _, err := ser.Decode(pb, nil, &p)
 		return err
 	})
+	// What an informer does: strings supplied by its structural-sharing table, which the
+	// pods decoded before filled.
+	sh := share.New[*corev1.Pod]()
+	ps := protodec.NewDecoder(protodec.Options{OmitManagedFields: true, Strings: sh.String})
+	var keep []*corev1.Pod
+	for range 10 {
+		var p corev1.Pod
+		if err := protodec.DecodeObject(ps, pb, &p); err != nil {
+			b.Fatal(err)
+		}
+		keep = append(keep, sh.Share(&p))
+	}
+	run("obj=pod/impl=protodec-shared", len(pb), func() error { var p corev1.Pod; return protodec.DecodeObject(ps, pb, &p) })
 	run("obj=partial/impl=jsondec", len(js), func() error { var p partialPod; return jd.Unmarshal(js, &p) })
 	run("obj=partial/impl=protodec", len(pb), func() error { var p partialPod; return protodec.DecodeObject(pd, pb, &p) })
 	var _ runtime.Object = (*corev1.Pod)(nil)
+	runtime2.KeepAlive(keep)
 }
 
 // TestProtodecIntoK8sTypes decodes every protobuf body recorded from kube-apiserver (objects

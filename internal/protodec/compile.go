@@ -82,6 +82,7 @@ type fieldCodec struct {
 	// leaves (or puts back) the Go field at its zero value.
 	clearZero bool
 	absent    absence
+	sliceType reflect.Type // a list decoded into a slice by set: presized (decode.go)
 	sub       *msgCodec    // for absentZero: the codec of a struct field or inline message
 	into      jsondec.Into // for absentNull and viaJSON fields
 }
@@ -139,6 +140,9 @@ func compileField(c *msgCodec, fc *fieldCodec, omitManaged bool) {
 		return
 	}
 	fc.set = set
+	if f.Repeated && t.Kind() == reflect.Slice {
+		fc.sliceType = t
+	}
 	omittable := f.OmitEmpty || f.OmitZero
 	switch {
 	case f.MapKey != "" || f.Repeated || f.Pointer:
@@ -345,7 +349,8 @@ func compileValue(t reflect.Type, f *kubeschema.Field, omitManaged bool) setFunc
 	case kubeschema.Bytes:
 		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
 			return func(d *Decoder, p unsafe.Pointer, _ uint64, b []byte, _ int) error {
-				reflect.NewAt(t, p).Elem().SetBytes(append([]byte{}, b...))
+				// Any slice of bytes has []byte's layout.
+				*(*[]byte)(p) = append([]byte{}, b...)
 				return nil
 			}
 		}
@@ -498,7 +503,7 @@ var protoMessageType = reflect.TypeFor[protoMessage]()
 // an empty quantity) and what the JSON form refuses (years outside 0-9999, a third kind of
 // int-or-string) go through the JSON text as for any other type.
 func protoMethodForm(t reflect.Type, f *kubeschema.Field) setFunc {
-	st, viaJSON := f.Type(), jsonValue(t, f)
+	st, viaJSON, ptr := f.Type(), jsonValue(t, f), ptrTo(t)
 	return func(d *Decoder, p unsafe.Pointer, v uint64, b []byte, depth int) error {
 		fm, err := parseForm(st, b)
 		if err != nil {
@@ -518,7 +523,7 @@ func protoMethodForm(t reflect.Type, f *kubeschema.Field) setFunc {
 				return viaJSON(d, p, v, b, depth)
 			}
 		}
-		if err := reflect.NewAt(t, p).Interface().(protoMessage).Unmarshal(b); err != nil {
+		if err := ptr.at(p).(protoMessage).Unmarshal(b); err != nil {
 			return schemaErr("%s: %v", st.Name, err)
 		}
 		return nil
@@ -551,19 +556,41 @@ func jsonValue(t reflect.Type, f *kubeschema.Field) setFunc {
 	}
 }
 
-// compileSlice appends one element per occurrence.
+// compileSlice appends one element per occurrence. The decode loop sizes the slice for all
+// the occurrences of the message first (presize), so that it grows here only when a field
+// is merged from several messages.
 func compileSlice(t reflect.Type, f *kubeschema.Field, omitManaged bool) setFunc {
 	et := t.Elem()
 	elem := compileValue(et, f, omitManaged)
 	size := et.Size()
+	ptr := ptrTo(t)
 	return func(d *Decoder, p unsafe.Pointer, v uint64, b []byte, depth int) error {
 		sh := (*sliceHeader)(p)
 		if sh.len == sh.cap {
-			reflect.NewAt(t, p).Elem().Grow(1)
+			reflect.ValueOf(ptr.at(p)).Elem().Grow(1)
 		}
 		sh.len++
 		return elem(d, unsafe.Add(sh.data, uintptr(sh.len-1)*size), v, b, depth)
 	}
+}
+
+// presize gives the empty slice of type t at p room for n elements.
+func presize(t reflect.Type, p unsafe.Pointer, n int) {
+	s := reflect.MakeSlice(t, 0, n)
+	*(*sliceHeader)(p) = sliceHeader{data: s.UnsafePointer(), cap: n}
+}
+
+// ptrMaker makes the interface value of a pointer of one type (*t) without reflect.NewAt,
+// whose lookup of the pointer type costs more than the rest of decoding a small field.
+type ptrMaker struct{ tmpl any }
+
+func ptrTo(t reflect.Type) ptrMaker { return ptrMaker{reflect.Zero(reflect.PointerTo(t)).Interface()} }
+
+// at returns the *t pointing at p, as an interface value.
+func (m ptrMaker) at(p unsafe.Pointer) any {
+	x := m.tmpl
+	(*[2]unsafe.Pointer)(unsafe.Pointer(&x))[1] = p
+	return x
 }
 
 type sliceHeader struct {

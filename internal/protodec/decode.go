@@ -3,6 +3,7 @@ package protodec
 import (
 	"encoding/json"
 	"errors"
+	"hash/maphash"
 	"math"
 	"reflect"
 	"unicode/utf8"
@@ -80,6 +81,11 @@ func (c *msgCodec) decode(d *Decoder, b []byte, p unsafe.Pointer, depth int) err
 				seenMore = map[int]bool{}
 			}
 			seenMore[num] = true
+		}
+		if fc.sliceType != nil && wt == 2 {
+			if q := fieldAt(fc, p); (*sliceHeader)(q).data == nil {
+				presize(fc.sliceType, q, 1+count(b[i:], num))
+			}
 		}
 		if err := c.field(d, fc, p, wt, v, sub, depth); err != nil {
 			return err
@@ -237,10 +243,20 @@ func (d *Decoder) str(b []byte) string {
 	if !utf8.Valid(b) {
 		b = validUTF8(b)
 	}
-	if d.opts.Strings != nil {
-		return d.opts.Strings(b)
+	if d.opts.Strings == nil || len(b) == 0 {
+		return string(b)
 	}
-	return string(b)
+	// The strings of a stream repeat from object to object (namespaces, label keys and
+	// values, images, environment): a small cache of the last ones Strings returned answers
+	// most of them without its lookup.
+	h := maphash.Bytes(d.seed, b)
+	e := &d.cache[h%uint64(len(d.cache))]
+	if e.h == h && e.s == string(b) {
+		return e.s
+	}
+	s := d.opts.Strings(b)
+	e.h, e.s = h, s
+	return s
 }
 
 // setString sets a TypeMeta member from an envelope; last caches the string.
@@ -274,4 +290,23 @@ func validUTF8(b []byte) []byte {
 		i += n
 	}
 	return out
+}
+
+// count returns the number of length-delimited occurrences of field num in message b (0 if
+// b is malformed: the decode loop reports that).
+func count(b []byte, num int) int {
+	n := 0
+	for i := 0; i < len(b); {
+		k, wt, j, err := tag(b, i)
+		if err != nil {
+			return n
+		}
+		if _, i, err = value(b, j, wt); err != nil {
+			return n
+		}
+		if k == num && wt == 2 {
+			n++
+		}
+	}
+	return n
 }

@@ -25,6 +25,7 @@ package protodec
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"reflect"
 	"unsafe"
 
@@ -69,10 +70,24 @@ type Decoder struct {
 	err  error // the first type error, reported at the end
 	// The last TypeMeta strings set (they repeat from object to object).
 	lastAPIVersion, lastKind string
+	// cache holds the last strings Options.Strings returned, by hash (see str).
+	seed  maphash.Seed
+	cache []cachedString
+}
+
+type cachedString struct {
+	h uint64
+	s string
 }
 
 // NewDecoder returns a Decoder with opts.
-func NewDecoder(opts Options) *Decoder { return &Decoder{opts: opts} }
+func NewDecoder(opts Options) *Decoder {
+	d := &Decoder{opts: opts}
+	if opts.Strings != nil {
+		d.seed, d.cache = maphash.MakeSeed(), make([]cachedString, 512)
+	}
+	return d
+}
 
 // Options returns the options the decoder was made with.
 func (d *Decoder) Options() Options { return d.opts }
