@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -83,6 +84,9 @@ type fieldCodec struct {
 	clearZero bool
 	absent    absence
 	sliceType reflect.Type // a list decoded into a slice by set: presized (decode.go)
+	mapType   reflect.Type // a map decoded into a Go map by set: presized (decode.go)
+	mapPtr    ptrMaker
+	ptr       ptrMaker     // of the Go field's type, for clearZero
 	sub       *msgCodec    // for absentZero: the codec of a struct field or inline message
 	into      jsondec.Into // for absentNull and viaJSON fields
 }
@@ -143,6 +147,9 @@ func compileField(c *msgCodec, fc *fieldCodec, omitManaged bool) {
 	if f.Repeated && t.Kind() == reflect.Slice {
 		fc.sliceType = t
 	}
+	if f.MapKey != "" && t.Kind() == reflect.Map {
+		fc.mapType, fc.mapPtr = t, ptrTo(t)
+	}
 	omittable := f.OmitEmpty || f.OmitZero
 	switch {
 	case f.MapKey != "" || f.Repeated || f.Pointer:
@@ -171,6 +178,9 @@ func compileField(c *msgCodec, fc *fieldCodec, omitManaged bool) {
 		if !omittable && !scalarZeroNoop(t, f.Kind) {
 			fc.absent = absentZero
 		}
+	}
+	if fc.clearZero {
+		fc.ptr = ptrTo(t)
 	}
 	if fc.absent != absentNothing {
 		c.absent = append(c.absent, fc)
@@ -598,7 +608,8 @@ type sliceHeader struct {
 	len, cap int
 }
 
-// compileMap decodes one map entry {1: key, 2: value} per occurrence.
+// compileMap decodes one map entry {1: key, 2: value} per occurrence. The decode loop makes
+// the map for all the entries of the message first (presizeMap).
 func compileMap(t reflect.Type, f *kubeschema.Field, omitManaged bool) setFunc {
 	et := t.Elem()
 	if t.Key().Kind() == reflect.String && t.Key().Name() == "string" && et == reflect.TypeFor[string]() && f.Kind == kubeschema.String {
@@ -616,26 +627,55 @@ func compileMap(t reflect.Type, f *kubeschema.Field, omitManaged bool) setFunc {
 		}
 	}
 	elem := compileValue(et, f, omitManaged)
+	ptr, null := ptrTo(t), jsondec.IntoFor(et)
+	id := int(scratchIDs.Add(1)) - 1
 	return func(d *Decoder, p unsafe.Pointer, _ uint64, b []byte, depth int) error {
 		k, vb, vv, err := entry(f, b)
 		if err != nil {
 			return err
 		}
-		m := reflect.NewAt(t, p).Elem()
+		m := reflect.ValueOf(ptr.at(p)).Elem()
 		if m.IsNil() {
 			m.Set(reflect.MakeMap(t))
 		}
-		ev := reflect.New(et)
+		// The key and value are built in scratch values the map copies.
+		sc := d.mapScratch(id, t)
+		sc.elem.SetZero()
 		if vb != nil || f.Kind != kubeschema.Bytes {
-			if err := elem(d, ev.UnsafePointer(), vv, vb, depth+1); err != nil {
+			if err := elem(d, sc.elemPtr, vv, vb, depth+1); err != nil {
 				return err
 			}
-		} else if err := d.intoJSON([]byte("null"), jsondec.IntoFor(et), ev.UnsafePointer()); err != nil {
+		} else if err := d.intoJSON([]byte("null"), null, sc.elemPtr); err != nil {
 			return err
 		}
-		kv := reflect.New(t.Key()).Elem()
-		kv.SetString(d.str(k))
-		m.SetMapIndex(kv, ev.Elem())
+		sc.key.SetString(d.str(k))
+		m.SetMapIndex(sc.key, sc.elem)
 		return nil
 	}
+}
+
+// scratchIDs numbers the map codecs, whose scratch values a Decoder keeps (mapScratch).
+var scratchIDs atomic.Int64
+
+// mapScratch is the key and value a map codec decodes an entry into before the map copies
+// them; one per map codec and Decoder.
+type mapScratch struct {
+	key, elem reflect.Value // settable
+	elemPtr   unsafe.Pointer
+}
+
+func (d *Decoder) mapScratch(id int, t reflect.Type) *mapScratch {
+	for len(d.scratch) <= id {
+		d.scratch = append(d.scratch, nil)
+	}
+	if d.scratch[id] == nil {
+		ev := reflect.New(t.Elem())
+		d.scratch[id] = &mapScratch{key: reflect.New(t.Key()).Elem(), elem: ev.Elem(), elemPtr: ev.UnsafePointer()}
+	}
+	return d.scratch[id]
+}
+
+// presizeMap makes the nil map of type t at p with room for n entries.
+func presizeMap(t reflect.Type, p unsafe.Pointer, n int, ptr ptrMaker) {
+	reflect.ValueOf(ptr.at(p)).Elem().Set(reflect.MakeMapWithSize(t, n))
 }

@@ -86,6 +86,10 @@ func (c *msgCodec) decode(d *Decoder, b []byte, p unsafe.Pointer, depth int) err
 			if q := fieldAt(fc, p); (*sliceHeader)(q).data == nil {
 				presize(fc.sliceType, q, 1+count(b[i:], num))
 			}
+		} else if fc.mapType != nil && wt == 2 {
+			if q := fieldAt(fc, p); *(*unsafe.Pointer)(q) == nil {
+				presizeMap(fc.mapType, q, 1+count(b[i:], num), fc.mapPtr)
+			}
 		}
 		if err := c.field(d, fc, p, wt, v, sub, depth); err != nil {
 			return err
@@ -167,7 +171,8 @@ func fieldAt(fc *fieldCodec, p unsafe.Pointer) unsafe.Pointer {
 	return unsafe.Add(p, fc.off)
 }
 
-// clearField puts fc's Go field back to its zero value (nothing is allocated).
+// clearField puts fc's Go field back to its zero value (nothing is allocated). A field that
+// is zero already (in a new object, every one but a field merged twice) is left alone.
 func clearField(fc *fieldCodec, p unsafe.Pointer) {
 	for _, h := range fc.hops {
 		pp := (*unsafe.Pointer)(unsafe.Add(p, h.off))
@@ -176,7 +181,13 @@ func clearField(fc *fieldCodec, p unsafe.Pointer) {
 		}
 		p = *pp
 	}
-	reflect.NewAt(fc.goType, unsafe.Add(p, fc.off)).Elem().SetZero()
+	q := unsafe.Add(p, fc.off)
+	for _, c := range unsafe.Slice((*byte)(q), fc.goType.Size()) {
+		if c != 0 {
+			reflect.ValueOf(fc.ptr.at(q)).Elem().SetZero()
+			return
+		}
+	}
 }
 
 // finish applies what the absence of fields means and decodes the fields that go through

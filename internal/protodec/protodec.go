@@ -73,6 +73,8 @@ type Decoder struct {
 	// cache holds the last strings Options.Strings returned, by hash (see str).
 	seed  maphash.Seed
 	cache []cachedString
+	// scratch holds each map codec's scratch key and value (mapScratch), by codec number.
+	scratch []*mapScratch
 }
 
 type cachedString struct {
