@@ -53,6 +53,7 @@ func main() {
 		fs.StringVar(&a.Kubeconfig, "kubeconfig", "", "use this (empty) cluster instead of starting one")
 		fs.IntVar(&a.Pods, "pods", 5000, "pods in the fleet")
 		fs.IntVar(&a.ConfigMaps, "configmaps", 0, "configmaps (default: half the pods)")
+		fs.IntVar(&a.Apps, "applications", -1, "custom resources (Applications; default: half the pods, 0 for none)")
 		fs.IntVar(&a.Burst, "burst", 0, "updates replayed in the events phase (default: the pods, at most 5000)")
 		fs.IntVar(&a.Rounds, "rounds", 3, "interleaved rounds")
 		fs.IntVar(&a.Workers, "workers", 8, "parallel writers while seeding")
@@ -61,6 +62,9 @@ func main() {
 		a.Impls = strings.Split(*impls, ",")
 		if a.ConfigMaps == 0 {
 			a.ConfigMaps = a.Pods / 2
+		}
+		if a.Apps < 0 {
+			a.Apps = a.Pods / 2
 		}
 		if a.Burst == 0 {
 			a.Burst = min(a.Pods, 5000)
@@ -71,6 +75,7 @@ func main() {
 		kubeconfig := fs.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster")
 		pods := fs.Int("pods", 5000, "pods in the fleet")
 		cms := fs.Int("configmaps", 0, "configmaps (default: half the pods)")
+		apps := fs.Int("applications", 0, "custom resources (Applications)")
 		fs.Parse(args)
 		if *cms == 0 {
 			*cms = *pods / 2
@@ -80,7 +85,15 @@ func main() {
 			err = cerr
 			break
 		}
-		_, err = fleet.Seed(ctx, cs, *pods, *cms, 8, func(s string) { fmt.Println("seeded", s) })
+		if _, err = fleet.Seed(ctx, cs, *pods, *cms, 8, func(s string) { fmt.Println("seeded", s) }); err != nil || *apps == 0 {
+			break
+		}
+		dyn, derr := dynamicClient(*kubeconfig)
+		if derr != nil {
+			err = derr
+			break
+		}
+		err = fleet.SeedApplications(ctx, dyn, *apps, 8, func(s string) { fmt.Println("seeded", s) })
 	case "burst":
 		fs := flag.NewFlagSet(cmd, flag.ExitOnError)
 		kubeconfig := fs.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster")
@@ -106,9 +119,9 @@ func main() {
 		fs.BoolVar(&a.NoSync, "nosync", false, "skip the sync phase (only the events phase, for profiles and server CPU)")
 		fs.BoolVar(&a.NoSharing, "nosharing", false, "informerkit: structural sharing off")
 		fs.StringVar(&a.Watch, "watch", "auto", "informerkit's watch protocol: auto, chunked or websocket")
-		fs.StringVar(&a.Impl, "impl", "", "informerkit, informerkit-json or client-go")
-		fs.StringVar(&a.Kind, "kind", "pods", "pods or configmaps")
-		fs.StringVar(&a.Obj, "obj", "full", "full or partial")
+		fs.StringVar(&a.Impl, "impl", "", "informerkit, informerkit-json, client-go or client-go-typed (applications)")
+		fs.StringVar(&a.Kind, "kind", "pods", "pods, configmaps or applications")
+		fs.StringVar(&a.Obj, "obj", "full", "full, partial or floor (pods: the key and resourceVersion only)")
 		fs.StringVar(&a.Kubeconfig, "kubeconfig", "", "kubeconfig")
 		fs.IntVar(&a.Expect, "expect", 0, "objects expected in the cache")
 		fs.StringVar(&a.ReplayFrom, "replay-from", "", "resourceVersion to replay events from")

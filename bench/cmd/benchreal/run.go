@@ -15,6 +15,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -28,6 +29,7 @@ type runArgs struct {
 	Kubeconfig string // an existing cluster instead of starting one (it must be empty)
 	Pods       int
 	ConfigMaps int
+	Apps       int // custom resources (Applications)
 	Burst      int
 	Rounds     int
 	Workers    int
@@ -41,7 +43,9 @@ type workload struct {
 	kind   string
 	obj    string // informerkit's declared type: full or partial
 	expect int
-	replay bool // with the events phase
+	replay bool     // with the events phase
+	relist bool     // with the forced-relist runs
+	impls  []string // the implementations measured ("": the run's)
 }
 
 func run(ctx context.Context, a runArgs) error {
@@ -72,6 +76,17 @@ func run(ctx context.Context, a runArgs) error {
 	}
 	fmt.Fprintf(a.Out, "seeded %d Deployments, %d pods, %d configmaps in %s\n",
 		counts.Deployments, counts.Pods, counts.ConfigMaps, time.Since(seedStart).Round(time.Second))
+	if a.Apps > 0 {
+		seedStart = time.Now()
+		dyn, err := dynamicClient(kubeconfig)
+		if err != nil {
+			return err
+		}
+		if err := fleet.SeedApplications(ctx, dyn, a.Apps, a.Workers, func(s string) { fmt.Fprintln(a.Out, "  seeded", s) }); err != nil {
+			return fmt.Errorf("seed applications: %w", err)
+		}
+		fmt.Fprintf(a.Out, "seeded %d Applications in %s\n", a.Apps, time.Since(seedStart).Round(time.Second))
+	}
 
 	// The cluster holds a few objects of its own (configmaps in kube-system): the informers
 	// must hold exactly what the server lists.
@@ -83,14 +98,19 @@ func run(ctx context.Context, a runArgs) error {
 	if err != nil {
 		return err
 	}
-	workloads := []workload{
-		{name: fmt.Sprintf("pods=%d/obj=pod", a.Pods), kind: "pods", obj: "full", expect: len(pods.Items), replay: true},
-		{name: fmt.Sprintf("pods=%d/obj=partial", a.Pods), kind: "pods", obj: "partial", expect: len(pods.Items), replay: true},
-		{name: fmt.Sprintf("configmaps=%d/obj=configmap", a.ConfigMaps), kind: "configmaps", obj: "full", expect: len(cms.Items)},
-	}
 	impls := a.Impls
 	if len(impls) == 0 {
 		impls = []string{"informerkit", "client-go", "informerkit-json"}
+	}
+	workloads := []workload{
+		{name: fmt.Sprintf("pods=%d/obj=pod", a.Pods), kind: "pods", obj: "full", expect: len(pods.Items), replay: true, relist: true},
+		{name: fmt.Sprintf("pods=%d/obj=partial", a.Pods), kind: "pods", obj: "partial", expect: len(pods.Items), replay: true, relist: true},
+		{name: fmt.Sprintf("configmaps=%d/obj=configmap", a.ConfigMaps), kind: "configmaps", obj: "full", expect: len(cms.Items), relist: true},
+	}
+	if a.Apps > 0 {
+		// JSON on both sides: informerkit-json would repeat informerkit.
+		workloads = append(workloads, workload{name: fmt.Sprintf("applications=%d/obj=typed", a.Apps), kind: "applications", obj: "full",
+			expect: a.Apps, impls: []string{"informerkit", "client-go", "client-go-typed"}})
 	}
 	results := map[string][]childResult{} // workload/impl -> rounds
 	for round := range a.Rounds {
@@ -103,7 +123,11 @@ func run(ctx context.Context, a runArgs) error {
 			}
 			// Rotate the order so that no implementation always runs first (on a colder
 			// server) or right after another's process.
-			order := append(slices.Clone(impls[round%len(impls):]), impls[:round%len(impls)]...)
+			wimpls := impls
+			if w.impls != nil {
+				wimpls = w.impls
+			}
+			order := append(slices.Clone(wimpls[round%len(wimpls):]), wimpls[:round%len(wimpls)]...)
 			for _, impl := range order {
 				args := []string{"child", "-impl", impl, "-kind", w.kind, "-obj", w.obj,
 					"-kubeconfig", kubeconfig, "-expect", fmt.Sprint(w.expect)}
@@ -126,6 +150,9 @@ func run(ctx context.Context, a runArgs) error {
 			// The forced relist, in processes of their own (its 410 is injected through a
 			// wrapper that would add to the sync's CPU).
 			for _, impl := range order {
+				if !w.relist {
+					break
+				}
 				args := []string{"child", "-impl", impl, "-kind", w.kind, "-obj", w.obj,
 					"-kubeconfig", kubeconfig, "-expect", fmt.Sprint(w.expect), "-relist"}
 				res, err := runChild(ctx, self, args)
@@ -141,7 +168,19 @@ func run(ctx context.Context, a runArgs) error {
 	}
 	fmt.Fprintf(a.Out, "\n%d rounds, %s, GOMAXPROCS=%d, %s/%s, total %s\n\n", a.Rounds, time.Now().Format("2006-01-02"),
 		runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, time.Since(start).Round(time.Second))
-	printTable(a.Out, workloads, impls, results)
+	var built, custom []workload
+	for _, w := range workloads {
+		if w.impls == nil {
+			built = append(built, w)
+		} else {
+			custom = append(custom, w)
+		}
+	}
+	printTable(a.Out, built, impls, results)
+	for _, w := range custom {
+		fmt.Fprintln(a.Out)
+		printTable(a.Out, []workload{w}, w.impls, results)
+	}
 	return nil
 }
 
@@ -333,6 +372,15 @@ func format(v float64, unit string) string {
 
 // writerClientset is the clientset that seeds and updates the fleet: client-side rate limits
 // far above what the server takes, so that the writes measure the server, not the limiter.
+func dynamicClient(kubeconfig string) (dynamic.Interface, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = 2000, 4000
+	return dynamic.NewForConfig(cfg)
+}
+
 func writerClientset(kubeconfig string) (*kubernetes.Clientset, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
