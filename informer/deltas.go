@@ -41,7 +41,7 @@ func (m fifoMode) String() string {
 // KnownObjects except in the atomic layout, which never reads it, so handleDeltas needs no
 // FIFO lock there and the FIFO lets the reflector go on while handlers are fed.
 func (inf *Informer[T]) newFIFO() deltafifo.Queue[T] {
-	transform := withSharing(inf.transform, inf.sharer)
+	transform := withSharing(inf.transform, inf.sharer, inf.cached)
 	switch inf.opts.mode {
 	case fifoCoalescing:
 		return deltafifo.New(inf.keyFunc, deltafifo.Options[T]{KnownObjects: inf.cache, Transform: transform})
@@ -49,6 +49,17 @@ func (inf *Informer[T]) newFIFO() deltafifo.Queue[T] {
 		return deltafifo.NewRealFIFO(inf.keyFunc, deltafifo.RealFIFOOptions[T]{KnownObjects: inf.cache, Transform: transform})
 	}
 	return deltafifo.NewAtomicFIFO(inf.keyFunc, deltafifo.AtomicFIFOOptions[T]{Transform: transform, UnlockWhileProcessing: true})
+}
+
+// cached returns the version of obj the cache holds, if any.
+func (inf *Informer[T]) cached(obj T) (T, bool) {
+	var zero T
+	key, err := inf.keyFunc(obj)
+	if err != nil {
+		return zero, false
+	}
+	old, ok, err := inf.cache.GetByKey(key)
+	return old, ok && err == nil
 }
 
 // processLoop pops deltas until ctx is done.

@@ -6,6 +6,7 @@ import "github.com/informerkit/informerkit/internal/share"
 // the package documentation, "Structural sharing").
 type sharer[T any] interface {
 	Share(obj T) T
+	ShareLike(obj, prev T) T
 	String(b []byte) string
 	Stats() share.Stats
 }
@@ -33,8 +34,10 @@ func sharingStats[T any](s sharer[T]) SharingStats {
 	return SharingStats{Enabled: true, Entries: st.Entries, Hits: st.Hits, Inserts: st.Inserts, SavedBytes: st.SavedBytes}
 }
 
-// withSharing returns transform followed by sharing (transform alone when s is nil).
-func withSharing[T any](transform func(T) (T, error), s sharer[T]) func(T) (T, error) {
+// withSharing returns transform followed by sharing (transform alone when s is nil). An
+// object the cache holds a version of (prev) is shared with that version first: most of an
+// update is what the object was, and one comparison shares it without the table.
+func withSharing[T any](transform func(T) (T, error), s sharer[T], prev func(T) (T, bool)) func(T) (T, error) {
 	if s == nil {
 		return transform
 	}
@@ -44,6 +47,9 @@ func withSharing[T any](transform func(T) (T, error), s sharer[T]) func(T) (T, e
 			if obj, err = transform(obj); err != nil {
 				return obj, err
 			}
+		}
+		if old, ok := prev(obj); ok {
+			return s.ShareLike(obj, old), nil
 		}
 		return s.Share(obj), nil
 	}
