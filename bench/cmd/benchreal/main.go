@@ -56,6 +56,7 @@ func main() {
 		fs.IntVar(&a.Apps, "applications", -1, "custom resources (Applications; default: half the pods, 0 for none)")
 		fs.IntVar(&a.Burst, "burst", 0, "updates replayed in the events phase (default: the pods, at most 5000)")
 		fs.IntVar(&a.Rounds, "rounds", 3, "interleaved rounds")
+		fs.StringVar(&a.Chart, "chart", "", "write an SVG chart of informerkit against client-go to this file")
 		fs.IntVar(&a.Workers, "workers", 8, "parallel writers while seeding")
 		impls := fs.String("impls", "informerkit,client-go,informerkit-json", "implementations measured, comma-separated (informerkit-json: informerkit over JSON)")
 		fs.Parse(args)

@@ -35,6 +35,7 @@ type runArgs struct {
 	Workers    int
 	Impls      []string // client-go first or not: the table compares each with client-go
 	Out        io.Writer
+	Chart      string // file of the SVG chart ("" for none)
 }
 
 // workload is one informer measured in both implementations.
@@ -181,6 +182,21 @@ func run(ctx context.Context, a runArgs) error {
 		fmt.Fprintln(a.Out)
 		printTable(a.Out, []workload{w}, w.impls, results)
 	}
+	if a.Chart != "" {
+		f, err := os.Create(a.Chart)
+		if err != nil {
+			return err
+		}
+		title := fmt.Sprintf("informerkit and client-go v0.36.3 on kube-apiserver v1.36.3, %d pods (medians of %d rounds, %s)",
+			a.Pods, a.Rounds, time.Now().Format("2006-01-02"))
+		if err := writeChart(f, title, chartRows(workloads, results)); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -271,6 +287,40 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
+// figure is one row of the table: a value of a child's result.
+type figure struct {
+	name, unit string
+	get        func(childResult) float64
+	events     bool
+	relist     bool // from the forced-relist runs
+}
+
+var figures = []figure{
+	{"time to sync", "s", func(r childResult) float64 { return r.SyncSeconds }, false, false},
+	{"process CPU to sync", "s", func(r childResult) float64 { return r.SyncCPUSeconds }, false, false},
+	{"live heap per object", "B", func(r childResult) float64 { return r.HeapPerObject }, false, false},
+	{"events/s through a handler", "/s", func(r childResult) float64 {
+		if r.EventsSeconds == 0 {
+			return 0
+		}
+		return float64(r.Events) / r.EventsSeconds
+	}, true, false},
+	{"process CPU per 1000 events", "s", func(r childResult) float64 {
+		if r.Events == 0 {
+			return 0
+		}
+		return r.EventsCPUSeconds * 1000 / float64(r.Events)
+	}, true, false},
+	{"peak heap in use during sync", "MB", func(r childResult) float64 { return r.PeakHeapSync / 1e6 }, false, false},
+	{"live heap once synced (steady)", "MB", func(r childResult) float64 { return r.SteadyHeap / 1e6 }, false, false},
+	{"peak / steady heap, sync", "x", func(r childResult) float64 { return r.PeakHeapSync / r.SteadyHeap }, false, false},
+	{"peak RSS after sync (VmHWM)", "MB", func(r childResult) float64 { return r.PeakRSSSync / 1e6 }, false, false},
+	{"peak heap in use during a forced relist", "MB", func(r childResult) float64 { return r.PeakHeapRelist / 1e6 }, false, true},
+	{"peak / steady heap, relist", "x", func(r childResult) float64 { return r.PeakHeapRelist / r.SteadyHeap }, false, true},
+	{"time to relist", "s", func(r childResult) float64 { return r.RelistSeconds }, false, true},
+	{"process CPU to relist", "s", func(r childResult) float64 { return r.RelistCPUSeconds }, false, true},
+}
+
 // printTable prints, per workload and figure, the medians of each implementation and its
 // ratio to client-go's (below 1 is better for times and bytes, above 1 for rates).
 func printTable(w io.Writer, workloads []workload, impls []string, results map[string][]childResult) {
@@ -291,36 +341,6 @@ func printTable(w io.Writer, workloads []workload, impls []string, results map[s
 	}
 	fmt.Fprintln(w, head)
 	fmt.Fprintln(w, rule)
-	figures := []struct {
-		name, unit string
-		get        func(childResult) float64
-		events     bool
-		relist     bool // from the forced-relist runs
-	}{
-		{"time to sync", "s", func(r childResult) float64 { return r.SyncSeconds }, false, false},
-		{"process CPU to sync", "s", func(r childResult) float64 { return r.SyncCPUSeconds }, false, false},
-		{"live heap per object", "B", func(r childResult) float64 { return r.HeapPerObject }, false, false},
-		{"events/s through a handler", "/s", func(r childResult) float64 {
-			if r.EventsSeconds == 0 {
-				return 0
-			}
-			return float64(r.Events) / r.EventsSeconds
-		}, true, false},
-		{"process CPU per 1000 events", "s", func(r childResult) float64 {
-			if r.Events == 0 {
-				return 0
-			}
-			return r.EventsCPUSeconds * 1000 / float64(r.Events)
-		}, true, false},
-		{"peak heap in use during sync", "MB", func(r childResult) float64 { return r.PeakHeapSync / 1e6 }, false, false},
-		{"live heap once synced (steady)", "MB", func(r childResult) float64 { return r.SteadyHeap / 1e6 }, false, false},
-		{"peak / steady heap, sync", "x", func(r childResult) float64 { return r.PeakHeapSync / r.SteadyHeap }, false, false},
-		{"peak RSS after sync (VmHWM)", "MB", func(r childResult) float64 { return r.PeakRSSSync / 1e6 }, false, false},
-		{"peak heap in use during a forced relist", "MB", func(r childResult) float64 { return r.PeakHeapRelist / 1e6 }, false, true},
-		{"peak / steady heap, relist", "x", func(r childResult) float64 { return r.PeakHeapRelist / r.SteadyHeap }, false, true},
-		{"time to relist", "s", func(r childResult) float64 { return r.RelistSeconds }, false, true},
-		{"process CPU to relist", "s", func(r childResult) float64 { return r.RelistCPUSeconds }, false, true},
-	}
 	ratio := func(a, b float64) string {
 		if b == 0 {
 			return "–"
@@ -329,7 +349,7 @@ func printTable(w io.Writer, workloads []workload, impls []string, results map[s
 	}
 	for _, wl := range workloads {
 		for _, f := range figures {
-			if f.events && !wl.replay {
+			if f.events && !wl.replay || f.relist && !wl.relist {
 				continue
 			}
 			vals := map[string]float64{}
@@ -388,4 +408,34 @@ func writerClientset(kubeconfig string) (*kubernetes.Clientset, error) {
 	}
 	cfg.QPS, cfg.Burst = 2000, 4000
 	return kubernetes.NewForConfig(cfg)
+}
+
+// chartRows are the chart's figures: informerkit (its defaults) against client-go (its
+// defaults; its dynamic informer for custom resources).
+func chartRows(workloads []workload, results map[string][]childResult) []chartRow {
+	charted := map[string]bool{"time to sync": true, "process CPU to sync": true, "live heap per object": true,
+		"process CPU per 1000 events": true, "events/s through a handler": true, "peak heap in use during sync": true,
+		"peak heap in use during a forced relist": true}
+	var rows []chartRow
+	for _, wl := range workloads {
+		for _, f := range figures {
+			if !charted[f.name] || f.events && !wl.replay || f.relist && !wl.relist {
+				continue
+			}
+			val := func(impl string) float64 {
+				key := wl.name + "/impl=" + impl
+				if f.relist {
+					key += "/relist"
+				}
+				var xs []float64
+				for _, r := range results[key] {
+					xs = append(xs, f.get(r))
+				}
+				return median(xs)
+			}
+			rows = append(rows, chartRow{label: wl.name + ": " + f.name, clientGo: val("client-go"), ours: val("informerkit"),
+				unit: f.unit, higherIsBetter: f.unit == "/s"})
+		}
+	}
+	return rows
 }
