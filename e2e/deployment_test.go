@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/conditions"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/controller/runner"
 	"github.com/informerkit/informerkit/e2e/cluster"
@@ -117,7 +118,7 @@ func TestMiniDeploymentOnKubeAPIServer(t *testing.T) {
 			}
 			live := len(livePods())
 			ok := live == n && d.Status.Replicas == int32(n) && d.Status.ObservedGeneration == d.Generation &&
-				len(d.Status.Conditions) == 1 && d.Status.Conditions[0].Status == "True"
+				conditions.IsTrue(d.Status.Conditions, deployment.ConditionAvailable)
 			return ok, fmt.Sprintf("%d live pods, status %+v", live, d.Status)
 		}
 	}
