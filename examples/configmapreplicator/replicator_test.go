@@ -13,6 +13,7 @@ import (
 
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
+	"github.com/informerkit/informerkit/controller/controllertest"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -25,18 +26,17 @@ func TestMain(m *testing.M) {
 
 const timeout = 60 * time.Second
 
+// env is the workbench (controller/controllertest) with the CRD, the namespaces src, a, b
+// (labelled for replication) and c, and the source ConfigMap src/cfg.
 type env struct {
+	*controllertest.Env
 	srv *apitest.Server
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	srv := apitest.NewServer()
-	t.Cleanup(srv.Close)
-	if err := srv.AddCRD(CRDYAML); err != nil {
-		t.Fatal(err)
-	}
-	e := &env{srv: srv}
+	ce := controllertest.New(t, controllertest.Options{CRDs: [][]byte{CRDYAML}, Timeout: timeout})
+	e := &env{Env: ce, srv: ce.Server}
 	for ns, labelled := range map[string]bool{"src": false, "a": true, "b": true, "c": false} {
 		meta := map[string]any{"name": ns, "labels": map[string]any{"tier": ns}}
 		if labelled {
@@ -48,12 +48,7 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-func (e *env) create(t *testing.T, resource string, obj map[string]any) {
-	t.Helper()
-	if _, err := e.srv.Create(resource, obj); err != nil {
-		t.Fatal(err)
-	}
-}
+func (e *env) create(_ *testing.T, resource string, obj map[string]any) { e.Create(resource, obj) }
 
 func replicationObj(name string, selector map[string]any) map[string]any {
 	return map[string]any{"apiVersion": ReplicationKind.APIVersion(), "kind": ReplicationKind.Kind, "metadata": map[string]any{"name": name},
@@ -62,29 +57,11 @@ func replicationObj(name string, selector map[string]any) map[string]any {
 }
 
 // start runs a manager with the controller until the test ends.
-func (e *env) start(t *testing.T) {
-	t.Helper()
-	mgr, err := controller.NewManager(e.srv.Config(), controller.ManagerOptions{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Setup(mgr, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
+func (e *env) start(_ *testing.T) *controllertest.Running {
+	return e.StartManager(controller.ManagerOptions{}, func(m *controller.Manager) error {
+		_, err := Setup(m, Options{})
+		return err
 	})
-	select {
-	case <-mgr.Elected():
-	case <-time.After(timeout):
-		t.Fatal("manager did not start")
-	}
 }
 
 // status returns the replication's status as "copies=N [ns...] message".
