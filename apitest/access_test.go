@@ -26,7 +26,16 @@ func review(t *testing.T, rc *rawClient, attrs string) bool {
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("review %s: %d %s", attrs, resp.StatusCode, b)
 	}
-	return decodeMap(t, b)["status"].(map[string]any)["allowed"] == true
+	m := decodeMap(t, b)
+	st := m["status"].(map[string]any)
+	mf, _ := m["metadata"].(map[string]any)["managedFields"].([]any)
+	if len(mf) != 1 || mf[0].(map[string]any)["operation"] != "Update" {
+		t.Errorf("review %s: managedFields %v, want the create's, as the kube-apiserver answers", attrs, mf)
+	}
+	if _, hasReason := st["reason"]; hasReason != (st["allowed"] == true) {
+		t.Errorf("review %s: status %v: a reason when allowed, none when denied (as RBAC)", attrs, st)
+	}
+	return st["allowed"] == true
 }
 
 // Deny refuses requests with the kube-apiserver's 403 and says so in access reviews;

@@ -334,6 +334,16 @@ func (s *Server) handleEviction(w http.ResponseWriter, r *http.Request, ri *reqI
 // ---- authorization reviews: everything is allowed ----
 
 func (s *Server) createAccessReview(w http.ResponseWriter, r *http.Request, ri *reqInfo, obj map[string]any) {
+	// As the kube-apiserver, the answer carries the managedFields of the create (nothing is
+	// stored) and a reason.
+	var wo writeOptions
+	if st := requestManager(r, &wo, "CreateOptions"); st != nil {
+		writeStatus(w, st)
+		return
+	}
+	s.mu.Lock()
+	s.trackLocked(ri.res, "", nil, obj, wo)
+	s.mu.Unlock()
 	spec, _ := obj["spec"].(map[string]any)
 	attrs, _ := spec["resourceAttributes"].(map[string]any)
 	obj["status"] = s.accessReviewStatus(attrs)
