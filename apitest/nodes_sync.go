@@ -261,7 +261,15 @@ func (n *Nodes) schedule(p *podView, now time.Time) {
 		n.s.updateLocked(r, p.Metadata.Namespace, p.Metadata.Name, obj, updateStatus, kubeletWrite("default-scheduler"))
 		return
 	}
-	_ = n.s.bind(p.Metadata.Namespace, p.Metadata.Name, map[string]any{"target": map[string]any{"kind": "Node", "name": best.name}})
+	if n.s.bind(p.Metadata.Namespace, p.Metadata.Name, map[string]any{"target": map[string]any{"kind": "Node", "name": best.name}}) != nil {
+		return
+	}
+	// Counted at once, so that the next Pod of this pass goes to the emptier node.
+	n.mu.Lock()
+	if n.pods[p.Metadata.UID] == nil {
+		n.pods[p.Metadata.UID] = &simPod{model: n.newModel(p, best, now)}
+	}
+	n.mu.Unlock()
 }
 
 func selects(sel map[string]string, node *simNode) bool {

@@ -252,3 +252,21 @@ func TestNodeNotReady(t *testing.T) {
 		}
 	})
 }
+
+// Pods created together are spread: each Pod bound counts at once for the next.
+func TestNodesSpreadABurst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, _ := startNodes(t, apitest.NodesOptions{Count: 2})
+		for _, name := range []string{"a", "b", "c", "d"} {
+			createPod(t, s, name, 0, nil)
+		}
+		per := map[string]int{}
+		for _, name := range []string{"a", "b", "c", "d"} {
+			p, _ := getPod(t, s, name)
+			per[p.Spec.NodeName]++
+		}
+		if per["node-1"] != 2 || per["node-2"] != 2 {
+			t.Errorf("pods per node %v, want 2 and 2", per)
+		}
+	})
+}
