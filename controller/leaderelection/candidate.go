@@ -52,6 +52,11 @@ func (e *Elector) waitAttempt(ctx context.Context, changes <-chan struct{}) bool
 		if exp, ok := e.expiry(); ok && exp.Add(time.Millisecond).Before(at) {
 			at = exp.Add(time.Millisecond) // retry right when the observed Lease expires
 		}
+		if ctx.Err() != nil {
+			// Before takeable: a candidate whose context ended right after it released the
+			// Lease sees it free, and would try again at once, for ever.
+			return false
+		}
 		if e.takeable() {
 			return true
 		}
