@@ -316,7 +316,7 @@ func TestGeneratedRBACOnKubeAPIServer(t *testing.T) {
 	ns := newNamespace(t, c)
 	managerFor := func(cfg *apiclient.Config) *controller.Manager {
 		m, err := controller.NewManager(cfg, controller.ManagerOptions{Logger: slog.New(slog.DiscardHandler),
-			LeaderElection: true, LeaderElectionID: deployment.Name, LeaderElectionNamespace: ns, LeaderElectionReleaseOnCancel: true})
+			LeaderElection: true, LeaderElectionID: deployment.Name, LeaderElectionNamespace: ns})
 		if err != nil {
 			t.Fatal(err)
 		}
