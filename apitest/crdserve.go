@@ -13,6 +13,7 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
+	"github.com/informerkit/informerkit/apitest/internal/printers"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -93,6 +94,24 @@ type crdVersion struct {
 	Schema struct {
 		OpenAPIV3Schema map[string]any `json:"openAPIV3Schema"`
 	} `json:"schema"`
+	AdditionalPrinterColumns []struct {
+		Name        string `json:"name"`
+		Type        string `json:"type"`
+		Format      string `json:"format"`
+		Description string `json:"description"`
+		Priority    int    `json:"priority"`
+		JSONPath    string `json:"jsonPath"`
+	} `json:"additionalPrinterColumns"`
+}
+
+// columns are the version's printer columns, for its Tables.
+func (v crdVersion) columns() []printers.CustomColumn {
+	var out []printers.CustomColumn
+	for _, c := range v.AdditionalPrinterColumns {
+		out = append(out, printers.CustomColumn{Name: c.Name, Type: c.Type, Format: c.Format, Description: c.Description,
+			Priority: c.Priority, JSONPath: c.JSONPath})
+	}
+	return out
 }
 
 type crdCondition struct {
@@ -311,7 +330,7 @@ func (s *Server) serveCRDLocked(c *crdObject) {
 		StatusSubresource: sv.Subresources.Status != nil, OpenAPIV3Schema: sv.Schema.OpenAPIV3Schema, generation: true, custom: true,
 		// The apiextensions server converts field labels itself: any field but metadata.name
 		// and metadata.namespace is "field label not supported", as for pods.
-		fieldLabels: true}
+		fieldLabels: true, columns: sv.columns()}
 	spec, _ := json.Marshal(c.Spec)
 	served := c.servedVersions()
 	r := s.crdResourceLocked(c.Metadata.Name)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/informerkit/informerkit/apitest/internal/negotiation"
+	"github.com/informerkit/informerkit/apitest/internal/printers"
 	"github.com/informerkit/informerkit/internal/kubeschema"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -56,6 +57,8 @@ type ResourceType struct {
 	fieldLabels bool
 	// custom: registered by AddResource (JSON only, items of lists keep apiVersion/kind).
 	custom bool
+	// columns are a CRD version's additionalPrinterColumns (custom resources' Tables).
+	columns []printers.CustomColumn
 	// builtinJSON: a built-in kind apitest has no protobuf schema for (served as JSON; items
 	// of lists carry no apiVersion and kind, as for every built-in kind).
 	builtinJSON bool

@@ -29,5 +29,5 @@ func table(res *resource, items []*storedObj, lm meta.ListMeta, includeObject st
 		objs[i] = mustDecode(o.raw)
 	}
 	return printers.Table(res.typ.Group, res.typ.Kind, objs, lm,
-		printers.Options{IncludeObject: includeObject, NoHeaders: !headers, Generic: res.typ.custom})
+		printers.Options{IncludeObject: includeObject, NoHeaders: !headers, Generic: res.typ.custom, Columns: res.typ.columns})
 }

@@ -20,9 +20,11 @@ type Options struct {
 	// NoHeaders leaves out the column definitions (a Table watch sends them only in its
 	// first event).
 	NoHeaders bool
-	// Generic prints Name and Age only, as for custom resources (whose
-	// additionalPrinterColumns apitest does not serve).
+	// Generic makes the table of a custom resource: Name, then Columns (its
+	// CustomResourceDefinition's additionalPrinterColumns), or Age without any.
 	Generic bool
+	// Columns are the additionalPrinterColumns of a Generic table.
+	Columns []CustomColumn
 	// Now is the time ages are computed from (default: time.Now()).
 	Now time.Time
 }
@@ -31,7 +33,10 @@ type Options struct {
 // form, as a Table whose metadata is lm. The objects are not modified.
 func Table(group, kind string, objs []map[string]any, lm meta.ListMeta, o Options) map[string]any {
 	cols := tableColumns[group+"/"+kind]
-	if cols == nil || o.Generic {
+	switch {
+	case o.Generic:
+		cols = customColumns(o.Columns)
+	case cols == nil:
 		cols = []column{nameColumn(), ageColumn()}
 	}
 	now := o.Now
