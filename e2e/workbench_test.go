@@ -181,7 +181,7 @@ func TestGeneratedCRDOnKubeAPIServer(t *testing.T) {
 			Priority int    `json:"priority"`
 		} `json:"columnDefinitions"`
 	}
-	tbl := tableOf(t, ctx, c, "/apis/test.informerkit.io/v1/gadgets/"+got.GetName())
+	tbl := tableOf(t, ctx, c.HTTPClient(), c.URL, "/apis/test.informerkit.io/v1/gadgets/"+got.GetName())
 	if err := json.Unmarshal(tbl, &table); err != nil {
 		t.Fatal(err)
 	}
@@ -192,17 +192,71 @@ func TestGeneratedCRDOnKubeAPIServer(t *testing.T) {
 	if !slices.Contains(cols, "Replicas") || !slices.Contains(cols, "Ready") {
 		t.Errorf("table columns %q, want the +printcolumn ones", cols)
 	}
+
+	// apitest serves the same columns from the same manifest.
+	srv := apitest.NewServer()
+	defer srv.Close()
+	if err := srv.AddCRD(manifest); err != nil {
+		t.Fatal(err)
+	}
+	fake, err := srv.Create("gadgets", map[string]any{"apiVersion": "test.informerkit.io/v1", "kind": "Gadget",
+		"metadata": map[string]any{"name": got.GetName()}, "spec": got.Object["spec"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Create("policies", map[string]any{"apiVersion": "test.informerkit.io/v2", "kind": "Policy",
+		"metadata": map[string]any{"namespace": "default", "name": "p"}}); err != nil {
+		t.Fatal(err)
+	}
+	ns := newNamespace(t, c)
+	policies := apiclient.NewResource[*meta.Unstructured](ac, meta.GroupVersionResource{Group: "test.informerkit.io", Version: "v2", Resource: "policies"})
+	if _, err := policies.Namespace(ns).Create(ctx, &meta.Unstructured{Object: map[string]any{"apiVersion": "test.informerkit.io/v2",
+		"kind": "Policy", "metadata": map[string]any{"name": "p"}}}, apiclient.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	hc := srv.Client()
+	defer hc.CloseIdleConnections()
+	for _, paths := range [][2]string{
+		{"/apis/test.informerkit.io/v1/gadgets/" + got.GetName(), "/apis/test.informerkit.io/v1/gadgets/" + fake.Name()},
+		{"/apis/test.informerkit.io/v2/namespaces/" + ns + "/policies/p", "/apis/test.informerkit.io/v2/namespaces/default/policies/p"},
+	} {
+		real, fakeTbl := tableShape(t, tableOf(t, ctx, c.HTTPClient(), c.URL, paths[0])), tableShape(t, tableOf(t, ctx, hc, srv.URL, paths[1]))
+		if real != fakeTbl {
+			t.Errorf("table of %s:\n kube-apiserver %s\n apitest        %s", paths[0], real, fakeTbl)
+		}
+	}
 }
 
-// tableOf GETs path as a meta.k8s.io/v1 Table.
-func tableOf(t *testing.T, ctx context.Context, c *cluster.Cluster, path string) []byte {
+// tableShape is a Table's column definitions and its first row's cells, but the cells of
+// date columns (ages differ by when each was made).
+func tableShape(t *testing.T, raw []byte) string {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.URL+path, nil)
+	var tbl struct {
+		Columns []map[string]any `json:"columnDefinitions"`
+		Rows    []struct {
+			Cells []any `json:"cells"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(raw, &tbl); err != nil || len(tbl.Rows) != 1 {
+		t.Fatalf("table %s: %v", raw, err)
+	}
+	for i, col := range tbl.Columns {
+		if col["type"] == "date" {
+			tbl.Rows[0].Cells[i] = "<age>"
+		}
+	}
+	return toJSON(tbl.Columns) + " " + toJSON(tbl.Rows[0].Cells)
+}
+
+// tableOf GETs base+path with hc as a meta.k8s.io/v1 Table.
+func tableOf(t *testing.T, ctx context.Context, hc *http.Client, base, path string) []byte {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
-	resp, err := c.HTTPClient().Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
