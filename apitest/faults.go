@@ -42,6 +42,10 @@ const (
 	FaultResetRequest FaultKind = "ResetRequest"
 	// FaultHangRequest: a request was read and never answered (HangRequests).
 	FaultHangRequest FaultKind = "HangRequest"
+	// FaultTruncateResponse / FaultCorruptResponse: a response was cut off part-way, or went
+	// on with garbage (TruncateResponses, CorruptResponses).
+	FaultTruncateResponse FaultKind = "TruncateResponse"
+	FaultCorruptResponse  FaultKind = "CorruptResponse"
 	// FaultCompact: the history was compacted (Compact).
 	FaultCompact FaultKind = "Compact"
 	// FaultWriteDelay: slow writes were switched on or off (SetWriteDelay).
@@ -181,6 +185,7 @@ type failRule struct {
 	status      *meta.Status // FailRequestsWithStatus: the answer, as given
 	reset       bool         // ResetRequests: no answer, the connection is reset
 	hang        bool         // HangRequests: no answer, the connection stays open
+	cut         *cutRule     // TruncateResponses, CorruptResponses: answered, then broken
 }
 
 // FailRequests answers the next n requests of verb (VerbAny: all) on resource ("" for
@@ -241,6 +246,42 @@ func (s *Server) HangRequests(verb Verb, resource string, n int) error {
 // CodeHung is Request.Code of a request the server never answered (HangRequests).
 const CodeHung = -2
 
+// ReleaseHungRequests ends every request HangRequests holds at that moment as ResetRequests
+// would (the connection reset, HTTP/2: the stream), as a server that gives up on them, and
+// returns how many there were.
+func (s *Server) ReleaseHungRequests() int {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	n := s.hung
+	if s.hungRelease != nil {
+		close(s.hungRelease)
+	}
+	s.hungRelease, s.hung = make(chan struct{}), 0
+	return n
+}
+
+// hangUntilReleased holds a request taken by HangRequests until the client goes away, the
+// server closes, or ReleaseHungRequests resets it.
+func (s *Server) hangUntilReleased(w http.ResponseWriter, r *http.Request) {
+	s.logMu.Lock()
+	if s.hungRelease == nil {
+		s.hungRelease = make(chan struct{})
+	}
+	release := s.hungRelease
+	s.hung++
+	s.logMu.Unlock()
+	select {
+	case <-r.Context().Done(): // the client went away, or the server is closing
+		s.logMu.Lock()
+		if s.hungRelease == release {
+			s.hung--
+		}
+		s.logMu.Unlock()
+	case <-release:
+		resetConnection(w, r)
+	}
+}
+
 func (s *Server) addFailRule(resource string, r *failRule) error {
 	if resource != "" {
 		name, sub, err := s.resolveRef(resource)
@@ -279,6 +320,10 @@ func (s *Server) takeFailure(verb Verb, resource, sub string, rec *Request) (fai
 			kind = FaultResetRequest
 		case f.hang:
 			kind = FaultHangRequest
+		case f.cut != nil && f.cut.garbage:
+			kind = FaultCorruptResponse
+		case f.cut != nil:
+			kind = FaultTruncateResponse
 		}
 		s.recordFault(FaultRecord{Kind: kind, Resource: resource, Verb: verb, Code: f.code, Detail: detail})
 	}
@@ -296,7 +341,7 @@ func (s *Server) answerFailure(w http.ResponseWriter, r *http.Request, f failRul
 		resetConnection(w, r)
 	case f.hang:
 		s.setRequestCodeFromWriter(w, CodeHung)
-		<-r.Context().Done() // the client went away, or the server is closing
+		s.hangUntilReleased(w, r)
 	case f.status != nil:
 		writeJSON(w, f.code, f.status)
 	default:

@@ -149,5 +149,21 @@ func TestHangRequests(t *testing.T) {
 		if f := srv.FaultsOf(apitest.FaultHangRequest); len(f) != 1 {
 			t.Errorf("fault log %+v", f)
 		}
+		// ReleaseHungRequests resets the requests held.
+		if err := srv.HangRequests(apitest.VerbList, "configmaps", 1); err != nil {
+			t.Fatal(err)
+		}
+		errc := make(chan error, 1)
+		go func() {
+			_, err := cms.List(context.Background(), apiclient.ListOptions{})
+			errc <- err
+		}()
+		synctest.Wait()
+		if n := srv.ReleaseHungRequests(); n != 1 {
+			t.Errorf("released %d hung requests, want 1", n)
+		}
+		if err := <-errc; err == nil || errors.As(err, &te) {
+			t.Errorf("released List: %v, want a reset", err)
+		}
 	})
 }

@@ -74,8 +74,13 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f, ok := s.takeFailure(ri.verb, ri.res.typ.name(), ri.sub, rec); ok {
-		s.answerFailure(w, r, f)
-		return
+		if f.cut == nil {
+			s.answerFailure(w, r, f)
+			return
+		}
+		cut := &cutWriter{ResponseWriter: w, rule: *f.cut}
+		w = cut
+		defer cut.finish()
 	}
 	s.delayWrite(r, ri.res)
 	if ri.res.typ.createOnly != nil {

@@ -152,10 +152,13 @@ type Server struct {
 	reqSeq    int64
 	faults    []FaultRecord
 	failRules []*failRule
-	denied    []accessRule // Deny
-	accessSeq int
-	changed   chan struct{}
-	watchSubs []watchSub
+	// hungRelease ends the requests HangRequests holds (ReleaseHungRequests); hung counts them.
+	hungRelease chan struct{}
+	hung        int
+	denied      []accessRule // Deny
+	accessSeq   int
+	changed     chan struct{}
+	watchSubs   []watchSub
 }
 
 // NewServer starts a server with the default options on a free loopback port. It panics if
