@@ -16,7 +16,8 @@
 // In every layout Replace queues Replaced deltas and typed tombstones (a Delta with
 // FinalStateUnknown, not a wrapper to type-switch on) for keys queued or known but not
 // listed; the first Replace decides HasSynced; BeginReplace hands a relist over object by
-// object (Relist), so the list is never held whole. Unlike client-go, Pop and PopBatch take
+// object (Relist): queued whole when it completes, nothing of it if it fails, and holding
+// only the objects the consumer does not already have. Unlike client-go, Pop and PopBatch take
 // a context, writes validate before queueing (an error leaves the queue unchanged), and the
 // Deltas given to process are reused after it returns (Clone to keep them).
 //

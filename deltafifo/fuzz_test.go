@@ -67,8 +67,8 @@ type fifoModel struct {
 }
 
 type modelRepl struct {
-	seen  map[string]struct{}
-	chunk *ReplacedChunkInfo[*testObj] // mode Atomic: the newest chunk
+	seen   map[string]struct{}
+	staged []modelItem // the added objects, queued at Finish
 }
 
 func (m *fifoModel) sees() bool { return m.mode != modeAtomic }
@@ -279,28 +279,34 @@ func (m *fifoModel) replAdd(o *testObj) error {
 		return err
 	}
 	m.repl.seen[key] = struct{}{}
-	d := Delta[*testObj]{Type: Replaced, Object: o}
-	switch m.mode {
-	case modeCoalescing:
-		m.appendCoalescing(key, d)
-	case modeInOrder:
-		m.items = append(m.items, modelItem{key, d})
-	case modeAtomic:
-		c := m.repl.chunk
-		if c == nil || len(c.Objects) >= m.chunkSize || len(m.items) == 0 || m.items[len(m.items)-1].d.Chunk != c {
-			c = &ReplacedChunkInfo[*testObj]{}
-			m.repl.chunk = c
-			m.items = append(m.items, modelItem{"", Delta[*testObj]{Type: ReplacedChunk, Chunk: c}})
-		}
-		c.Objects = append(c.Objects, o)
-		c.Keys = append(c.Keys, key)
-	}
+	m.repl.staged = append(m.repl.staged, modelItem{key, Delta[*testObj]{Type: Replaced, Object: o}})
 	return nil
 }
 
+func (m *fifoModel) replKeep(key string) {
+	m.repl.seen[key] = struct{}{}
+}
+
 func (m *fifoModel) finishReplace(rv string) {
-	seen := m.repl.seen
+	seen, staged := m.repl.seen, m.repl.staged
 	m.repl = nil
+	// The added objects first, in the order they were added.
+	var chunk *ReplacedChunkInfo[*testObj]
+	for _, it := range staged {
+		switch m.mode {
+		case modeCoalescing:
+			m.appendCoalescing(it.key, it.d)
+		case modeInOrder:
+			m.items = append(m.items, it)
+		case modeAtomic:
+			if chunk == nil || len(chunk.Objects) >= m.chunkSize {
+				chunk = &ReplacedChunkInfo[*testObj]{}
+				m.items = append(m.items, modelItem{"", Delta[*testObj]{Type: ReplacedChunk, Chunk: chunk}})
+			}
+			chunk.Objects = append(chunk.Objects, it.d.Object)
+			chunk.Keys = append(chunk.Keys, it.key)
+		}
+	}
 	switch m.mode {
 	case modeCoalescing:
 		for _, k := range slices.Clone(m.keys) {
@@ -554,7 +560,7 @@ func fuzzFIFO(t *testing.T, mode fifoMode, data []byte) {
 		b := r.next()
 		op := int(b % 9)
 		if b >= 216 {
-			op = 9 + int(b-216)%4
+			op = 9 + int(b-216)%5
 		}
 		if repl != nil && op <= 1 {
 			op = 10
@@ -570,7 +576,7 @@ func fuzzFIFO(t *testing.T, mode fifoMode, data []byte) {
 			if err == nil {
 				repl = nr
 			}
-		case 10, 11, 12:
+		case 10, 11, 12, 13:
 			target := repl
 			if target == nil {
 				target = stale
@@ -610,6 +616,15 @@ func fuzzFIFO(t *testing.T, mode fifoMode, data []byte) {
 				if repl != nil {
 					m.repl = nil
 					stale, repl = repl, nil
+				}
+			case 13:
+				key, _ := keyFunc(r.object(step))
+				desc = "Relist.Keep " + key
+				err = target.Keep(key)
+				if repl == nil {
+					werr = ErrRelistEnded
+				} else {
+					m.replKeep(key)
 				}
 			}
 		case 0, 1, 2:
@@ -776,9 +791,11 @@ const (
 	opReplAdd      = 217
 	opReplFinish   = 218
 	opReplAbort    = 219
+	opReplKeep     = 220
 )
 
-// replacementSeed is a schedule with incremental replacements: objects popped before Finish,
+// replacementSeed is a schedule with incremental replacements: pops while one is open (of
+// what was queued before it: nothing it holds is queued before Finish), a kept key,
 // writes refused during the replacement, a poisoned object, an aborted replacement and calls
 // on an ended one. atomic adds the byte mode Atomic reads for UnlockWhileProcessing.
 func replacementSeed(atomic bool) []byte {
@@ -807,6 +824,7 @@ func replacementSeed(atomic bool) []byte {
 		5, 6,         // Pop and requeue
 		opBeginReplace,
 		1, 4, 1, 2, // Relist.Add ns/4, ns/2
+		opReplKeep, 1, // Relist.Keep ns/1
 		5, 0,
 		opReplFinish,
 		5, 0, 5, 0, 5, 0, 5, 0,

@@ -146,30 +146,35 @@ func (f *seq[T]) Replace(list []T, resourceVersion string) error {
 //
 // Everything observable once the queue has been drained after Finish is what
 // Replace(list, resourceVersion) at the time of Finish would have produced, for list the
-// objects given to Add: the consumer's store ends up with exactly the listed objects, keys
-// that were queued or known but not listed get tombstones (Deleted, FinalStateUnknown), the
-// first replacement decides HasSynced like the first Replace, and the Transformer runs on
-// every listed object. The difference is when: listed objects are queued as they arrive, so
-// the consumer can store them (and the producer drop them) long before the list ends, and the
-// FIFO never holds the whole list, only the set of keys seen so far.
+// objects given to Add (and the consumer's own objects of the keys given to Keep): the
+// consumer's store ends up with exactly the listed objects, keys that were queued or known
+// but not listed get tombstones (Deleted, FinalStateUnknown), the first replacement decides
+// HasSynced like the first Replace, and the Transformer runs on every object given to Add.
 //
-// Per layout:
-//   - FIFO: Add appends a Replaced delta to the key's queue position; Finish queues a
-//     tombstone for every queued key not added (carrying its newest queued object) and then
-//     for every key of KnownObjects neither queued nor added (carrying the known object).
-//   - RealFIFO: Add queues a Replaced delta; Finish queues the tombstones (queued keys not
-//     added whose newest delta is not a delete, then known keys neither queued nor added).
-//     Unlike Replace, which queues tombstones first, they come after the listed objects; no
-//     key gets both, so the consumer's final state is the same.
-//   - AtomicFIFO: Add puts the object into a ReplacedChunk delta (up to
-//     AtomicFIFOOptions.ChunkSize objects each, with their keys); Finish queues a ReplacedEnd
-//     delta carrying the resourceVersion and the set of added keys, which tells the consumer
-//     to delete every key it has that is not in the set (see ApplyReplacedChunk and
+// Nothing reaches the queue before Finish, so a list that fails part-way (Abort) changes
+// nothing: the consumer's store and its handlers see none of it, as with client-go, which
+// applies nothing from a failed list. Add transforms each object at once and holds it, in
+// chunks, until Finish; Keep records a key whose listed object the consumer already holds
+// unchanged (the same resourceVersion) and holds nothing. So a relist holds the objects that
+// changed since the consumer's state and the set of listed keys, never the whole list
+// before its transform, and never two copies of an unchanged object.
+//
+// What Finish queues, per layout:
+//   - FIFO: a Replaced delta per added object in its key's queue position; then a tombstone
+//     for every queued key neither added nor kept (carrying its newest queued object), then
+//     for every key of KnownObjects neither queued, added nor kept (the known object).
+//   - RealFIFO: a Replaced delta per added object; then the tombstones (queued keys neither
+//     added nor kept whose newest delta is not a delete, then known keys neither queued,
+//     added nor kept). Unlike Replace, which queues tombstones first, they come after the
+//     listed objects; no key gets both, so the consumer's final state is the same.
+//   - AtomicFIFO: the added objects in ReplacedChunk deltas (up to
+//     AtomicFIFOOptions.ChunkSize objects each, with their keys), then a ReplacedEnd delta
+//     carrying the resourceVersion and the set of added and kept keys, which tells the
+//     consumer to delete every key it has that is not in the set (see ApplyReplacedChunk and
 //     ApplyReplacedEnd). The FIFO never reads the consumer's store.
 //
-// Deltas popped before Finish report isInInitialList true while the FIFO has not synced; the
-// first replacement to finish sets the count HasSynced waits for to the queue positions left
-// at that moment, as the first Replace does.
+// The first replacement to finish sets the count HasSynced waits for to the queue positions
+// left at that moment, as the first Replace does.
 //
 // While a replacement is open, Add, Update, Delete, Replace, Resync and BeginReplace of the
 // FIFO fail with ErrReplaceInProgress; Pop, PopBatch and Close work as usual.
@@ -179,27 +184,37 @@ func (f *seq[T]) Replace(list []T, resourceVersion string) error {
 type Relist[T any] struct {
 	b *base[T]
 	l layout[T]
-	// seen holds the keys added so far. Guarded by b.mu.
+	// seen holds the keys added or kept so far. Guarded by b.mu.
 	seen map[string]struct{}
-	// chunk (AtomicFIFO) is the newest ReplacedChunk of this replacement; Add appends to it
-	// while it is still the last queued delta and not full. Guarded by b.mu.
-	chunk *ReplacedChunkInfo[T]
+	// staged holds the added objects, transformed, until Finish. Guarded by b.mu.
+	staged []*ReplacedChunkInfo[T]
+	size   int // objects per staged chunk
 }
 
 // layout is what a Relist needs of the FIFO it fills.
 type layout[T any] interface {
-	// replaceAddLocked queues a listed object and reports whether a Pop should be woken.
-	replaceAddLocked(r *Relist[T], key string, obj T) bool
+	// replaceQueueLocked queues the staged objects of a finished replacement.
+	replaceQueueLocked(staged []*ReplacedChunkInfo[T])
 	// replaceFinishLocked queues what ends the replacement.
 	replaceFinishLocked(seen map[string]struct{}, resourceVersion string)
 	// lenLocked is the number of queue positions.
 	lenLocked() int
+	// stagedChunkSize is the number of objects per staged chunk.
+	stagedChunkSize() int
 }
 
 func (f *FIFO[T]) lenLocked() int { return f.slots.len() }
 func (f *seq[T]) lenLocked() int  { return f.items.len() }
 
-// ErrRelistEnded is returned by Relist.Add and Relist.Finish after Finish or
+func (f *FIFO[T]) stagedChunkSize() int { return DefaultChunkSize }
+func (f *seq[T]) stagedChunkSize() int {
+	if f.atomic {
+		return f.chunkSize
+	}
+	return DefaultChunkSize
+}
+
+// ErrRelistEnded is returned by Relist.Add, Relist.Keep and Relist.Finish after Finish or
 // Abort.
 var ErrRelistEnded = errors.New("deltafifo: the relist has already ended")
 
@@ -217,14 +232,14 @@ func (b *base[T]) beginReplace(l layout[T]) (*Relist[T], error) {
 	if b.repl != nil {
 		return nil, ErrReplaceInProgress
 	}
-	r := &Relist[T]{b: b, l: l, seen: map[string]struct{}{}}
+	r := &Relist[T]{b: b, l: l, seen: map[string]struct{}{}, size: max(l.stagedChunkSize(), 1)}
 	b.repl = r
 	return r, nil
 }
 
-// Add hands over one listed object: it is transformed and queued at once (see Relist
-// for the delta each layout queues). A failing key function or transformer fails the call
-// with nothing queued for obj; the replacement stays open (the reflector then aborts it).
+// Add hands over one listed object: it is transformed at once and held until Finish queues
+// it (see Relist). A failing key function or transformer fails the call with nothing held
+// for obj; the replacement stays open (the reflector then aborts it).
 func (r *Relist[T]) Add(obj T) error {
 	b := r.b
 	key, obj, err := b.prepare(obj)
@@ -237,43 +252,57 @@ func (r *Relist[T]) Add(obj T) error {
 		return ErrRelistEnded
 	}
 	r.seen[key] = struct{}{}
-	if r.l.replaceAddLocked(r, key, obj) {
-		b.signalLocked(r.l.lenLocked())
-	}
-	return nil
-}
-
-func (f *FIFO[T]) replaceAddLocked(_ *Relist[T], key string, obj T) bool {
-	f.appendLocked(key, Delta[T]{Type: Replaced, Object: obj})
-	return true
-}
-
-func (f *seq[T]) replaceAddLocked(r *Relist[T], key string, obj T) bool {
-	if !f.atomic {
-		f.pushLocked(key, Delta[T]{Type: Replaced, Object: obj})
-		return true
-	}
-	// A waiting Pop is woken when the chunk is full, or by Finish or Abort.
-	return f.appendToChunkLocked(r, key, obj)
-}
-
-// appendToChunkLocked adds obj to r's chunk at the end of the queue, or to a new one, and
-// reports whether the chunk is now full.
-func (f *seq[T]) appendToChunkLocked(r *Relist[T], key string, obj T) bool {
-	c := r.chunk
-	if c == nil || len(c.Objects) >= f.chunkSize || f.items.len() == 0 || f.items.at(f.items.tail-1).d.Chunk != c {
-		c = &ReplacedChunkInfo[T]{Objects: make([]T, 0, f.chunkSize), Keys: make([]string, 0, f.chunkSize)}
-		r.chunk = c
-		f.pushLocked("", Delta[T]{Type: ReplacedChunk, Chunk: c})
+	var c *ReplacedChunkInfo[T]
+	if n := len(r.staged); n > 0 && len(r.staged[n-1].Objects) < r.size {
+		c = r.staged[n-1]
+	} else {
+		c = &ReplacedChunkInfo[T]{Objects: make([]T, 0, r.size), Keys: make([]string, 0, r.size)}
+		r.staged = append(r.staged, c)
 	}
 	c.Objects = append(c.Objects, obj)
 	c.Keys = append(c.Keys, key)
-	return len(c.Objects) >= f.chunkSize
+	return nil
 }
 
-// Finish ends the replacement: it queues what Replace would have queued beyond the listed
-// objects (tombstones, or in an AtomicFIFO the ReplacedEnd delta) and, if this is the FIFO's
-// first replacement and nothing was written before it, sets the count HasSynced waits for.
+// Keep hands over one listed key whose object the consumer already holds unchanged (the
+// caller knows its store: the same resourceVersion): nothing is held or queued for it, and
+// Finish leaves the consumer's object as it is, as a Replaced delta of an identical object
+// would have.
+func (r *Relist[T]) Keep(key string) error {
+	b := r.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.repl != r {
+		return ErrRelistEnded
+	}
+	r.seen[key] = struct{}{}
+	return nil
+}
+
+func (f *FIFO[T]) replaceQueueLocked(staged []*ReplacedChunkInfo[T]) {
+	for _, c := range staged {
+		for i, obj := range c.Objects {
+			f.appendLocked(c.Keys[i], Delta[T]{Type: Replaced, Object: obj})
+		}
+	}
+}
+
+func (f *seq[T]) replaceQueueLocked(staged []*ReplacedChunkInfo[T]) {
+	for _, c := range staged {
+		if f.atomic {
+			f.pushLocked("", Delta[T]{Type: ReplacedChunk, Chunk: c})
+			continue
+		}
+		for i, obj := range c.Objects {
+			f.pushLocked(c.Keys[i], Delta[T]{Type: Replaced, Object: obj})
+		}
+	}
+}
+
+// Finish ends the replacement: it queues the added objects, then what Replace would have
+// queued beyond the listed objects (tombstones, or in an AtomicFIFO the ReplacedEnd delta)
+// and, if this is the FIFO's first replacement and nothing was written before it, sets the
+// count HasSynced waits for.
 func (r *Relist[T]) Finish(resourceVersion string) error {
 	b := r.b
 	b.mu.Lock()
@@ -282,8 +311,9 @@ func (r *Relist[T]) Finish(resourceVersion string) error {
 		return ErrRelistEnded
 	}
 	b.repl = nil
-	seen := r.seen
-	r.seen, r.chunk = nil, nil
+	seen, staged := r.seen, r.staged
+	r.seen, r.staged = nil, nil
+	r.l.replaceQueueLocked(staged)
 	r.l.replaceFinishLocked(seen, resourceVersion)
 	b.afterReplaceLocked(r.l.lenLocked())
 	return nil
@@ -297,9 +327,9 @@ func (f *seq[T]) replaceFinishLocked(seen map[string]struct{}, resourceVersion s
 	f.queueTombstonesLocked(seen)
 }
 
-// Abort ends the replacement without any deletion: what was added stays queued (those are
-// genuine states of the objects), nothing else is queued, and HasSynced is not affected. It
-// does nothing after Finish or a previous Abort.
+// Abort ends the replacement without queuing anything: the objects held are dropped, the
+// consumer sees nothing of the failed list, and HasSynced is not affected. It does nothing
+// after Finish or a previous Abort.
 func (r *Relist[T]) Abort() {
 	b := r.b
 	b.mu.Lock()
@@ -308,8 +338,7 @@ func (r *Relist[T]) Abort() {
 		return
 	}
 	b.repl = nil
-	r.seen, r.chunk = nil, nil
-	b.signalLocked(r.l.lenLocked())
+	r.seen, r.staged = nil, nil
 }
 
 // replaceFinishLocked queues the tombstones of a replacement of a FIFO: queued keys not seen

@@ -1,6 +1,7 @@
 package deltafifo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -83,34 +84,35 @@ func TestAReplacementThatEndedRefusesAddAndFinish(t *testing.T) {
 	})
 }
 
-func TestAddedObjectsCanBePoppedBeforeFinishAsPartOfTheInitialList(t *testing.T) {
+// A list that fails part-way must change nothing, so nothing of a replacement is queued
+// before Finish; then it is all the initial list.
+func TestNothingIsQueuedBeforeFinishThenAllOfItIsTheInitialList(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		f := newQueue(testOptions{key: keyFunc, mode: mode, chunkSize: 1})
 		r := mustBegin(t, f)
-		a := obj("a", "1")
+		a, b := obj("a", "1"), obj("b", "1")
 		must(t, r.Add(a))
-		p := mustPop(t, f)
-		if !p.init {
-			t.Fatal("an object of the first list, popped before Finish, is not in the initial list")
-		}
-		got := p.deltas[0].Object
-		if mode == modeAtomic {
-			if p.deltas[0].Type != ReplacedChunk {
-				t.Fatalf("popped %s", deltasString(p.deltas))
-			}
-			got = p.deltas[0].Chunk.Objects[0]
-		} else if p.deltas[0].Type != Replaced {
-			t.Fatalf("popped %s", deltasString(p.deltas))
-		}
-		if got != a {
-			t.Fatal("the popped object is not the added one")
-		}
-		if f.HasSynced() {
-			t.Fatal("synced before Finish")
-		}
+		must(t, r.Add(b))
+		wantEmpty(t, f)
 		must(t, r.Finish("1"))
+		var got []*testObj
 		for f.Len() > 0 {
-			mustPop(t, f)
+			if f.HasSynced() {
+				t.Fatal("synced before the list was drained")
+			}
+			p := mustPop(t, f)
+			if !p.init {
+				t.Fatal("a listed object is not in the initial list")
+			}
+			switch d := p.deltas[0]; d.Type {
+			case ReplacedChunk:
+				got = append(got, d.Chunk.Objects...)
+			case Replaced:
+				got = append(got, d.Object)
+			}
+		}
+		if !slices.Equal(got, []*testObj{a, b}) {
+			t.Fatalf("popped %v, want the added objects", got)
 		}
 		if !f.HasSynced() {
 			t.Fatal("not synced after Finish and draining")
@@ -159,7 +161,7 @@ func TestReplacementAddWithAFailingKeyOrTransformQueuesNothingAndStaysOpen(t *te
 	})
 }
 
-func TestAbortQueuesNoTombstonesAndKeepsWhatWasAdded(t *testing.T) {
+func TestAbortQueuesNothing(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode fifoMode) {
 		var known KnownObjects[*testObj]
 		if mode != modeAtomic {
@@ -167,24 +169,15 @@ func TestAbortQueuesNoTombstonesAndKeepsWhatWasAdded(t *testing.T) {
 		}
 		f := newFIFO(mode, known)
 		r := mustBegin(t, f)
-		a := obj("a", "1")
-		must(t, r.Add(a))
+		must(t, r.Add(obj("a", "1")))
+		must(t, r.Keep("ns/k"))
 		r.Abort()
-		if f.Len() != 1 {
-			t.Fatalf("Len = %d after an abort, want the one added object", f.Len())
-		}
-		d := mustPop(t, f).deltas
-		if mode == modeAtomic {
-			if d[0].Type != ReplacedChunk || len(d[0].Chunk.Objects) != 1 || d[0].Chunk.Objects[0] != a {
-				t.Fatalf("popped %s", deltasString(d))
-			}
-		} else {
-			wantDeltas(t, d, Delta[*testObj]{Type: Replaced, Object: a})
-		}
 		wantEmpty(t, f)
 		if f.HasSynced() {
 			t.Fatal("an aborted first replacement synced the FIFO")
 		}
+		// The FIFO takes writes again, and the next list starts from nothing.
+		must(t, mustBegin(t, f).Finish("2"))
 	})
 }
 
@@ -198,10 +191,11 @@ func TestTheFirstFinishedReplacementCountsTheQueuePositionsLeftForHasSynced(t *t
 		for _, n := range []string{"a", "b", "c"} {
 			must(t, r.Add(obj(n, "1")))
 		}
-		mustPop(t, f) // x, left by the aborted replacement
-		mustPop(t, f) // a
 		must(t, r.Finish("1"))
-		left := f.Len() // b, c (and the ReplacedEnd in mode Atomic)
+		left := f.Len() // a, b, c (and the ReplacedEnd in mode Atomic); nothing of x
+		if want := map[bool]int{true: 4, false: 3}[mode == modeAtomic]; left != want {
+			t.Fatalf("%d positions after Finish, want %d", left, want)
+		}
 		for i := range left {
 			if f.HasSynced() {
 				t.Fatalf("synced with %d of %d positions left", left-i, left)
@@ -264,21 +258,34 @@ func TestCoalescingFinishTombstonesKnownKeysNeitherQueuedNorAdded(t *testing.T) 
 	wantEmpty(t, f)
 }
 
-func TestFinishDoesNotTombstoneAKeyAddedAndPoppedBeforeFinish(t *testing.T) {
-	for _, mode := range []fifoMode{modeCoalescing, modeInOrder} {
-		t.Run(mode.String(), func(t *testing.T) {
-			a0 := obj("a", "0")
-			known := newKnown(a0)
-			f := newFIFO(mode, known)
-			r := mustBegin(t, f)
-			a1 := obj("a", "1")
-			must(t, r.Add(a1))
-			wantPop(t, f, d(Replaced, a1))
-			must(t, known.Update(a1)) // the consumer applied it
-			must(t, r.Finish("5"))
-			wantEmpty(t, f)
-		})
-	}
+// Keep stands for an object the consumer holds unchanged: no delta, and no tombstone.
+func TestAKeptKeyGetsNeitherADeltaNorATombstone(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode fifoMode) {
+		a0, b0, c0 := obj("a", "0"), obj("b", "0"), obj("c", "0")
+		var known KnownObjects[*testObj]
+		if mode != modeAtomic {
+			known = newKnown(a0, b0, c0)
+		}
+		f := newFIFO(mode, known)
+		r := mustBegin(t, f)
+		must(t, r.Keep("ns/a"))
+		b1 := obj("b", "1")
+		must(t, r.Add(b1))
+		must(t, r.Finish("5"))
+		if mode == modeAtomic {
+			if c := mustPop(t, f).deltas[0]; c.Type != ReplacedChunk || !slices.Equal(c.Chunk.Objects, []*testObj{b1}) {
+				t.Fatalf("popped %s", deltasString(Deltas[*testObj]{c}))
+			}
+			end := mustPop(t, f).deltas[0]
+			if end.Type != ReplacedEnd || !slices.Equal(slices.Sorted(maps.Keys(end.End.Keys)), []string{"ns/a", "ns/b"}) {
+				t.Fatalf("end %+v", end.End)
+			}
+		} else {
+			wantPop(t, f, d(Replaced, b1))
+			wantPop(t, f, tomb(c0)) // known, neither added nor kept
+		}
+		wantEmpty(t, f)
+	})
 }
 
 func TestInOrderFinishQueuesTombstonesAfterTheListedObjects(t *testing.T) {
@@ -313,8 +320,10 @@ func TestAtomicReplacementQueuesChunksOfAtMostChunkSizeWithTheirKeys(t *testing.
 	for _, o := range objs {
 		must(t, r.Add(o))
 	}
-	if f.Len() != 2 {
-		t.Fatalf("Len = %d, want 2 chunks", f.Len())
+	wantEmpty(t, f)
+	must(t, r.Finish("9"))
+	if f.Len() != 3 {
+		t.Fatalf("Len = %d, want 2 chunks and the end", f.Len())
 	}
 	if keys := f.ListKeys(); len(keys) != 0 {
 		t.Fatalf("ListKeys = %v: chunks are queued under no key", keys)
@@ -325,15 +334,8 @@ func TestAtomicReplacementQueuesChunksOfAtMostChunkSizeWithTheirKeys(t *testing.
 		c2.Type != ReplacedChunk || !slices.Equal(c2.Chunk.Objects, objs[2:]) || !slices.Equal(c2.Chunk.Keys, []string{"ns/c"}) {
 		t.Fatalf("chunks %+v, %+v", c1.Chunk, c2.Chunk)
 	}
-	// The chunk in the consumer's hands is never appended to: the next object starts a new one.
-	d4 := obj("d", "1")
-	must(t, r.Add(d4))
-	must(t, r.Finish("9"))
-	if len(c2.Chunk.Objects) != 1 {
-		t.Fatal("a popped chunk grew")
-	}
-	if c3 := mustPop(t, f).deltas[0]; c3.Type != ReplacedChunk || !slices.Equal(c3.Chunk.Objects, []*testObj{d4}) {
-		t.Fatalf("third chunk %s", deltasString(Deltas[*testObj]{c3}))
+	if end := mustPop(t, f).deltas[0]; end.Type != ReplacedEnd {
+		t.Fatalf("third position %s", deltasString(Deltas[*testObj]{end}))
 	}
 }
 
@@ -375,42 +377,49 @@ func TestAtomicChunksAndTheEndArePoppedAlone(t *testing.T) {
 	}
 }
 
-// A waiting Pop is woken when a chunk is full (or at Finish/Abort), not for every object.
-func TestAtomicAWaitingPopIsWokenByAFullChunk(t *testing.T) {
-	for _, end := range []string{"full", "finish", "abort"} {
+// A waiting Pop is woken by Finish, not by the objects added before it, nor by an Abort.
+func TestAWaitingPopIsWokenByFinishOnly(t *testing.T) {
+	for _, end := range []string{"finish", "abort"} {
 		t.Run(end, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				f := newQueue(testOptions{key: keyFunc, mode: modeAtomic, chunkSize: 3})
-				r := mustBegin(t, f)
-				got := make(chan int, 1)
-				go func() {
-					must(t, f.Pop(t.Context(), func(ds Deltas[*testObj], _ bool) error {
-						got <- len(ds[0].Chunk.Objects)
-						return nil
-					}))
-				}()
-				synctest.Wait()
-				must(t, r.Add(obj("a", "1")))
-				must(t, r.Add(obj("b", "1")))
-				synctest.Wait()
-				select {
-				case n := <-got:
-					t.Fatalf("Pop woken by a chunk of %d of 3 objects", n)
-				default:
-				}
-				want := 2
-				switch end {
-				case "full":
-					must(t, r.Add(obj("c", "1")))
-					want = 3
-				case "finish":
+			forEachMode(t, func(t *testing.T, mode fifoMode) {
+				synctest.Test(t, func(t *testing.T) {
+					f := newQueue(testOptions{key: keyFunc, mode: mode, chunkSize: 1})
+					r := mustBegin(t, f)
+					ctx, cancel := context.WithCancel(t.Context())
+					defer cancel()
+					got := make(chan DeltaType, 1)
+					go func() {
+						err := f.Pop(ctx, func(ds Deltas[*testObj], _ bool) error {
+							got <- ds[0].Type
+							return nil
+						})
+						if err != nil {
+							close(got)
+						}
+					}()
+					synctest.Wait()
+					must(t, r.Add(obj("a", "1")))
+					must(t, r.Add(obj("b", "1")))
+					synctest.Wait()
+					select {
+					case typ := <-got:
+						t.Fatalf("Pop woken before the end of the list, with %s", typ)
+					default:
+					}
+					if end == "abort" {
+						r.Abort()
+						synctest.Wait()
+						cancel()
+						if typ, ok := <-got; ok {
+							t.Fatalf("Pop woken by an Abort, with %s", typ)
+						}
+						return
+					}
 					must(t, r.Finish("1"))
-				case "abort":
-					r.Abort()
-				}
-				if n := <-got; n != want {
-					t.Fatalf("Pop got a chunk of %d, want %d", n, want)
-				}
+					if typ := <-got; typ != Replaced && typ != ReplacedChunk {
+						t.Fatalf("Pop got %s", typ)
+					}
+				})
 			})
 		})
 	}
@@ -519,7 +528,7 @@ func popInto(t *testing.T, f Queue[*testObj], store indexer.Indexer[*testObj], e
 // and the notifications each key got, as Replace of the same list at Finish time would have.
 func TestAnIncrementalReplacementEndsAsReplaceAtFinishTime(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode fifoMode) {
-		for popsDuring := range 6 { // the first 3 pops take the watch events, the others listed objects
+		for popsDuring := range 4 { // pops of the watch events queued before the relist
 			t.Run(fmt.Sprint("popsDuringTheList=", popsDuring), func(t *testing.T) {
 				run := func(incremental bool) (map[string]string, map[string][]string) {
 					store := newKnown(obj("a", "0"), obj("b", "0"), obj("c", "0"), obj("d", "0"))

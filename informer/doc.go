@@ -16,8 +16,8 @@
 //     Registration.Backlog reports the backlog. client-go's buffer grows without limit.
 //   - Registration.Synced waits until this handler has processed the initial list; a
 //     handler's panic is recovered and counted; resyncs are made per handler from the cache.
-//   - Relists reach the cache object by object; Staleness tells readiness checks how old the
-//     cache's last confirmation is.
+//   - Relists reach the cache object by object, once complete: a failed list changes
+//     nothing. Staleness tells readiness checks how old the cache's last confirmation is.
 //
 // Structural sharing: before an object is cached, every string, pointed-to value, slice and
 // map in it that is equal by content to one an earlier object holds is replaced by that one

@@ -6,15 +6,23 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/deltafifo"
+	"github.com/informerkit/informerkit/indexer"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/reflector"
 )
 
 // incrementalFIFO is the informer's DeltaFIFO as its reflector sees it: a
-// reflector.IncrementalReplacer, so that a relist reaches the FIFO, and the cache, object by
-// object instead of as one slice next to the whole cache (see bench/README.md,
-// "Relist memory"). deltafifo cannot import reflector, so the adaptation lives here.
-type incrementalFIFO[T any] struct {
+// reflector.IncrementalReplacer, so that a relist reaches the FIFO object by object instead of
+// as one slice next to the whole cache (see bench/README.md, "Relist memory"). The FIFO holds
+// the transformed objects until the list completes, so that a list that fails changes
+// neither the cache nor what handlers see; an object the cache already holds at the same
+// resourceVersion is not even held (Relist.Keep). deltafifo cannot import reflector, so the
+// adaptation lives here.
+type incrementalFIFO[T meta.Object] struct {
 	deltafifo.Queue[T]
+	// keyFunc and cache tell the objects the cache holds unchanged.
+	keyFunc indexer.KeyFunc[T]
+	cache   indexer.Indexer[T]
 	// finished and aborted count the replacements that ended either way (the informer's
 	// figures).
 	finished, aborted *atomic.Uint64
@@ -32,7 +40,7 @@ func (f incrementalFIFO[T]) UpdateResourceVersion(string) {
 	}
 }
 
-var _ reflector.IncrementalReplacer[int] = incrementalFIFO[int]{}
+var _ reflector.IncrementalReplacer[*meta.ObjectMeta] = incrementalFIFO[*meta.ObjectMeta]{}
 
 // BeginReplace implements reflector.IncrementalReplacer.
 func (f incrementalFIFO[T]) BeginReplace() (reflector.Replacement[T], error) {
@@ -40,22 +48,38 @@ func (f incrementalFIFO[T]) BeginReplace() (reflector.Replacement[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	return &countedReplacement[T]{Relist: r, finished: f.finished, aborted: f.aborted}, nil
+	return &countedReplacement[T]{Relist: r, f: f}, nil
 }
 
-// countedReplacement is a deltafifo.Relist that counts how it ended.
-type countedReplacement[T any] struct {
+// countedReplacement is a deltafifo.Relist that keeps what the cache holds unchanged and
+// counts how it ended.
+type countedReplacement[T meta.Object] struct {
 	*deltafifo.Relist[T]
-	finished, aborted *atomic.Uint64
-	ended             bool // touched by the reflector's goroutine only
+	f     incrementalFIFO[T]
+	ended bool // touched by the reflector's goroutine only
+}
+
+// Add implements reflector.Replacement. An object the cache holds at the same
+// resourceVersion is kept, not held again: a resourceVersion names one state of an object,
+// and the list is at least as new as anything the FIFO was given before, so the cached
+// state is the listed one (once the deltas queued before the list are applied).
+func (r *countedReplacement[T]) Add(obj T) error {
+	if rv := obj.GetResourceVersion(); rv != "" {
+		if key, err := r.f.keyFunc(obj); err == nil {
+			if old, ok, _ := r.f.cache.GetByKey(key); ok && old.GetResourceVersion() == rv {
+				return r.Relist.Keep(key)
+			}
+		}
+	}
+	return r.Relist.Add(obj)
 }
 
 // Finish implements reflector.Replacement. The count moves first, so that whoever sees the
 // effects of the replacement (the end of the list reaching handlers) sees it counted.
 func (r *countedReplacement[T]) Finish(resourceVersion string) error {
-	r.finished.Add(1)
+	r.f.finished.Add(1)
 	if err := r.Relist.Finish(resourceVersion); err != nil {
-		r.finished.Add(^uint64(0))
+		r.f.finished.Add(^uint64(0))
 		return err
 	}
 	r.ended = true
@@ -66,7 +90,7 @@ func (r *countedReplacement[T]) Finish(resourceVersion string) error {
 func (r *countedReplacement[T]) Abort() {
 	if !r.ended {
 		r.ended = true
-		r.aborted.Add(1)
+		r.f.aborted.Add(1)
 	}
 	r.Relist.Abort()
 }
@@ -77,7 +101,8 @@ func (inf *Informer[T]) reflectorStore(fifo deltafifo.Queue[T]) reflector.Store[
 	if inf.opts.disableIncrementalRelist {
 		return fifo
 	}
-	return incrementalFIFO[T]{fifo, &inf.incrementalLists, &inf.incrementalAborts, &inf.fresh, &inf.notFoundSince}
+	return incrementalFIFO[T]{Queue: fifo, keyFunc: inf.keyFunc, cache: inf.cache,
+		finished: &inf.incrementalLists, aborted: &inf.incrementalAborts, fresh: &inf.fresh, notFoundSince: &inf.notFoundSince}
 }
 
 // applyReplacedChunk applies part of an incremental relist (AtomicFIFO): every object is

@@ -34,9 +34,9 @@ type Store[T any] interface {
 // With Replace, a relist holds the whole new list (decoded objects and the slice) next to
 // the whole old content of the store, so the peak heap of a relist is about twice the cache.
 // With IncrementalReplacer the reflector never holds more than one LIST page (or, with
-// WatchList, one event): each item goes to the store as soon as it is decoded, and a store
-// that updates in place replaces old objects as new ones arrive. See the package
-// documentation for the figures.
+// WatchList, one event): each item goes to the store as soon as it is decoded, and the store
+// can shrink it at once (a transform, structural sharing) or, when it already holds the same
+// state, keep nothing of it. See bench/README.md, "Relist memory", for the figures.
 //
 // The reflector calls BeginReplace when it has the first item of a list (or the empty end
 // of one), then Replacement.Add for every item, then exactly one of Replacement.Finish or
@@ -47,19 +47,23 @@ type IncrementalReplacer[T any] interface {
 }
 
 // Replacement receives one list, item by item. See IncrementalReplacer.
+//
+// A list that fails part-way (a cut connection, a body that does not decode) ends with
+// Abort, and must change nothing that the store's readers see: client-go applies nothing
+// of a list that did not complete. So a store holds what Add gives it until Finish (the
+// informer's DeltaFIFO holds the objects transformed, and only those it does not already
+// have; deltafifo.Relist), and Abort drops it.
 type Replacement[T any] interface {
 	// Add hands over one object of the new list. Within one replacement each key is added
-	// at most once and all objects come from one consistent snapshot of the collection.
-	// The store may apply it at once (and should, to save memory): the object is at least
-	// as new as anything the store was given before.
+	// at most once and all objects come from one consistent snapshot of the collection,
+	// at least as new as anything the store was given before.
 	Add(obj T) error
-	// Finish ends the replacement: every object the store holds whose key was not added since
-	// BeginReplace is deleted, exactly as Replace(list, resourceVersion) would have deleted it,
-	// and resourceVersion is the list's resourceVersion.
+	// Finish ends the replacement: the added objects become the store's content, every
+	// object the store holds whose key was not added since BeginReplace is deleted, exactly
+	// as Replace(list, resourceVersion) would have done, and resourceVersion is the list's.
 	Finish(resourceVersion string) error
-	// Abort ends the replacement without any deletion, because the list failed part-way.
-	// Objects already added stay as they were added (they are genuine states of those
-	// objects); the reflector starts a new list, whose replacement supersedes this one.
+	// Abort ends the replacement without any effect: the list failed part-way, and the
+	// store stays as it was before BeginReplace. The reflector then starts a new list.
 	Abort()
 }
 

@@ -36,8 +36,9 @@ type recStore struct {
 	changed chan struct{}
 	// failResync makes Resync fail.
 	failResync error
-	// replacement state (incremental mode)
-	seen map[string]bool
+	// replacement state (incremental mode): the keys and objects added so far
+	seen    map[string]bool
+	pending []*testobj.ConfigMap
 	// rvs records UpdateResourceVersion calls.
 	rvs []string
 	// gates block Add/Update of a key until released (see gate).
@@ -244,7 +245,7 @@ func (r incrReplacement) Add(obj *testobj.ConfigMap) error {
 		return errors.New("Add outside a replacement")
 	}
 	r.s.seen[key(obj)] = true
-	r.s.objs[key(obj)] = obj
+	r.s.pending = append(r.s.pending, obj) // held until Finish: an Abort changes nothing
 	r.s.record(op{Kind: "radd", Key: key(obj), RV: obj.ResourceVersion})
 	return nil
 }
@@ -260,8 +261,11 @@ func (r incrReplacement) Finish(rv string) error {
 			delete(r.s.objs, k)
 		}
 	}
+	for _, o := range r.s.pending {
+		r.s.objs[key(o)] = o
+	}
 	n := len(r.s.seen)
-	r.s.seen = nil
+	r.s.seen, r.s.pending = nil, nil
 	r.s.record(op{Kind: "finish", RV: rv, Items: n})
 	return nil
 }
@@ -269,6 +273,6 @@ func (r incrReplacement) Finish(rv string) error {
 func (r incrReplacement) Abort() {
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
-	r.s.seen = nil
+	r.s.seen, r.s.pending = nil, nil
 	r.s.record(op{Kind: "abort"})
 }
