@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -35,6 +36,8 @@ const (
 	// FaultCorruptFrame / FaultOversizedFrame: a frame that does not decode, or a huge one.
 	FaultCorruptFrame   FaultKind = "CorruptFrame"
 	FaultOversizedFrame FaultKind = "OversizedFrame"
+	// FaultForeignEvent: an event the test made up was sent (SendWatchEvent).
+	FaultForeignEvent FaultKind = "ForeignEvent"
 	// FaultFailRequest: a request was answered with an injected error (FailRequests,
 	// FailRequestsWithStatus).
 	FaultFailRequest FaultKind = "FailRequest"
@@ -167,6 +170,15 @@ func (s *Server) PartitionWatches(resource string, d time.Duration) (release fun
 // The stream stays open.
 func (s *Server) SendCorruptFrame(resource string) (int, error) {
 	return s.forWatchers(resource, func(w *watcher) { w.push(watchCtl{kind: ctlCorrupt}) })
+}
+
+// SendWatchEvent writes an event of type typ carrying obj (an object in its JSON form, with
+// its apiVersion and kind) on every open watch of resource, encoded as the watch's other
+// events (JSON, or protobuf for a kind the schema table has), and nothing else: obj need
+// not be an object of the resource, nor stored, nor newer than anything, as from a broken
+// or hostile server. The stream stays open.
+func (s *Server) SendWatchEvent(resource string, typ apiclient.EventType, obj map[string]any) (int, error) {
+	return s.forWatchers(resource, func(w *watcher) { w.push(watchCtl{kind: ctlForeign, event: typ, object: obj}) })
 }
 
 // SendOversizedFrame writes a valid BOOKMARK frame of at least size bytes (a padding

@@ -2,9 +2,11 @@ package apitest
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
+	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -21,6 +23,7 @@ const (
 	ctlStall
 	ctlCorrupt
 	ctlOversize
+	ctlForeign
 	// ctlEnd ends the stream cleanly without recording a fault: the storage behind it is
 	// gone (crdserve.go).
 	ctlEnd
@@ -34,6 +37,9 @@ type watchCtl struct {
 	status  *meta.Status
 	// partition: a ctlStall that also stops answering WebSocket pings (PartitionWatches).
 	partition bool
+	// event and object are the event of a ctlForeign (SendWatchEvent).
+	event  apiclient.EventType
+	object map[string]any
 }
 
 // applyCtl carries out one injected fault; a non-nil error ends the watch.
@@ -66,6 +72,11 @@ func (w *watcher) applyCtl(ctx context.Context, c watchCtl) error {
 		s.recordFault(FaultRecord{Kind: FaultCorruptFrame, Resource: name, WatchID: w.id})
 		// Balanced braces (so a framing reader hands it over) but not JSON.
 		w.sink.write(w.corruptFrame())
+		w.sink.flush()
+	case ctlForeign:
+		s.recordFault(FaultRecord{Kind: FaultForeignEvent, Resource: name, WatchID: w.id,
+			Detail: fmt.Sprintf("%s %v", c.event, c.object["kind"])})
+		w.sink.write(w.objectFrame(c.event, c.object))
 		w.sink.flush()
 	case ctlOversize:
 		s.recordFault(FaultRecord{Kind: FaultOversizedFrame, Resource: name, WatchID: w.id, Detail: strconv.Itoa(c.n) + " bytes"})
