@@ -80,6 +80,9 @@ type Client struct {
 	protoRefused sync.Map
 	// followCrossHost is Config.FollowCrossHostRedirects.
 	followCrossHost bool
+	// learnedKinds holds the kinds of custom resources learned from their lists
+	// (meta.GroupVersionResource → kind), for the kind check of their watches.
+	learnedKinds sync.Map
 
 	// wsRefused remembers that the server refused a WebSocket upgrade, so WatchAuto goes
 	// straight to chunked streams afterwards.

@@ -17,9 +17,12 @@ var (
 	ErrMalformedEvent = errors.New("malformed watch event")
 	// ErrUnknownEventType: the event's type is none of ADDED, MODIFIED, DELETED, BOOKMARK, ERROR.
 	ErrUnknownEventType = errors.New("unknown watch event type")
-	// ErrWrongKind: the event's object has a kind other than the one the resource serves
-	// (checked only when the kind is known: Resource.WithKind or discovery).
-	ErrWrongKind = errors.New("watch event object of the wrong kind")
+	// ErrWrongKind: an object (a watch event's, a list's or a list item's) has a kind other
+	// than the one the resource serves: WithKind's, the built-in kind of the resource, or
+	// the kind its first list named. A Resource's watch skips such an event (a Skipped event
+	// carries the error) and goes on; a list of another kind, or with an item of another
+	// kind, fails whole.
+	ErrWrongKind = errors.New("object of the wrong kind")
 )
 
 // DecodeError describes a watch stream (or, from ListEach, a list response) that could not

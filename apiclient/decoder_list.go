@@ -33,12 +33,14 @@ var (
 func decodeListStream[T any](r io.Reader, max int, fn func(T) error) (meta.ListMeta, error) {
 	od := newObjectDecoder(decoding{})
 	defer od.release()
-	return decodeListStreamWith(r, max, od, fn)
+	return decodeListStreamWith(r, max, od, nil, fn)
 }
 
-// decodeListStreamWith is decodeListStream with the given decoder.
-func decodeListStreamWith[T any](r io.Reader, max int, od *objectDecoder, fn func(T) error) (meta.ListMeta, error) {
-	d := listDecoder{fr: newFrameReader(r, max)}
+// decodeListStreamWith is decodeListStream with the given decoder and kind check (nil: none):
+// a list, or an item, of another kind than kc.want is a *DecodeError wrapping ErrWrongKind,
+// and kc.got is the list's kind.
+func decodeListStreamWith[T any](r io.Reader, max int, od *objectDecoder, kc *kindCheck, fn func(T) error) (meta.ListMeta, error) {
+	d := listDecoder{fr: newFrameReader(r, max), kc: kc}
 	var lm meta.ListMeta
 	if err := d.expect('{', "the response is not a JSON object"); err != nil {
 		return lm, err
@@ -85,6 +87,22 @@ func decodeListStreamWith[T any](r io.Reader, max int, od *objectDecoder, fn fun
 			if err := decodeItems(&d, od, fn); err != nil {
 				return lm, err
 			}
+		case strings.EqualFold(key, "kind") && kc != nil:
+			off := d.offset()
+			v, err := d.value("kind")
+			if err != nil {
+				return lm, err
+			}
+			kind, ok := "", len(v) >= 2 && v[0] == '"'
+			if ok {
+				kind, ok = unquote(v[1 : len(v)-1])
+			}
+			if !ok {
+				return lm, d.malformedAt(off, "kind is not a string", nil)
+			}
+			if err := kc.listKind(kind, off); err != nil {
+				return lm, err
+			}
 		default:
 			if _, err := d.value(fmt.Sprintf("member %q", truncate(key, 64))); err != nil {
 				return lm, err
@@ -115,7 +133,8 @@ func decodeListStreamWith[T any](r io.Reader, max int, od *objectDecoder, fn fun
 // listDecoder walks the top level of a list object over a frameReader.
 type listDecoder struct {
 	fr    *frameReader
-	items int // items decoded so far
+	items int        // items decoded so far
+	kc    *kindCheck // nil: kinds are not checked
 }
 
 func (d *listDecoder) offset() int64 { return d.fr.base + int64(d.fr.start) }
@@ -145,6 +164,9 @@ func (d *listDecoder) expect(c byte, detail string) error {
 		return err
 	}
 	if got != c {
+		if !jsonOutside[got] {
+			detail = notJSON(d.fr, d.fr.start)
+		}
 		return d.malformed(fmt.Sprintf("%s (found %q)", detail, got), nil)
 	}
 	d.fr.start++
@@ -163,7 +185,10 @@ func (d *listDecoder) value(what string) ([]byte, error) {
 
 // valueError turns an error of frameReader.value for the value at off into the decoder's.
 func (d *listDecoder) valueError(off int64, what string, err error) error {
+	var nj *notJSONError
 	switch {
+	case errors.As(err, &nj):
+		return d.malformedAt(nj.at, what+": "+nj.detail, nil)
 	case errors.Is(err, errValueTooLarge):
 		return &DecodeError{Err: ErrListItemTooLarge, Offset: off,
 			Detail: fmt.Sprintf("%s: more than %d bytes", what, d.fr.max)}
@@ -210,6 +235,9 @@ func decodeItems[T any](d *listDecoder, od *objectDecoder, fn func(T) error) err
 		v, err := d.fr.value()
 		if err != nil {
 			return d.valueError(off, fmt.Sprintf("items[%d]", d.items), err)
+		}
+		if err := d.kc.itemKind(v, d.items, off); err != nil {
+			return err
 		}
 		var item T
 		if err := decodeInto(od, v, &item); err != nil {

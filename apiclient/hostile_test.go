@@ -1,11 +1,13 @@
 package apiclient_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,8 +16,11 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
+	"github.com/informerkit/informerkit/internal/kubeproto"
 	"github.com/informerkit/informerkit/internal/testobj"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -398,4 +403,291 @@ func testRetryAfterCap(t *testing.T, tc hostileTransport) {
 	if d, ok := meta.RetryAfter(err); !ok || d != apiclient.MaxRetryAfter {
 		t.Errorf("watch: RetryAfter(%v) = %v, want the cap %v", err, d, apiclient.MaxRetryAfter)
 	}
+}
+
+func TestAnObjectOfAnotherKindIsSkipped(t *testing.T) {
+	for _, tc := range hostileTransports {
+		for _, json := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/json=%v", tc.name, json), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) { testWrongKind(t, tc, json) })
+			})
+		}
+	}
+}
+
+func testWrongKind(t *testing.T, tc hostileTransport, json bool) {
+	netw := apitest.NewNetwork()
+	s := apitest.NewServerWithOptions(apitest.Options{Network: netw, TLS: tc.tls})
+	defer s.Close()
+	if err := s.AddResource(apitest.ResourceType{Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets", Namespaced: true}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := s.Config()
+	cfg.WatchProtocol, cfg.DisableProtobuf = tc.proto, json
+	c, err := apiclient.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	pod := map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "evil", "namespace": "default"}}
+	gadget := map[string]any{"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": map[string]any{"name": "evil", "namespace": "default"}}
+
+	// A built-in resource knows its kind; a custom resource learns it from its first list.
+	cms := apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR).Namespace("default")
+	widgets := apiclient.NewResource[*testobj.Widget](c, testobj.WidgetGVR).Namespace("default")
+	if _, err := widgets.List(ctx, apiclient.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct {
+		resource string
+		watch    func() (<-chan string, func())
+		foreign  map[string]any
+		create   func(name string)
+	}{
+		{"configmaps", func() (<-chan string, func()) { return watchNames(t, cms) }, pod, func(n string) {
+			s.Create("configmaps", map[string]any{"metadata": map[string]any{"name": n, "namespace": "default"}})
+		}},
+		{"widgets", func() (<-chan string, func()) { return watchNames(t, widgets) }, gadget, func(n string) {
+			s.Create("widgets", map[string]any{"metadata": map[string]any{"name": n, "namespace": "default"}, "spec": map[string]any{"size": 1}})
+		}},
+	} {
+		got, stop := r.watch()
+		r.create("a")
+		if n := <-got; n != "a" {
+			t.Fatalf("%s: first event %s", r.resource, n)
+		}
+		if n, err := s.SendWatchEvent(r.resource, apiclient.Added, r.foreign); err != nil || n != 1 {
+			t.Fatalf("SendWatchEvent: %d, %v", n, err)
+		}
+		r.create("b")
+		if n := <-got; n != "skipped: ErrWrongKind" {
+			t.Errorf("%s: after the foreign object: %s", r.resource, n)
+		}
+		if n := <-got; n != "b" {
+			t.Errorf("%s: the watch did not go on: %s", r.resource, n)
+		}
+		stop()
+	}
+}
+
+// watchNames watches r and sends the name of every object it gets, or a description of a
+// Skipped or Error event.
+func watchNames[T interface {
+	*testobj.ConfigMap | *testobj.Widget
+	meta.Object
+}](t *testing.T, r *apiclient.Resource[T]) (<-chan string, func()) {
+	w, err := r.Watch(context.Background(), apiclient.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan string, 10)
+	go func() {
+		defer close(out)
+		for ev := range w.ResultChan() {
+			switch {
+			case ev.Type == apiclient.Skipped && errors.Is(ev.Err, apiclient.ErrWrongKind):
+				out <- "skipped: ErrWrongKind"
+			case ev.Type == apiclient.Skipped || ev.Type == apiclient.Error:
+				out <- fmt.Sprintf("%s: %v", ev.Type, ev.Err)
+			case ev.Type != apiclient.Bookmark:
+				out <- ev.Object.GetName()
+			}
+		}
+	}()
+	return out, w.Stop
+}
+
+func TestAListOfAnotherKindFails(t *testing.T) {
+	for _, tc := range hostileTransports {
+		for _, protobuf := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/protobuf=%v", tc.name, protobuf), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					netw := apitest.NewNetwork()
+					srv, cfg := serveHostile(t, netw, tc, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						podList := map[string]any{"apiVersion": "v1", "kind": "PodList", "metadata": map[string]any{"resourceVersion": "5"},
+							"items": []any{map[string]any{"metadata": map[string]any{"name": "evil", "namespace": "ns"}}}}
+						if protobuf {
+							b, err := kubeproto.EncodeObject(podList)
+							if err != nil {
+								t.Error(err)
+							}
+							w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf")
+							w.Write(b)
+							return
+						}
+						// The kind comes first, as the kube-apiserver writes it (a kind after the
+						// items fails the list as well, once the items have been read).
+						w.Header().Set("Content-Type", "application/json")
+						if r.URL.Query().Get("labelSelector") == "item" {
+							fmt.Fprint(w, `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[{"kind":"Pod","metadata":{"name":"evil"}}]}`)
+							return
+						}
+						fmt.Fprint(w, `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[{"metadata":{"name":"evil","namespace":"ns"}}]}`)
+					}))
+					defer srv.Close()
+					c, err := apiclient.New(cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer c.Close()
+					cms := apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR).Namespace("ns")
+					_, err = cms.List(context.Background(), apiclient.ListOptions{})
+					if !errors.Is(err, apiclient.ErrWrongKind) {
+						t.Errorf("List: %v, want ErrWrongKind", err)
+					}
+					n := 0
+					_, err = cms.ListEach(context.Background(), apiclient.ListOptions{}, func(*testobj.ConfigMap) error { n++; return nil })
+					if !errors.Is(err, apiclient.ErrWrongKind) || n != 0 {
+						t.Errorf("ListEach: %v after %d items, want ErrWrongKind before any", err, n)
+					}
+					if !protobuf {
+						_, err = cms.ListEach(context.Background(), apiclient.ListOptions{LabelSelector: "item"}, func(*testobj.ConfigMap) error { n++; return nil })
+						if !errors.Is(err, apiclient.ErrWrongKind) || n != 0 {
+							t.Errorf("ListEach, an item of another kind: %v after %d items, want ErrWrongKind before it", err, n)
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+// garbage is a stream that is not what its Content-Type says.
+type garbage struct {
+	name        string
+	contentType string
+	body        []byte
+	want        string // in the error's message
+}
+
+func garbageStreams() []garbage {
+	random := make([]byte, 4096)
+	for i := range random {
+		random[i] = byte(i*7919 + i*i*31)
+	}
+	protoFrames := append([]byte{0, 0, 0, 8, 0x0a, 5}, "ADDED"...)
+	jsonEvent := []byte(`{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"ns"}}}` + "\n")
+	const jsonType, protoType = "application/json", "application/vnd.kubernetes.protobuf;stream=watch"
+	return []garbage{
+		{"html", jsonType, []byte("<!DOCTYPE html><html><body>502 Bad Gateway</body></html>"), "an HTML page"},
+		{"gzip", jsonType, append([]byte{0x1f, 0x8b, 8, 0}, random...), "gzip-compressed data"},
+		{"brace-then-binary", jsonType, append([]byte("{"), random...), "the stream is not JSON"},
+		{"protobuf-as-json", jsonType, protoFrames, "protobuf frames"},
+		{"event-then-binary", jsonType, append(append([]byte{}, jsonEvent...), random...), "cannot appear there in JSON"},
+		{"json-as-protobuf", protoType, jsonEvent, "starts with JSON"},
+		{"bad-protobuf-frame", protoType, append([]byte{0, 0, 0x10, 0, 0xff}, random...), "not a protobuf WatchEvent"},
+	}
+}
+
+func TestGarbageIsRecognisedWithinBytes(t *testing.T) {
+	for _, g := range garbageStreams() {
+		for _, tc := range hostileTransports {
+			t.Run(tc.name+"/"+g.name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) { testGarbage(t, tc, g) })
+			})
+		}
+	}
+}
+
+// testGarbage serves the start of a garbage stream and then waits for the client to give
+// up: a client that needed more of it (up to its 16 MiB size limit) would wait for good.
+func testGarbage(t *testing.T, tc hostileTransport, g garbage) {
+	netw := apitest.NewNetwork()
+	upgrader := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }, WriteBufferSize: 1024}
+	srv, cfg := serveHostile(t, netw, tc, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if websocket.IsWebSocketUpgrade(r) {
+			conn, err := upgrader.Upgrade(w, r, http.Header{"Content-Type": {g.contentType}})
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+			mt := websocket.TextMessage
+			if strings.Contains(g.contentType, "protobuf") {
+				mt = websocket.BinaryMessage
+				if g.body[0] == 0 {
+					g.body = g.body[4:] // a WebSocket message is a WatchEvent without a length
+				}
+			}
+			mw, err := conn.NextWriter(mt)
+			if err != nil {
+				return
+			}
+			// A fragment of a message that never ends (past the write buffer, so that it
+			// goes out).
+			mw.Write(append(append([]byte{}, g.body...), bytes.Repeat([]byte("x"), 2048)...))
+			conn.ReadMessage()
+			return
+		}
+		w.Header().Set("Content-Type", g.contentType)
+		w.Write(g.body)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	c, err := apiclient.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	w, err := apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR).Namespace("ns").Watch(context.Background(), apiclient.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	var last apiclient.Event[*testobj.ConfigMap]
+	for ev := range w.ResultChan() {
+		last = ev
+	}
+	var de *apiclient.DecodeError
+	if last.Type != apiclient.Error || !errors.As(last.Err, &de) || !errors.Is(last.Err, apiclient.ErrMalformedEvent) {
+		t.Fatalf("last event %+v, want an Error event with ErrMalformedEvent", last)
+	}
+	if !strings.Contains(de.Error(), g.want) {
+		t.Errorf("error %q does not say %q", de.Error(), g.want)
+	}
+	if tc.proto != apiclient.WatchWebSocket && de.Offset > 1024 {
+		t.Errorf("recognised at offset %d", de.Offset)
+	}
+}
+
+// A WebSocket message whose rest never comes, on a connection that answers pings, ends the
+// watch after the read deadline: pongs keep a watch alive between messages, not within one.
+func TestAWebSocketMessageThatNeverEndsTimesOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		netw := apitest.NewNetwork()
+		upgrader := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }, WriteBufferSize: 1024}
+		srv, cfg := serveHostile(t, netw, hostileTransports[1], http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			conn, err := upgrader.Upgrade(w, r, nil)
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+			mw, _ := conn.NextWriter(websocket.TextMessage)
+			mw.Write([]byte(`{"type":"ADDED","object":{"metadata":{"name":"` + strings.Repeat("x", 2048)))
+			conn.ReadMessage() // answers the client's pings until it goes away
+		}))
+		defer srv.Close()
+		c, err := apiclient.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		start := time.Now()
+		w, err := apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR).Namespace("ns").Watch(context.Background(), apiclient.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		for ev := range w.ResultChan() {
+			t.Fatalf("event %+v", ev)
+		}
+		var ne net.Error
+		if err := w.(interface{ Err() error }).Err(); !errors.As(err, &ne) || !ne.Timeout() {
+			t.Errorf("watch ended with %v, want a read timeout", err)
+		}
+		if d := time.Since(start); d < 30*time.Second || d > 31*time.Second {
+			t.Errorf("ended after %v, want the 30 s read deadline", d)
+		}
+	})
 }

@@ -46,6 +46,8 @@ type decoding struct {
 	opts    DecodeOptions
 	list    bool
 	pk      *protoKind
+	// kind is the kind the objects must have ("" : not checked; see expectedKind).
+	kind string
 }
 
 // objectDecoder decodes the bodies and watch events of one request, JSON or protobuf. It

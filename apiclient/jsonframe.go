@@ -38,6 +38,13 @@ func newFrameReader(r io.Reader, max int) *frameReader {
 	return &frameReader{r: r, buf: make([]byte, size), max: max}
 }
 
+// reset makes f read the stream r from its start, keeping its buffer (and its count of
+// frames, so that only the first stream's start is described in errors).
+func (f *frameReader) reset(r io.Reader) {
+	f.r, f.start, f.end, f.base, f.rerr = r, 0, 0, 0, nil
+	f.inFrame, f.scan, f.depth, f.inString = false, 0, 0, false
+}
+
 // next returns the next top-level JSON object; the slice is valid until the following call.
 // It returns io.EOF when the stream ends between objects, io.ErrUnexpectedEOF when it ends
 // inside one, a *DecodeError for a too large or non-object frame, and the reader's error
@@ -50,14 +57,22 @@ func (f *frameReader) next() ([]byte, error) {
 			}
 			if f.start < f.end {
 				if f.buf[f.start] != '{' {
-					return nil, &DecodeError{Err: ErrMalformedEvent, Offset: f.base + int64(f.start),
-						Detail: fmt.Sprintf("expected '{', found %q", f.buf[f.start])}
+					detail := fmt.Sprintf("expected '{', found %q", f.buf[f.start])
+					if !jsonOutside[f.buf[f.start]] || f.frames == 0 {
+						detail = notJSON(f, f.start)
+					}
+					return nil, &DecodeError{Err: ErrMalformedEvent, Offset: f.base + int64(f.start), Detail: detail}
 				}
 				f.inFrame, f.scan, f.depth, f.inString = true, f.start+1, 1, false
 			}
 		}
 		if f.inFrame {
-			if end, ok := f.scanFrame(); ok {
+			end, ok, bad := f.scanFrame()
+			if bad {
+				f.inFrame = false
+				return nil, &DecodeError{Err: ErrMalformedEvent, Offset: f.base + int64(f.scan), Detail: notJSON(f, f.scan)}
+			}
+			if ok {
 				frame := f.buf[f.start:end]
 				f.start = end
 				f.inFrame = false
@@ -116,7 +131,12 @@ func (f *frameReader) value() ([]byte, error) {
 	case c == '{' || c == '[':
 		f.inFrame, f.scan, f.depth, f.inString = true, f.start+1, 1, false
 		for {
-			if end, ok := f.scanFrame(); ok {
+			end, ok, bad := f.scanFrame()
+			if bad {
+				f.inFrame = false
+				return nil, &notJSONError{at: f.base + int64(f.scan), detail: notJSON(f, f.scan)}
+			}
+			if ok {
 				return f.take(end), nil
 			}
 			if err := f.more(); err != nil {
@@ -222,8 +242,11 @@ func (f *frameReader) fill() {
 }
 
 // scanFrame advances the scan of the current frame over the buffered bytes and reports the
-// end of the frame once its outermost brace closes.
-func (f *frameReader) scanFrame() (int, bool) {
+// end of the frame once its outermost brace closes, or bad (f.scan at the byte) at a byte
+// that cannot appear in JSON outside a string: garbage is recognised within bytes of its
+// start, not once the size limit's worth of it is buffered. (Bytes inside strings are not
+// checked: a quote comes about every 256 bytes of garbage, and the bytes after it are.)
+func (f *frameReader) scanFrame() (end int, ok, bad bool) {
 	b := f.buf[:f.end]
 	i, depth, inString := f.scan, f.depth, f.inString
 	for i < len(b) {
@@ -242,7 +265,7 @@ func (f *frameReader) scanFrame() (int, bool) {
 			i++
 			continue
 		}
-		switch b[i] {
+		switch c := b[i]; c {
 		case '"':
 			inString = true
 		case '{', '[':
@@ -251,14 +274,28 @@ func (f *frameReader) scanFrame() (int, bool) {
 			depth--
 			if depth == 0 {
 				f.scan, f.depth, f.inString = i+1, 0, false
-				return i + 1, true
+				return i + 1, true, false
+			}
+		default:
+			if !jsonOutside[c] {
+				f.scan, f.depth, f.inString = i, depth, false
+				return 0, false, true
 			}
 		}
 		i++
 	}
 	f.scan, f.depth, f.inString = i, depth, inString
-	return 0, false
+	return 0, false, false
 }
+
+// notJSONError is frameReader.value's error for a value that is not JSON; the list
+// decoder turns it into its *DecodeError.
+type notJSONError struct {
+	at     int64
+	detail string
+}
+
+func (e *notJSONError) Error() string { return e.detail }
 
 // escaped reports whether the quote at b[i] is preceded by an odd number of backslashes.
 // The string's opening quote bounds the look-back.

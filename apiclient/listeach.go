@@ -18,16 +18,20 @@ func listEach[T any](ctx context.Context, c *Client, dc decoding, gvr meta.Group
 	if pk != nil {
 		req.Accept = acceptProtobuf
 	}
-	lm, err := listEachOnce(ctx, c, dc, pk, req, fn)
+	kc := &kindCheck{want: dc.kind}
+	lm, err := listEachOnce(ctx, c, dc, pk, req, kc, fn)
 	if pk != nil && refusedMedia(err) {
 		c.refuseProtobuf(gvr)
 		req.Accept = ""
-		return listEachOnce(ctx, c, dc, nil, req, fn)
+		lm, err = listEachOnce(ctx, c, dc, nil, req, kc, fn)
+	}
+	if err == nil && dc.kind == "" {
+		c.learnKind(gvr, kc.got)
 	}
 	return lm, err
 }
 
-func listEachOnce[T any](ctx context.Context, c *Client, dc decoding, pk *protoKind, req Request, fn func(T) error) (meta.ListMeta, error) {
+func listEachOnce[T any](ctx context.Context, c *Client, dc decoding, pk *protoKind, req Request, kc *kindCheck, fn func(T) error) (meta.ListMeta, error) {
 	var lm meta.ListMeta
 	var fnErr error
 	od := newObjectDecoder(dc)
@@ -42,9 +46,9 @@ func listEachOnce[T any](ctx context.Context, c *Client, dc decoding, pk *protoK
 	err := c.doStream(ctx, req, func(body io.Reader, contentType string) error {
 		var err error
 		if isProtobuf(contentType) {
-			lm, err = decodeProtoListStream(tagReads{body}, c.maxEventSize, od, pk, each)
+			lm, err = decodeProtoListStream(tagReads{body}, c.maxEventSize, od, pk, kc, each)
 		} else {
-			lm, err = decodeListStreamWith(tagReads{body}, c.maxEventSize, od, each)
+			lm, err = decodeListStreamWith(tagReads{body}, c.maxEventSize, od, kc, each)
 		}
 		return err
 	})

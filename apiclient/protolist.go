@@ -18,6 +18,7 @@ type protoList[T any] struct {
 	p     *protoReader
 	od    *objectDecoder
 	pk    *protoKind
+	kc    *kindCheck // nil: kinds are not checked
 	fn    func(T) error
 	list  *kubeschema.Type // the list message's type
 	items int              // items decoded so far
@@ -29,8 +30,8 @@ type protoList[T any] struct {
 // it is decoded, as decodeListStream does with JSON: at most one item (of at most max
 // bytes) and the read buffer are held, never the whole body. Errors are those of
 // decodeListStream.
-func decodeProtoListStream[T any](r io.Reader, max int, od *objectDecoder, pk *protoKind, fn func(T) error) (meta.ListMeta, error) {
-	l := &protoList[T]{p: newProtoReader(r, max), od: od, pk: pk, fn: fn}
+func decodeProtoListStream[T any](r io.Reader, max int, od *objectDecoder, pk *protoKind, kc *kindCheck, fn func(T) error) (meta.ListMeta, error) {
+	l := &protoList[T]{p: newProtoReader(r, max), od: od, pk: pk, kc: kc, fn: fn}
 	if pk != nil {
 		l.list = pk.list
 	}
@@ -92,6 +93,9 @@ func (l *protoList[T]) typeMeta(off int64, n uint64) error {
 	apiVersion, kind, err := protodec.ParseTypeMeta(b)
 	if err != nil {
 		return l.malformed(off, "the envelope's kind", err)
+	}
+	if err := l.kc.listKind(string(kind), off); err != nil {
+		return err
 	}
 	st, err := envelopeType(l.pk, protodec.Envelope{APIVersion: apiVersion, Kind: kind}, true)
 	if err != nil {

@@ -27,6 +27,13 @@ func newProtoReader(r io.Reader, max int) *protoReader {
 	return &protoReader{r: r, buf: make([]byte, size), max: max}
 }
 
+// The tags a WatchEvent message starts with: field 1 (type) or, for an event without a type,
+// field 2 (object), both length-delimited.
+const (
+	watchEventTypeTag   = 1<<3 | 2
+	watchEventObjectTag = 2<<3 | 2
+)
+
 // errTooLarge: a value longer than the limit (the callers turn it into their *DecodeError).
 var errTooLarge = errors.New("value larger than the size limit")
 
@@ -76,9 +83,26 @@ func (p *protoReader) frame() ([]byte, int64, error) {
 	}
 	off := p.offset()
 	n := int(binary.BigEndian.Uint32(p.buf[p.start:]))
+	if off == 0 && p.buf[p.start] != 0 {
+		// No frame of an API server is 16 MiB long: this is not a protobuf stream.
+		return nil, off, &DecodeError{Err: ErrMalformedEvent, Offset: off,
+			Detail: "not a protobuf watch stream: it starts with " + describeStart(p.buf[p.start:p.end])}
+	}
 	if n > p.max {
 		return nil, off, &DecodeError{Err: ErrEventTooLarge, Offset: off,
 			Detail: fmt.Sprintf("a frame of %d bytes, more than %d", n, p.max)}
+	}
+	// The message's first byte, a WatchEvent's first tag, is checked before the rest of the
+	// frame is waited for.
+	if err := p.ensure(min(5, 4+n)); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, off, err
+	}
+	if n > 0 && p.buf[p.start+4] != watchEventTypeTag && p.buf[p.start+4] != watchEventObjectTag {
+		return nil, off, &DecodeError{Err: ErrMalformedEvent, Offset: off,
+			Detail: fmt.Sprintf("not a protobuf WatchEvent: a frame of %d bytes starting with 0x%02x", n, p.buf[p.start+4])}
 	}
 	if err := p.ensure(4 + n); err != nil {
 		if err == io.EOF {

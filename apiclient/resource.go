@@ -51,9 +51,10 @@ func (r *Resource[T]) Namespace(ns string) *Resource[T] {
 	return &cp
 }
 
-// WithKind returns a copy of r that checks the kind of every watched object: an event whose
-// object has another kind ends the watch with ErrWrongKind. Discovery-built resources
-// (ResourceFor) set it.
+// WithKind returns a copy of r whose objects must be of kind: a watch event of another kind
+// is skipped (a Skipped event with ErrWrongKind), a list of another kind fails. Without it,
+// a resource of a built-in kind checks that kind, and a custom resource the kind its first
+// list names. Discovery-built resources (ResourceFor) set it.
 func (r *Resource[T]) WithKind(kind string) *Resource[T] {
 	cp := *r
 	cp.kind = kind
@@ -79,7 +80,7 @@ type DecodeTunable[T any] interface {
 var _ DecodeTunable[*meta.ObjectMeta] = (*Resource[*meta.ObjectMeta])(nil)
 
 func (r *Resource[T]) decoding() decoding {
-	return decoding{decoder: r.c.jsonDecoder, opts: r.decode, pk: r.pk}
+	return decoding{decoder: r.c.jsonDecoder, opts: r.decode, pk: r.pk, kind: r.expectedKind()}
 }
 
 // read sends a request whose answer is an object or a list of the collection, asking for
@@ -263,7 +264,18 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*meta.List[T]
 	}
 	dc := r.decoding()
 	dc.list = true
-	return decodeObject[*meta.List[T]](dc, resp)
+	l, err := decodeObject[*meta.List[T]](dc, resp)
+	if err != nil {
+		return nil, err
+	}
+	kc := kindCheck{want: dc.kind}
+	if err := kc.listKind(l.Kind, 0); err != nil {
+		return nil, fmt.Errorf("apiclient: GET %s: %w", r.path(r.namespace, ""), err)
+	}
+	if dc.kind == "" {
+		r.c.learnKind(r.gvr, l.Kind)
+	}
+	return l, nil
 }
 
 // ListEach lists one page of the collection exactly like List, but decodes the response's
@@ -447,5 +459,5 @@ func (r *Resource[T]) DeleteCollection(ctx context.Context, del DeleteOptions, o
 // before the stream starts (410, 429, 5xx, 400/422) is returned as a *Status error; the
 // caller (the reflector) owns back-off, so watch requests are not retried.
 func (r *Resource[T]) Watch(ctx context.Context, opts ListOptions) (Watcher[T], error) {
-	return openWatch[T](ctx, r.c, r.decoding(), r.gvr, r.path(r.namespace, ""), opts.Query(true), r.kind)
+	return openWatch[T](ctx, r.c, r.decoding(), r.gvr, r.path(r.namespace, ""), opts.Query(true), r.expectedKind())
 }

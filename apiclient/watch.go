@@ -22,6 +22,11 @@ const (
 	// Error events carry no object; Event.Err holds the server's *Status or a decoding error.
 	// The watch ends after an Error event.
 	Error EventType = "ERROR"
+	// Skipped events carry no object: apiclient's watchers make them for an event the server
+	// sent whose object the client refused, an object of another kind than the resource's
+	// (Event.Err wraps ErrWrongKind). The watch goes on. The API server never sends this
+	// type.
+	Skipped EventType = "SKIPPED"
 )
 
 // InitialEventsEndAnnotation marks the bookmark that ends the initial events of a watch

@@ -126,6 +126,14 @@ func (w *streamWatcher[T]) run() {
 		} else {
 			ev, err = decodeEvent[T](w.dec, frame, w.kind, off)
 		}
+		if errors.Is(err, ErrWrongKind) {
+			// An object of another kind is dropped, not the watch: the events after it
+			// are the resource's again.
+			if !w.send(Event[T]{Type: Skipped, Err: err}) {
+				return
+			}
+			continue
+		}
 		if err != nil {
 			w.setErr(err)
 			w.send(Event[T]{Type: Error, Err: err})

@@ -105,6 +105,11 @@ func (s *wsSource) startHealthCheck() {
 	ping := wsPingInterval
 	s.conn.SetReadDeadline(time.Now().Add(s.readTimeout))
 	s.conn.SetPongHandler(func(string) error {
+		if s.inMessage {
+			// A pong shows the connection alive, not the message moving: a message whose
+			// rest never comes must not be waited for as long as pongs do.
+			return nil
+		}
 		return s.conn.SetReadDeadline(time.Now().Add(s.readTimeout))
 	})
 	s.pinger.Add(1)
@@ -220,6 +225,23 @@ type wsSource struct {
 	readTimeout time.Duration
 	// attempt is the handshake's, finished (its context cancelled) when the source closes.
 	attempt *attempt
+	// fr reads JSON messages, checking them as they arrive (made on first use).
+	fr *frameReader
+	// inMessage: a data message is being read; only its own bytes move the read deadline
+	// then. Touched by the reading goroutine only (the pong handler runs on it).
+	inMessage bool
+	cur       io.Reader // the message being read
+}
+
+// progress moves the read deadline of a message being read at each of its bytes.
+type progress struct{ s *wsSource }
+
+func (p progress) Read(b []byte) (int, error) {
+	n, err := p.s.cur.Read(b)
+	if n > 0 {
+		p.s.conn.SetReadDeadline(time.Now().Add(p.s.readTimeout))
+	}
+	return n, err
 }
 
 func (s *wsSource) next() ([]byte, int64, error) {
@@ -232,22 +254,84 @@ func (s *wsSource) next() ([]byte, int64, error) {
 			continue
 		}
 		s.binary = mt == websocket.BinaryMessage
-		s.buf.Reset()
-		if _, err := s.buf.ReadFrom(r); err != nil {
-			return nil, 0, s.mapErr(err)
-		}
-		s.conn.SetReadDeadline(time.Now().Add(s.readTimeout))
 		idx := s.n
 		s.n++
-		frame := s.buf.Bytes()
-		if !s.protobuf() {
-			frame = bytes.TrimSpace(frame)
+		s.inMessage, s.cur = true, r
+		var frame []byte
+		if s.protobuf() {
+			frame, err = s.protoMessage(progress{s}, idx)
+		} else {
+			frame, err = s.jsonMessage(progress{s}, idx)
 		}
-		if len(frame) == 0 {
-			return nil, 0, &DecodeError{Err: ErrMalformedEvent, Offset: idx, Detail: "empty WebSocket message"}
+		s.inMessage, s.cur = false, nil
+		if err != nil {
+			return nil, 0, err
 		}
+		s.conn.SetReadDeadline(time.Now().Add(s.readTimeout))
 		return frame, idx, nil
 	}
+}
+
+// jsonMessage reads a JSON message through a frameReader, which checks the bytes as they
+// arrive: a message of garbage ends the watch within bytes, not once the read limit's worth
+// of it is buffered. The message must hold one JSON object (and whitespace).
+func (s *wsSource) jsonMessage(r io.Reader, idx int64) ([]byte, error) {
+	if s.fr == nil {
+		s.fr = newFrameReader(r, s.max)
+	} else {
+		s.fr.reset(r)
+	}
+	frame, err := s.fr.next()
+	if err == nil {
+		if c, perr := s.fr.peek(); perr == nil {
+			detail := fmt.Sprintf("more than one JSON value in a WebSocket message (then %q)", c)
+			if !jsonOutside[c] {
+				detail = notJSON(s.fr, s.fr.start)
+			}
+			return nil, &DecodeError{Err: ErrMalformedEvent, Offset: idx, Detail: detail}
+		} else if perr != io.EOF {
+			err = perr
+		}
+	}
+	var de *DecodeError
+	switch {
+	case err == nil:
+		return frame, nil
+	case err == io.EOF:
+		return nil, &DecodeError{Err: ErrMalformedEvent, Offset: idx, Detail: "empty WebSocket message"}
+	case err == io.ErrUnexpectedEOF:
+		return nil, &DecodeError{Err: ErrMalformedEvent, Offset: idx, Detail: "the WebSocket message ends inside its JSON object"}
+	case errors.As(err, &de):
+		if errors.Is(err, ErrEventTooLarge) {
+			return nil, &DecodeError{Err: ErrEventTooLarge, Offset: idx, Detail: fmt.Sprintf("WebSocket message larger than %d bytes", s.max)}
+		}
+		return nil, &DecodeError{Err: de.Err, Offset: idx, Detail: fmt.Sprintf("byte %d of the message: %s", de.Offset, de.Detail)}
+	}
+	return nil, s.mapErr(err)
+}
+
+// protoMessage reads a protobuf message, a WatchEvent, after checking its first byte: the
+// tag of its field type or object, and nothing else.
+func (s *wsSource) protoMessage(r io.Reader, idx int64) ([]byte, error) {
+	s.buf.Reset()
+	var first [1]byte
+	if _, err := io.ReadFull(r, first[:]); err != nil {
+		if err == io.EOF {
+			return nil, &DecodeError{Err: ErrMalformedEvent, Offset: idx, Detail: "empty WebSocket message"}
+		}
+		return nil, s.mapErr(err)
+	}
+	if first[0] != watchEventTypeTag && first[0] != watchEventObjectTag {
+		head := make([]byte, 64)
+		head[0] = first[0]
+		n, _ := io.ReadFull(r, head[1:])
+		return nil, &DecodeError{Err: ErrMalformedEvent, Offset: idx, Detail: "not a protobuf WatchEvent: the message starts with " + describeStart(head[:1+n])}
+	}
+	s.buf.WriteByte(first[0])
+	if _, err := s.buf.ReadFrom(r); err != nil {
+		return nil, s.mapErr(err)
+	}
+	return s.buf.Bytes(), nil
 }
 
 func (s *wsSource) protobuf() bool {

@@ -240,3 +240,69 @@ func testFailedList(t *testing.T, tls bool, proto apiclient.WatchProtocol, f lis
 		}
 	}
 }
+
+// An object of another kind than the informer's resource (a Pod on a ConfigMap watch) is
+// skipped with an error: never cached, never handed to a handler, and the watch goes on.
+func TestAnObjectOfAnotherKindNeverReachesTheCache(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		tls      bool
+		proto    apiclient.WatchProtocol
+		protobuf bool
+	}{
+		{"http2/protobuf", true, apiclient.WatchAuto, true},
+		{"http2/json", true, apiclient.WatchAuto, false},
+		{"websocket/protobuf", false, apiclient.WatchWebSocket, true},
+		{"websocket/json", false, apiclient.WatchWebSocket, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				netw := apitest.NewNetwork()
+				s := newServerWithOptions(t, apitest.Options{Network: netw, TLS: tc.tls})
+				cfg := s.Config()
+				cfg.WatchProtocol, cfg.DisableProtobuf = tc.proto, !tc.protobuf
+				c, err := apiclient.New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(c.Close)
+				mkCM(t, s, "default", "a", nil)
+				errs := make(chan error, 10)
+				inf := New[*testobj.ConfigMap](configMaps(c), Options[*testobj.ConfigMap]{Logger: testLogger(t)})
+				if err := inf.SetWatchErrorHandler(func(_ context.Context, err error) { errs <- err }); err != nil {
+					t.Fatal(err)
+				}
+				var n notes
+				if _, err := inf.AddEventHandler(n.handler()); err != nil {
+					t.Fatal(err)
+				}
+				start(t, inf)
+				<-inf.Synced()
+				if _, err := s.WaitForWatches(t.Context(), "configmaps", 1); err != nil {
+					t.Fatal(err)
+				}
+				pod := map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "evil", "namespace": "default", "resourceVersion": "999999"}}
+				if k, err := s.SendWatchEvent("configmaps", apiclient.Added, pod); err != nil || k != 1 {
+					t.Fatalf("SendWatchEvent: %d, %v", k, err)
+				}
+				mkCM(t, s, "default", "b", nil)
+				for !maps.Equal(cacheContent(inf), serverContent(t, s)) {
+					time.Sleep(10 * time.Millisecond) // fake time: until the event after it is cached
+				}
+				synctest.Wait()
+				if got := cacheContent(inf); got["default/evil"] != "" {
+					t.Errorf("the pod was cached: %v", got)
+				}
+				if got, _ := n.take(); got["default/evil"] != nil || len(got["default/b"]) != 1 {
+					t.Errorf("handler notes %v, want b and not the pod", got)
+				}
+				if err := <-errs; !errors.Is(err, apiclient.ErrWrongKind) {
+					t.Errorf("WatchErrorHandler got %v, want ErrWrongKind", err)
+				}
+				if st := inf.Stats().Reflector; st.Skipped != 1 || st.Relists != 0 {
+					t.Errorf("stats: %d skipped, %d relists; want 1 and 0", st.Skipped, st.Relists)
+				}
+			})
+		})
+	}
+}

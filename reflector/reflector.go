@@ -57,7 +57,7 @@ type counters struct {
 	lists, relists, listRequests, listErrors, listedItems     atomic.Uint64
 	watchListSyncs, watchListFallbacks                        atomic.Uint64
 	watches, watchErrors, events, bookmarks, stalls, resyncs  atomic.Uint64
-	connectionsLost                                           atomic.Uint64
+	connectionsLost, skipped                                  atomic.Uint64
 	backoffs, recoveries                                      atomic.Uint64
 	lastSync, lastEvent, lastBookmark, lastContact, lastError atomic.Int64
 }
@@ -203,6 +203,8 @@ func (r *Reflector[T]) report(ctx context.Context, err error) {
 		r.log.Warn("watch stalled, re-opening it", "err", err, "stallTimeout", r.cfg.StallTimeout)
 	case errors.Is(err, ErrConnectionLost):
 		r.log.Warn("watch connection lost, re-opening it", "err", err)
+	case errors.Is(err, apiclient.ErrWrongKind):
+		r.log.Error("watch event of another kind than the resource's skipped", "err", err)
 	case retryWithoutRelist(err):
 		r.log.Info("server busy or unreachable, backing off", "err", err)
 	default:
@@ -317,6 +319,10 @@ type Stats struct {
 	// ConnectionsLost counts watches whose connection broke without a clean end
 	// (ErrConnectionLost); they are counted in WatchErrors too.
 	ConnectionsLost uint64
+	// Skipped counts watch events whose object the ListerWatcher refused (apiclient's
+	// Skipped events: an object of another kind than the resource's); nothing of them
+	// reached the store.
+	Skipped uint64
 	// Resyncs counts Store.Resync calls.
 	Resyncs uint64
 	// Backoffs counts waits between attempts; Recoveries the waits cut short because the
@@ -346,6 +352,7 @@ func (r *Reflector[T]) Stats() Stats {
 		Bookmarks:               r.st.bookmarks.Load(),
 		Stalls:                  r.st.stalls.Load(),
 		ConnectionsLost:         r.st.connectionsLost.Load(),
+		Skipped:                 r.st.skipped.Load(),
 		Resyncs:                 r.st.resyncs.Load(),
 		Backoffs:                r.st.backoffs.Load(),
 		Recoveries:              r.st.recoveries.Load(),

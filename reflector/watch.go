@@ -226,6 +226,10 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w apiclient.Watcher[T], 
 				}
 				return ev.Err
 			}
+			if ev.Type == apiclient.Skipped {
+				r.skipped(ctx, ev.Err)
+				continue
+			}
 			obj := ev.Object
 			if isNil(obj) {
 				r.log.Warn("watch event without an object, ignored", "type", string(ev.Type))
@@ -293,4 +297,15 @@ func streamError[T any](w apiclient.Watcher[T]) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %w", ErrConnectionLost, err)
+}
+
+// skipped reports a watch event the ListerWatcher refused (apiclient.Skipped): it is counted
+// and reported, and the watch goes on without it (client-go logs an object of the wrong kind
+// and skips it too).
+func (r *Reflector[T]) skipped(ctx context.Context, err error) {
+	r.st.skipped.Add(1)
+	if err == nil {
+		err = errors.New("skipped watch event")
+	}
+	r.report(ctx, r.wrap("watch", err))
 }
