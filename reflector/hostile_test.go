@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -273,5 +274,36 @@ func create(t *testing.T, srv *apitest.Server, ns, name string) {
 	t.Helper()
 	if _, err := srv.Create(cms, map[string]any{"metadata": map[string]any{"name": name, "namespace": ns}}); err != nil {
 		t.Fatal(fmt.Errorf("create %s/%s: %w", ns, name, err))
+	}
+}
+
+// A server that ignores sendInitialEvents sends the objects and never the end bookmark:
+// the reflector says so, and lists, as soon as the events stop (WatchListGap), not
+// WatchListTimeout later.
+func TestAStreamingListWithoutItsEndBookmarkFailsWhenTheEventsStop(t *testing.T) {
+	for _, tc := range transports {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e, _ := newNetEnv(t, tc, apitest.Options{InitialEvents: apitest.InitialEventsIgnored}, nil)
+				e.create("a")
+				e.create("b")
+				rec := newRecStore()
+				opts := e.options(incrStore{rec})
+				opts.WatchList = WatchListAuto
+				start := time.Now()
+				r := e.run(opts)
+				err := e.waitError("unsupported", isErr(ErrWatchListUnsupported))
+				if d := time.Since(start); d < DefaultWatchListGap || d > DefaultWatchListGap+time.Millisecond {
+					t.Errorf("reported after %v, want the %v gap", d, DefaultWatchListGap)
+				}
+				if !strings.Contains(err.Error(), "stopped for 5s after 2 of them") {
+					t.Errorf("error %q does not say what happened", err)
+				}
+				e.waitContent(rec)
+				if st := r.Stats(); st.WatchListFallbacks != 1 || st.Lists != 1 {
+					t.Errorf("stats %+v", st)
+				}
+			})
+		})
 	}
 }

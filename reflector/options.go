@@ -19,10 +19,16 @@ const (
 	// it is considered stalled and re-opened. The kube-apiserver sends a bookmark about every
 	// minute to watches that allow them, so three minutes means three missed bookmarks.
 	DefaultStallTimeout = 3 * time.Minute
-	// DefaultWatchListTimeout is how long the reflector waits, during the initial events of a
-	// streaming list, for the next ADDED event or the end bookmark before deciding that the
-	// server ignored sendInitialEvents.
+	// DefaultWatchListTimeout is how long the reflector waits for the first initial event
+	// (or the end bookmark) of a streaming list before deciding that the server ignored
+	// sendInitialEvents. A kube-apiserver may first wait for its cache to catch up.
 	DefaultWatchListTimeout = 30 * time.Second
+	// DefaultWatchListGap is how long the initial events of a streaming list may pause once
+	// they have begun. A kube-apiserver sends them, and then the end bookmark, from memory
+	// without a pause: a longer one means that the server ignored sendInitialEvents (it sent
+	// the current objects as an old server does for a watch from "", and no end bookmark
+	// will come), and the reflector falls back to LIST then, not a WatchListTimeout later.
+	DefaultWatchListGap = 5 * time.Second
 	// DefaultWatchListReprobe is how long WatchListAuto keeps using LIST after the server
 	// refused or ignored a streaming list, before trying one again.
 	DefaultWatchListReprobe = time.Hour
@@ -111,6 +117,8 @@ type Options[T meta.Object] struct {
 	WatchList WatchListMode
 	// WatchListTimeout: see DefaultWatchListTimeout.
 	WatchListTimeout time.Duration
+	// WatchListGap: see DefaultWatchListGap; never longer than WatchListTimeout.
+	WatchListGap time.Duration
 	// WatchListReprobe: see DefaultWatchListReprobe; a negative value never re-probes.
 	WatchListReprobe time.Duration
 
@@ -157,6 +165,10 @@ func (o Options[T]) withDefaults() config[T] {
 	if o.WatchListTimeout <= 0 {
 		o.WatchListTimeout = DefaultWatchListTimeout
 	}
+	if o.WatchListGap <= 0 {
+		o.WatchListGap = DefaultWatchListGap
+	}
+	o.WatchListGap = min(o.WatchListGap, o.WatchListTimeout)
 	if o.WatchListReprobe == 0 {
 		o.WatchListReprobe = DefaultWatchListReprobe
 	}

@@ -106,10 +106,12 @@ func (r *Reflector[T]) watchList(ctx context.Context) (apiclient.Watcher[T], err
 func (r *Reflector[T]) initialEvents(ctx context.Context, w apiclient.Watcher[T], start time.Time) error {
 	s := r.newSink()
 	defer s.abort()
+	// WatchListTimeout bounds the wait for the first initial event, WatchListGap the pauses
+	// between the next ones. Only ADDED events count as progress; the timer is re-armed
+	// lazily as in handleWatch.
 	timeout := r.cfg.WatchListTimeout
 	t := time.NewTimer(timeout)
 	defer t.Stop()
-	// Only ADDED events count as progress; the timer is re-armed lazily as in handleWatch.
 	lastActivity := r.sinceCreated()
 	n := 0
 	ch := w.ResultChan()
@@ -118,13 +120,20 @@ func (r *Reflector[T]) initialEvents(ctx context.Context, w apiclient.Watcher[T]
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C:
+			if n > 0 {
+				timeout = r.cfg.WatchListGap
+			}
 			idle := time.Duration(r.sinceCreated() - lastActivity)
 			if idle < timeout {
 				t.Reset(timeout - idle)
 				continue
 			}
-			return fmt.Errorf("%w: no initial-events-end bookmark within %v (after %d initial events)",
-				ErrWatchListUnsupported, timeout, n)
+			if n > 0 {
+				return fmt.Errorf("%w: the initial events stopped for %v after %d of them, without the initial-events-end bookmark (the server sent the objects, not a streaming list)",
+					ErrWatchListUnsupported, timeout, n)
+			}
+			return fmt.Errorf("%w: no initial event and no initial-events-end bookmark within %v",
+				ErrWatchListUnsupported, timeout)
 		case ev, ok := <-ch:
 			if !ok {
 				if n == 0 && time.Since(start) < VeryShortWatch {
@@ -138,6 +147,10 @@ func (r *Reflector[T]) initialEvents(ctx context.Context, w apiclient.Watcher[T]
 				}
 				return fmt.Errorf("%w: %w", ErrWatchListIncomplete, ev.Err)
 			}
+			if ev.Type == apiclient.Skipped {
+				r.skipped(ctx, ev.Err)
+				continue
+			}
 			obj := ev.Object
 			if isNil(obj) {
 				return fmt.Errorf("%w: %s event without an object", ErrWatchListIncomplete, ev.Type)
@@ -145,6 +158,9 @@ func (r *Reflector[T]) initialEvents(ctx context.Context, w apiclient.Watcher[T]
 			switch ev.Type {
 			case apiclient.Added:
 				lastActivity = r.sinceCreated()
+				if n == 0 {
+					t.Reset(r.cfg.WatchListGap) // the events have begun: pauses are short
+				}
 				n++
 				r.st.listedItems.Add(1)
 				if err := s.add(obj); err != nil {
