@@ -1002,7 +1002,10 @@ func TestResumeFromWatchesWithoutListing(t *testing.T) {
 	opts := e.options(rec)
 	opts.ResumeFrom = rv
 	r := e.run(opts)
-	rec.waitFor(t, "b from the watch", func(s *recStore) bool { o, ok := lastOp(s.ops, "add"); return ok && o.Key == "default/b" && o.RV == rvB })
+	rec.waitFor(t, "b from the watch", func(s *recStore) bool {
+		o, ok := lastOp(s.ops, "add")
+		return ok && o.Key == "default/b" && o.RV == rvB
+	})
 	if lists := e.requests(apitest.VerbList, 0); len(lists) != 0 {
 		t.Fatalf("a resumed reflector listed:\n%s", e.describeRequests())
 	}

@@ -212,10 +212,12 @@ func Application(i int) (spec ApplicationSpec, status ApplicationStatus) {
 		SyncPolicy: &SyncPolicy{Automated: &SyncPolicyAutomated{Prune: true, SelfHeal: true},
 			SyncOptions: []string{"CreateNamespace=true", "ServerSideApply=true"},
 			Retry:       &RetryStrategy{Limit: 5, Backoff: Backoff{Duration: "5s", Factor: 2, MaxDuration: "3m"}}},
-		IgnoreDifferences: []ResourceIgnoreDifferences{{Group: "apps", Kind: "Deployment", JSONPointers: []string{"/spec/replicas"}}},
-		Info:              []Info{{Name: "owner", Value: fmt.Sprintf("team-%02d@example.com", team)}},
+		IgnoreDifferences:    []ResourceIgnoreDifferences{{Group: "apps", Kind: "Deployment", JSONPointers: []string{"/spec/replicas"}}},
+		Info:                 []Info{{Name: "owner", Value: fmt.Sprintf("team-%02d@example.com", team)}},
 		RevisionHistoryLimit: &limit}
-	at := func(s int) meta.Time { return meta.NewTime(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(i*60+s) * time.Second)) }
+	at := func(s int) meta.Time {
+		return meta.NewTime(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(i*60+s) * time.Second))
+	}
 	kinds := []struct{ group, kind string }{{"", "Service"}, {"apps", "Deployment"}, {"", "ConfigMap"}, {"", "ServiceAccount"}, {"networking.k8s.io", "Ingress"}, {"autoscaling", "HorizontalPodAutoscaler"}}
 	var res []ResourceStatus
 	var results []ResourceResult
