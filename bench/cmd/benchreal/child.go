@@ -79,6 +79,10 @@ type childArgs struct {
 	// injects the 410 forwards every event through a goroutine of its own, so these runs
 	// give the memory figures only.
 	Relist bool
+	// Steady (with Relist): after the sync, announce it on stderr (steadyMarker) and sample
+	// the heap in use until the informer has seen Steady updates, which the parent writes
+	// meanwhile: the heap of the steady state, events flowing and the collector at work.
+	Steady int
 
 	StdJSON          bool   // informerkit decodes with encoding/json
 	NoSync           bool   // skip the sync phase
@@ -115,6 +119,7 @@ type childResult struct {
 	// (after a GC: the steady state), the resident set's high-water mark after the sync,
 	// and with Relist the largest heap in use during the forced relist.
 	PeakHeapSync, SteadyHeap, PeakRSSSync, PeakHeapRelist float64
+	PeakHeapSteady                                        float64 // heap in use while updates flow
 	RelistSeconds, RelistCPUSeconds                       float64
 }
 
@@ -250,7 +255,8 @@ func childInformerkit[T meta.Object](ctx context.Context, a childArgs, kind stri
 		heap := sampleHeap()
 		cpu0, t0 = cpuTime(), time.Now()
 		inf := informer.New[T](lw, informer.Options[T]{DisableSharing: a.NoSharing})
-		if _, err := inf.AddEventHandler(informer.ResourceEventHandlerFuncs[T]{}); err != nil {
+		var updates atomic.Int64
+		if _, err := inf.AddEventHandler(informer.ResourceEventHandlerFuncs[T]{UpdateFunc: func(T, T) { updates.Add(1) }}); err != nil {
 			return res, err
 		}
 		ictx, cancel := context.WithCancel(ctx)
@@ -270,6 +276,9 @@ func childInformerkit[T meta.Object](ctx context.Context, a childArgs, kind stri
 		steady := liveHeap()
 		res.SteadyHeap, res.HeapPerObject = float64(steady), float64(steady-base)/float64(a.Expect)
 		if a.Relist {
+			if err := measureSteady(ctx, &res, a.Steady, &updates); err != nil {
+				return res, err
+			}
 			if err := measureRelist(ctx, &res, rl, func() bool { return len(inf.GetStore().List()) == a.Expect }); err != nil {
 				return res, err
 			}
@@ -361,7 +370,8 @@ func childClientGo(ctx context.Context, a childArgs) (childResult, error) {
 			}
 			inf = gi.Informer()
 		}
-		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{}); err != nil {
+		var updates atomic.Int64
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(any, any) { updates.Add(1) }}); err != nil {
 			return res, err
 		}
 		ictx, cancel := context.WithCancel(ctx)
@@ -380,7 +390,11 @@ func childClientGo(ctx context.Context, a childArgs) (childResult, error) {
 		steady := liveHeap()
 		res.SteadyHeap, res.HeapPerObject = float64(steady), float64(steady-base)/float64(a.Expect)
 		if a.Relist {
-			if err := measureRelist(ctx, &res, rl, func() bool { return len(inf.GetStore().ListKeys()) == a.Expect }); err != nil {
+			err := measureSteady(ctx, &res, a.Steady, &updates)
+			if err == nil {
+				err = measureRelist(ctx, &res, rl, func() bool { return len(inf.GetStore().ListKeys()) == a.Expect })
+			}
+			if err != nil {
 				cancel()
 				return res, err
 			}

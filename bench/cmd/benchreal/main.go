@@ -117,6 +117,7 @@ func main() {
 		fs.StringVar(&a.EventsCPUProfile, "events-cpuprofile", "", "write a CPU profile of the events phase to this file")
 		fs.BoolVar(&a.StdJSON, "stdjson", false, "informerkit: decode with encoding/json (Config.JSONDecoder JSONStandard)")
 		fs.BoolVar(&a.Relist, "relist", false, "after the sync, force a relist and measure its peak heap (no events phase)")
+		fs.IntVar(&a.Steady, "steady", 0, "with -relist: after the sync, wait for this many updates (which the parent writes) and measure the heap meanwhile")
 		fs.BoolVar(&a.NoSync, "nosync", false, "skip the sync phase (only the events phase, for profiles and server CPU)")
 		fs.BoolVar(&a.NoSharing, "nosharing", false, "informerkit: structural sharing off")
 		fs.StringVar(&a.Watch, "watch", "auto", "informerkit's watch protocol: auto, chunked or websocket")

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"runtime/metrics"
 	"strconv"
@@ -344,4 +345,29 @@ func clientGoLW(cs kubernetes.Interface, kind string, rl *relister) *cache.ListW
 			return newClientGoWatch(w, rl), nil
 		},
 	}
+}
+
+// steadyMarker is the line a child writes to stderr when it waits for the steady phase's
+// updates.
+const steadyMarker = "benchreal: synced, waiting for updates"
+
+// measureSteady announces the steady phase and samples the heap in use until the informer
+// has seen n updates (n 0: no steady phase).
+func measureSteady(ctx context.Context, res *childResult, n int, updates *atomic.Int64) error {
+	if n <= 0 {
+		return nil
+	}
+	heap := sampleHeap()
+	seen := updates.Load()
+	fmt.Fprintln(os.Stderr, steadyMarker)
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	for updates.Load()-seen < int64(n) {
+		if sctx.Err() != nil {
+			return fmt.Errorf("%d of %d updates in the steady phase", updates.Load()-seen, n)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	res.PeakHeapSteady = float64(heap.end())
+	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -156,7 +157,16 @@ func run(ctx context.Context, a runArgs) error {
 				}
 				args := []string{"child", "-impl", impl, "-kind", w.kind, "-obj", w.obj,
 					"-kubeconfig", kubeconfig, "-expect", fmt.Sprint(w.expect), "-relist"}
-				res, err := runChild(ctx, self, args)
+				var onSynced func() error
+				if w.kind == "pods" && a.Burst > 0 {
+					// The steady state: updates written while the synced informer runs.
+					args = append(args, "-steady", fmt.Sprint(a.Burst))
+					onSynced = func() error {
+						_, err := burst(ctx, cs, a.Burst, 100+round, w.obj+"-"+impl)
+						return err
+					}
+				}
+				res, err := runChildWith(ctx, self, args, onSynced)
 				if err != nil {
 					return fmt.Errorf("round %d %s %s relist: %w", round+1, w.name, impl, err)
 				}
@@ -198,6 +208,48 @@ func run(ctx context.Context, a runArgs) error {
 		}
 	}
 	return nil
+}
+
+// runChildWith is runChild that calls onSynced (when not nil) once the child announces its
+// steady phase on stderr (steadyMarker).
+func runChildWith(ctx context.Context, self string, args []string, onSynced func() error) (childResult, error) {
+	if onSynced == nil {
+		return runChild(ctx, self, args)
+	}
+	var res childResult
+	cmd := exec.CommandContext(ctx, self, args...)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return res, err
+	}
+	if err := cmd.Start(); err != nil {
+		return res, err
+	}
+	var errb strings.Builder
+	burstErr := make(chan error, 1)
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		errb.WriteString(sc.Text() + "\n")
+		if sc.Text() == steadyMarker {
+			go func() { burstErr <- onSynced() }()
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		return res, fmt.Errorf("%v: %s", err, tail(errb.String(), 2000))
+	}
+	select {
+	case err := <-burstErr:
+		if err != nil {
+			return res, fmt.Errorf("steady-phase writes: %w", err)
+		}
+	default:
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &res); err != nil {
+		return res, fmt.Errorf("result %q: %v", out.String(), err)
+	}
+	return res, nil
 }
 
 // runChild runs one measuring process and decodes its result line.
@@ -312,11 +364,14 @@ var figures = []figure{
 		return r.EventsCPUSeconds * 1000 / float64(r.Events)
 	}, true, false},
 	{"peak heap in use during sync", "MB", func(r childResult) float64 { return r.PeakHeapSync / 1e6 }, false, false},
-	{"live heap once synced (steady)", "MB", func(r childResult) float64 { return r.SteadyHeap / 1e6 }, false, false},
-	{"peak / steady heap, sync", "x", func(r childResult) float64 { return r.PeakHeapSync / r.SteadyHeap }, false, false},
+	{"live heap once synced", "MB", func(r childResult) float64 { return r.SteadyHeap / 1e6 }, false, false},
+	{"peak heap during sync / live heap", "x", func(r childResult) float64 { return r.PeakHeapSync / r.SteadyHeap }, false, false},
 	{"peak RSS after sync (VmHWM)", "MB", func(r childResult) float64 { return r.PeakRSSSync / 1e6 }, false, false},
+	{"peak heap in use while updates flow (steady)", "MB", func(r childResult) float64 { return r.PeakHeapSteady / 1e6 }, false, true},
+	{"peak heap, sync / steady", "x", func(r childResult) float64 { return ratioOf(r.PeakHeapSync, r.PeakHeapSteady) }, false, true},
 	{"peak heap in use during a forced relist", "MB", func(r childResult) float64 { return r.PeakHeapRelist / 1e6 }, false, true},
-	{"peak / steady heap, relist", "x", func(r childResult) float64 { return r.PeakHeapRelist / r.SteadyHeap }, false, true},
+	{"peak heap, relist / steady", "x", func(r childResult) float64 { return ratioOf(r.PeakHeapRelist, r.PeakHeapSteady) }, false, true},
+	{"peak heap during relist / live heap", "x", func(r childResult) float64 { return r.PeakHeapRelist / r.SteadyHeap }, false, true},
 	{"time to relist", "s", func(r childResult) float64 { return r.RelistSeconds }, false, true},
 	{"process CPU to relist", "s", func(r childResult) float64 { return r.RelistCPUSeconds }, false, true},
 }
@@ -438,4 +493,11 @@ func chartRows(workloads []workload, results map[string][]childResult) []chartRo
 		}
 	}
 	return rows
+}
+
+func ratioOf(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
 }
