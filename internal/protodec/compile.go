@@ -84,6 +84,7 @@ type fieldCodec struct {
 	clearZero bool
 	absent    absence
 	sliceType reflect.Type // a list decoded into a slice by set: presized (decode.go)
+	slicePtr  ptrMaker
 	mapType   reflect.Type // a map decoded into a Go map by set: presized (decode.go)
 	mapPtr    ptrMaker
 	ptr       ptrMaker     // of the Go field's type, for clearZero
@@ -145,7 +146,7 @@ func compileField(c *msgCodec, fc *fieldCodec, omitManaged bool) {
 	}
 	fc.set = set
 	if f.Repeated && t.Kind() == reflect.Slice {
-		fc.sliceType = t
+		fc.sliceType, fc.slicePtr = t, ptrTo(t)
 	}
 	if f.MapKey != "" && t.Kind() == reflect.Map {
 		fc.mapType, fc.mapPtr = t, ptrTo(t)
@@ -584,10 +585,10 @@ func compileSlice(t reflect.Type, f *kubeschema.Field, omitManaged bool) setFunc
 	}
 }
 
-// presize gives the empty slice of type t at p room for n elements.
-func presize(t reflect.Type, p unsafe.Pointer, n int) {
-	s := reflect.MakeSlice(t, 0, n)
-	*(*sliceHeader)(p) = sliceHeader{data: s.UnsafePointer(), cap: n}
+// presize gives the empty slice at p, of the type ptr makes pointers to, room for n
+// elements (Grow in place: MakeSlice would allocate its header too).
+func presize(ptr ptrMaker, p unsafe.Pointer, n int) {
+	reflect.ValueOf(ptr.at(p)).Elem().Grow(n)
 }
 
 // ptrMaker makes the interface value of a pointer of one type (*t) without reflect.NewAt,

@@ -1,10 +1,11 @@
 package protodec
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"hash/maphash"
 	"math"
+	"math/bits"
 	"reflect"
 	"unicode/utf8"
 	"unsafe"
@@ -31,10 +32,17 @@ func (c *msgCodec) decode(d *Decoder, b []byte, p unsafe.Pointer, depth int) err
 	var seen uint64
 	var seenMore map[int]bool
 	for i := 0; i < len(b); {
-		num, wt, n, err := tag(b, i)
-		if err != nil {
-			return err
+		var num, n int
+		var wt uint8
+		if k := b[i]; k >= 8 && k < 0x80 {
+			num, wt, n = int(k>>3), k&7, i+1 // a one-byte key: fields 1 to 15
+		} else {
+			var err error
+			if num, wt, n, err = tag(b, i); err != nil {
+				return err
+			}
 		}
+		var err error
 		var v uint64
 		var sub []byte
 		switch wt {
@@ -68,30 +76,30 @@ func (c *msgCodec) decode(d *Decoder, b []byte, p unsafe.Pointer, depth int) err
 			continue
 		}
 		fc := c.byNum[num]
+		var again bool // the field was in this message already
 		if num < 64 {
-			if fc.single && seen&(1<<num) != 0 {
-				return errDuplicate
-			}
+			again = seen&(1<<num) != 0
 			seen |= 1 << num
 		} else {
-			if fc.single && seenMore[num] {
-				return errDuplicate
-			}
+			again = seenMore[num]
 			if seenMore == nil {
 				seenMore = map[int]bool{}
 			}
 			seenMore[num] = true
 		}
+		if again && fc.single {
+			return errDuplicate
+		}
 		if fc.sliceType != nil && wt == 2 {
 			if q := fieldAt(fc, p); (*sliceHeader)(q).data == nil {
-				presize(fc.sliceType, q, 1+count(b[i:], num))
+				presize(fc.slicePtr, q, 1+count(b[i:], num))
 			}
 		} else if fc.mapType != nil && wt == 2 {
 			if q := fieldAt(fc, p); *(*unsafe.Pointer)(q) == nil {
 				presizeMap(fc.mapType, q, 1+count(b[i:], num), fc.mapPtr)
 			}
 		}
-		if err := c.field(d, fc, p, wt, v, sub, depth); err != nil {
+		if err := c.field(d, fc, p, wt, v, sub, depth, again); err != nil {
 			return err
 		}
 	}
@@ -102,7 +110,9 @@ func (c *msgCodec) decode(d *Decoder, b []byte, p unsafe.Pointer, depth int) err
 }
 
 // field decodes one occurrence of a declared field.
-func (c *msgCodec) field(d *Decoder, fc *fieldCodec, p unsafe.Pointer, wt uint8, v uint64, sub []byte, depth int) error {
+// again: the field was in this message already (else its Go field is still zero: the
+// message is decoded into a zero value).
+func (c *msgCodec) field(d *Decoder, fc *fieldCodec, p unsafe.Pointer, wt uint8, v uint64, sub []byte, depth int, again bool) error {
 	if wt != fc.wire {
 		if fc.packed && wt == 2 {
 			return c.packed(d, fc, p, sub, depth)
@@ -116,7 +126,9 @@ func (c *msgCodec) field(d *Decoder, fc *fieldCodec, p unsafe.Pointer, wt uint8,
 		return nil // decoded through its JSON text at the end of the message
 	}
 	if fc.clearZero && isZeroValue(fc, v, sub) {
-		clearField(fc, p)
+		if again {
+			clearField(fc, p)
+		}
 		return nil
 	}
 	return fc.set(d, fieldAt(fc, p), v, sub, depth+1)
@@ -260,7 +272,7 @@ func (d *Decoder) str(b []byte) string {
 	// The strings of a stream repeat from object to object (namespaces, label keys and
 	// values, images, environment): a small cache of the last ones Strings returned answers
 	// most of them without its lookup.
-	h := maphash.Bytes(d.seed, b)
+	h := quickHash(b)
 	e := &d.cache[h%uint64(len(d.cache))]
 	if e.h == h && e.s == string(b) {
 		return e.s
@@ -303,21 +315,40 @@ func validUTF8(b []byte) []byte {
 	return out
 }
 
-// count returns the number of length-delimited occurrences of field num in message b (0 if
-// b is malformed: the decode loop reports that).
+// count returns the number of length-delimited occurrences of field num at the start of b
+// (0 if b is malformed: the decode loop reports that). Encoders write the elements of a
+// list one after the other; elements that come later grow the slice.
 func count(b []byte, num int) int {
 	n := 0
 	for i := 0; i < len(b); {
 		k, wt, j, err := tag(b, i)
-		if err != nil {
+		if err != nil || k != num || wt != 2 {
 			return n
 		}
-		if _, i, err = value(b, j, wt); err != nil {
+		l, j, err := varint(b, j)
+		if err != nil || l > uint64(len(b)-j) {
 			return n
 		}
-		if k == num && wt == 2 {
-			n++
-		}
+		i = j + int(l)
+		n++
 	}
 	return n
+}
+
+// quickHash is a cheap hash of a string for the decoder's cache: its length and its first
+// and last eight bytes. Collisions cost a comparison and a lookup, nothing else.
+func quickHash(b []byte) uint64 {
+	n := len(b)
+	var head, last uint64
+	if n >= 8 {
+		head = binary.LittleEndian.Uint64(b)
+		last = binary.LittleEndian.Uint64(b[n-8:])
+	} else {
+		for i, c := range b {
+			head |= uint64(c) << (8 * i)
+		}
+	}
+	h := (head ^ uint64(n)*0x9E3779B97F4A7C15) * 0xBF58476D1CE4E5B9
+	h ^= bits.RotateLeft64(last*0x94D049BB133111EB, 31)
+	return h ^ h>>29
 }

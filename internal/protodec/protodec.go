@@ -25,7 +25,6 @@ package protodec
 import (
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"reflect"
 	"unsafe"
 
@@ -71,7 +70,6 @@ type Decoder struct {
 	// The last TypeMeta strings set (they repeat from object to object).
 	lastAPIVersion, lastKind string
 	// cache holds the last strings Options.Strings returned, by hash (see str).
-	seed  maphash.Seed
 	cache []cachedString
 	// scratch holds each map codec's scratch key and value (mapScratch), by codec number.
 	scratch []*mapScratch
@@ -86,7 +84,7 @@ type cachedString struct {
 func NewDecoder(opts Options) *Decoder {
 	d := &Decoder{opts: opts}
 	if opts.Strings != nil {
-		d.seed, d.cache = maphash.MakeSeed(), make([]cachedString, 512)
+		d.cache = make([]cachedString, 512)
 	}
 	return d
 }
