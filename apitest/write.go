@@ -12,6 +12,7 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest/internal/admission"
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
+	"github.com/informerkit/informerkit/apitest/internal/crschema"
 	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -113,8 +114,8 @@ func checkNamespace(t *ResourceType, meta map[string]any, ns string) *meta.Statu
 
 // admitLocked runs the admission of a create (old nil) or update of obj through the
 // endpoint sub ("" or "status"): decoding and defaults, the field manager's record of the
-// write, then the strategy and validation (internal/admission). Custom resources are only
-// recorded. It returns the object to store; the warnings go to wo.
+// write, then the strategy and validation (internal/admission). Custom resources are
+// pruned, defaulted and validated by their CRD's schema (internal/crschema), then recorded. It returns the object to store; the warnings go to wo.
 func (s *Server) admitLocked(r *resource, sub string, obj, old map[string]any, wo writeOptions) (map[string]any, *meta.Status) {
 	if r == s.crdRes && sub == "" {
 		if st := admitCRD(obj, old == nil); st != nil {
@@ -122,6 +123,14 @@ func (s *Server) admitLocked(r *resource, sub string, obj, old map[string]any, w
 		}
 	}
 	if !r.builtin() {
+		if schema := r.typ.OpenAPIV3Schema; r.typ.custom && schema != nil {
+			// As the apiextensions server: prune, default, then validate.
+			crschema.Prune(obj, schema)
+			crschema.Default(obj, schema)
+			if errs := crschema.Validate(obj, schema); len(errs) > 0 {
+				return nil, apierr.Invalid(r.typ.Kind, r.typ.Group, jsonobj.StrAt(obj, "metadata", "name"), errs)
+			}
+		}
 		s.trackLocked(r, sub, old, obj, wo)
 		return obj, nil
 	}
