@@ -143,12 +143,39 @@ func TestGeneratedCRDOnKubeAPIServer(t *testing.T) {
 		t.Errorf("+preserveUnknownFields: template %v", spec["template"])
 	}
 
-	// Validation: each marker's rule, in the server's words.
+	// apitest, with the same manifest, prunes, defaults and validates the same way.
+	srv := apitest.NewServer()
+	defer srv.Close()
+	if err := srv.AddCRD(manifest); err != nil {
+		t.Fatal(err)
+	}
+	tc, err := apiclient.New(srv.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	fakeGadgets := apiclient.NewResource[*meta.Unstructured](tc, gadgets.GroupVersionResource())
+	fakeGot, err := fakeGadgets.Create(ctx, gadget("defaults", map[string]any{"unknown": "pruned",
+		"template": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "anything": "kept"}}), apiclient.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if real, fake := toJSON(got.Object["spec"]), toJSON(fakeGot.Object["spec"]); real != fake {
+		t.Errorf("spec once pruned and defaulted:\n kube-apiserver %s\n apitest        %s", real, fake)
+	}
+
+	// Validation: each marker's rule, in the server's words, and apitest's (but CEL).
 	for _, c := range []struct {
 		name string
 		spec map[string]any
 		want string
 	}{
+		{"min", map[string]any{"replicas": -1}, "spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0"},
+		{"type", map[string]any{"replicas": "three"}, `spec.replicas: Invalid value: "three": spec.replicas in body must be of type integer: "string"`},
+		{"minlength", map[string]any{"name": ""}, `spec.name: Invalid value: "": spec.name in body should be at least 1 chars long`},
+		{"maxlength", map[string]any{"name": strings.Repeat("a", 64)}, "spec.name: Too long: may not be more than 63 bytes"},
+		{"nested", map[string]any{"inner": map[string]any{"depth": 0}}, "spec.inner.depth: Invalid value: 0: spec.inner.depth in body should be greater than or equal to 1"},
+		{"itemrequired", map[string]any{"ports": []any{map[string]any{"name": "a", "number": 1}}}, "spec.ports[0].protocol: Required value"},
 		{"max", map[string]any{"replicas": 11}, "spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10"},
 		{"pattern", map[string]any{"name": "Not_A_Label"}, `spec.name: Invalid value: "Not_A_Label": spec.name in body should match`},
 		{"enum", map[string]any{"mode": "Medium"}, `spec.mode: Unsupported value: "Medium": supported values: "Fast", "Slow"`},
@@ -162,6 +189,13 @@ func TestGeneratedCRDOnKubeAPIServer(t *testing.T) {
 		_, err := gadgets.Create(ctx, gadget(c.name, c.spec), apiclient.CreateOptions{})
 		if !meta.IsInvalid(err) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want 422 saying %q", c.name, err, c.want)
+		}
+		if c.name == "cel" {
+			continue // apitest does not run CEL rules
+		}
+		_, ferr := fakeGadgets.Create(ctx, gadget(c.name, c.spec), apiclient.CreateOptions{})
+		if ferr == nil || err == nil || strings.Replace(ferr.Error(), "-"+suffix, "", 1) != strings.Replace(err.Error(), "-"+suffix, "", 1) {
+			t.Errorf("%s:\n kube-apiserver %v\n apitest        %v", c.name, err, ferr)
 		}
 	}
 
@@ -194,16 +228,6 @@ func TestGeneratedCRDOnKubeAPIServer(t *testing.T) {
 	}
 
 	// apitest serves the same columns from the same manifest.
-	srv := apitest.NewServer()
-	defer srv.Close()
-	if err := srv.AddCRD(manifest); err != nil {
-		t.Fatal(err)
-	}
-	fake, err := srv.Create("gadgets", map[string]any{"apiVersion": "test.informerkit.io/v1", "kind": "Gadget",
-		"metadata": map[string]any{"name": got.GetName()}, "spec": got.Object["spec"]})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, err := srv.Create("policies", map[string]any{"apiVersion": "test.informerkit.io/v2", "kind": "Policy",
 		"metadata": map[string]any{"namespace": "default", "name": "p"}}); err != nil {
 		t.Fatal(err)
@@ -217,7 +241,7 @@ func TestGeneratedCRDOnKubeAPIServer(t *testing.T) {
 	hc := srv.Client()
 	defer hc.CloseIdleConnections()
 	for _, paths := range [][2]string{
-		{"/apis/test.informerkit.io/v1/gadgets/" + got.GetName(), "/apis/test.informerkit.io/v1/gadgets/" + fake.Name()},
+		{"/apis/test.informerkit.io/v1/gadgets/" + got.GetName(), "/apis/test.informerkit.io/v1/gadgets/" + fakeGot.GetName()},
 		{"/apis/test.informerkit.io/v2/namespaces/" + ns + "/policies/p", "/apis/test.informerkit.io/v2/namespaces/default/policies/p"},
 	} {
 		real, fakeTbl := tableShape(t, tableOf(t, ctx, c.HTTPClient(), c.URL, paths[0])), tableShape(t, tableOf(t, ctx, hc, srv.URL, paths[1]))
