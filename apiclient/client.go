@@ -121,24 +121,11 @@ func New(cfg *Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	proxy := http.ProxyFromEnvironment
-	if cfg.ProxyURL != "" {
-		pu, err := url.Parse(cfg.ProxyURL)
-		if err != nil || pu.Scheme == "" || pu.Host == "" {
-			return nil, fmt.Errorf("apiclient: proxy URL %q is not an absolute URL", redactURL(cfg.ProxyURL))
-		}
-		proxy = http.ProxyURL(pu)
+	proxy, err := proxyFunc(cfg)
+	if err != nil {
+		return nil, err
 	}
-	dial := (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext
-	if custom := cfg.Dial; custom != nil {
-		// net/http dials apart from the request's context (a dial a cancelled request
-		// started may serve the next one): bound a custom dial as the default one is.
-		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			ctx, cancel := context.WithTimeout(ctx, dialTimeout)
-			defer cancel()
-			return custom(ctx, network, addr)
-		}
-	}
+	dial := dialFunc(cfg)
 	tr := &http.Transport{
 		Proxy:                 proxy,
 		DialContext:           dial,
@@ -211,6 +198,33 @@ func New(cfg *Config) (*Client, error) {
 	}
 	c.wsDial = newWSDialer(tlsConf, proxy, dial)
 	return c, nil
+}
+
+// proxyFunc is the proxy of cfg's requests: Config.ProxyURL, else the environment's.
+func proxyFunc(cfg *Config) (func(*http.Request) (*url.URL, error), error) {
+	if cfg.ProxyURL == "" {
+		return http.ProxyFromEnvironment, nil
+	}
+	pu, err := url.Parse(cfg.ProxyURL)
+	if err != nil || pu.Scheme == "" || pu.Host == "" {
+		return nil, fmt.Errorf("apiclient: proxy URL %q is not an absolute URL", redactURL(cfg.ProxyURL))
+	}
+	return http.ProxyURL(pu), nil
+}
+
+// dialFunc opens cfg's connections: Config.Dial, or a net.Dialer, within dialTimeout.
+func dialFunc(cfg *Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	custom := cfg.Dial
+	if custom == nil {
+		return (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext
+	}
+	// net/http dials apart from the request's context (a dial a cancelled request started
+	// may serve the next one): bound a custom dial as the default one is.
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+		defer cancel()
+		return custom(ctx, network, addr)
+	}
 }
 
 // DefaultUserAgent is the User-Agent sent when Config.UserAgent is "".

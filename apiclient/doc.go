@@ -22,6 +22,8 @@
 //   - ListEach decodes a LIST item by item, so an unpaged list is never held whole.
 //   - The client-side limiter defaults to 50 QPS, burst 100; DisableRetries sends a GET once
 //     for callers with a backoff of their own. Errors and logs never contain credentials.
+//   - Against a hostile server (docs/hostile-servers.md): no credentials over plain HTTP or
+//     to another host, a deadline on every wait, objects of another kind skipped.
 //   - Built-in kinds are read as protobuf (client-go's Accept header), decoded straight into
 //     the caller's struct by a plan compiled per type; custom resources, Unstructured and
 //     DisableProtobuf read JSON. The response's Content-Type decides; request bodies are JSON.

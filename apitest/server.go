@@ -195,21 +195,7 @@ func Start(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.InMemory && o.Network == nil {
-		o.Network = NewNetwork()
-		if o.Addr == "" {
-			o.Addr = memoryHost + ":80" // the URL names no port: the scheme's
-			if o.TLS {
-				o.Addr = memoryHost + ":443"
-			}
-		}
-	}
-	if o.Addr == "" {
-		o.Addr = "127.0.0.1:0"
-		if o.Network != nil {
-			o.Addr = memoryHost + ":0"
-		}
-	}
+	o.Network, o.Addr = listenAddr(o)
 	if o.CRDWatchTeardownDelay == 0 {
 		o.CRDWatchTeardownDelay = DefaultCRDWatchTeardownDelay
 	}
@@ -235,15 +221,9 @@ func Start(o Options) (*Server, error) {
 			}
 		}
 	}
-	var ln net.Listener
-	var err error
-	if o.Network != nil {
-		ln, err = o.Network.Listen(o.Addr)
-	} else {
-		ln, err = net.Listen("tcp", o.Addr)
-	}
+	ln, err := listen(o)
 	if err != nil {
-		return nil, fmt.Errorf("apitest: listen: %w", err)
+		return nil, err
 	}
 	s.ln = ln
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -288,6 +268,45 @@ func Start(o Options) (*Server, error) {
 		}
 	}()
 	return s, nil
+}
+
+// listenAddr returns the network (InMemory's own, or Network) and the address the server
+// listens at: Addr, else a free port on loopback, or the scheme's port of apitest.invalid
+// for InMemory (its URL names no port), or a free one on a Network.
+func listenAddr(o Options) (*Network, string) {
+	netw, addr := o.Network, o.Addr
+	if o.InMemory && netw == nil {
+		netw = NewNetwork()
+		if addr == "" {
+			addr = memoryHost + ":80"
+			if o.TLS {
+				addr = memoryHost + ":443"
+			}
+		}
+	}
+	switch {
+	case addr != "":
+	case netw != nil:
+		addr = memoryHost + ":0"
+	default:
+		addr = "127.0.0.1:0"
+	}
+	return netw, addr
+}
+
+// listen opens the server's listener, on its Network or on a TCP port.
+func listen(o Options) (net.Listener, error) {
+	var ln net.Listener
+	var err error
+	if o.Network != nil {
+		ln, err = o.Network.Listen(o.Addr)
+	} else {
+		ln, err = net.Listen("tcp", o.Addr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("apitest: listen: %w", err)
+	}
+	return ln, nil
 }
 
 func (s *Server) connState(c net.Conn, st http.ConnState) {
