@@ -228,95 +228,81 @@ func (m *msg) object(out map[string]any, path string) error {
 			}
 			continue
 		}
-		fpath := joinPath(path, f.Name)
-		omittable := f.OmitEmpty || f.OmitZero
-		switch {
-		case f.MapKey != "":
-			if !present {
-				if !omittable {
-					out[f.Name] = nil
-				}
-				continue
-			}
-			mm := v.(map[string]any)
-			jm := make(map[string]any, len(mm))
-			for k, x := range mm {
-				jv, err := valueJSON(f, x, fpath+"["+strconv.Quote(k)+"]")
-				if err != nil {
-					return err
-				}
-				jm[k] = jv
-			}
-			out[f.Name] = jm
-		case f.Repeated:
-			if !present {
-				if !omittable {
-					out[f.Name] = nil
-				}
-				continue
-			}
-			l := v.([]any)
-			jl := make([]any, len(l))
-			for i, x := range l {
-				jv, err := valueJSON(f, x, fpath+"["+strconv.Itoa(i)+"]")
-				if err != nil {
-					return err
-				}
-				jl[i] = jv
-			}
-			out[f.Name] = jl
-		case f.Pointer:
-			if !present {
-				if !omittable {
-					out[f.Name] = nil
-				}
-				continue
-			}
-			jv, err := valueJSON(f, v, fpath)
-			if err != nil {
-				return err
-			}
-			out[f.Name] = jv
-		case f.Kind == kubeschema.Bytes:
-			b, _ := v.([]byte)
-			switch {
-			case !present && !omittable:
-				out[f.Name] = nil
-			case len(b) == 0 && omittable, !present:
-			default:
-				out[f.Name] = base64.StdEncoding.EncodeToString(b)
-			}
-		case f.Kind == kubeschema.Message:
-			sub, _ := v.(*msg)
-			if sub == nil {
-				sub = &msg{t: f.Type(), vals: map[*kubeschema.Field]any{}}
-			}
-			if f.OmitZero && sub.isZero() {
-				continue
-			}
-			if f.OmitEmpty && f.Type().JSON == "array" && sub.isZero() {
-				continue // a named slice type: omitempty applies
-			}
-			jv, err := sub.json(fpath)
-			if err != nil {
-				return err
-			}
-			out[f.Name] = jv
-		default:
-			if !present {
-				v = zeroOf(f.Kind)
-			}
-			if omittable && isZeroScalar(v) {
-				continue
-			}
-			jv, err := scalarJSON(v, fpath)
-			if err != nil {
-				return err
-			}
+		jv, set, err := fieldJSON(f, v, present, joinPath(path, f.Name))
+		if err != nil {
+			return err
+		}
+		if set {
 			out[f.Name] = jv
 		}
 	}
 	return nil
+}
+
+// fieldJSON returns the JSON value of field f (v, if present in the message), and whether
+// encoding/json would write the field at all (omitempty and omitzero leave it out).
+func fieldJSON(f *kubeschema.Field, v any, present bool, path string) (any, bool, error) {
+	omittable := f.OmitEmpty || f.OmitZero
+	if !present && (f.MapKey != "" || f.Repeated || f.Pointer) {
+		return nil, !omittable, nil // a nil map, slice or pointer
+	}
+	switch {
+	case f.MapKey != "":
+		mm := v.(map[string]any)
+		jm := make(map[string]any, len(mm))
+		for k, x := range mm {
+			jv, err := valueJSON(f, x, path+"["+strconv.Quote(k)+"]")
+			if err != nil {
+				return nil, false, err
+			}
+			jm[k] = jv
+		}
+		return jm, true, nil
+	case f.Repeated:
+		l := v.([]any)
+		jl := make([]any, len(l))
+		for i, x := range l {
+			jv, err := valueJSON(f, x, path+"["+strconv.Itoa(i)+"]")
+			if err != nil {
+				return nil, false, err
+			}
+			jl[i] = jv
+		}
+		return jl, true, nil
+	case f.Pointer:
+		jv, err := valueJSON(f, v, path)
+		return jv, err == nil, err
+	case f.Kind == kubeschema.Bytes:
+		b, _ := v.([]byte)
+		switch {
+		case !present && !omittable:
+			return nil, true, nil
+		case len(b) == 0 && omittable, !present:
+			return nil, false, nil
+		}
+		return base64.StdEncoding.EncodeToString(b), true, nil
+	case f.Kind == kubeschema.Message:
+		sub, _ := v.(*msg)
+		if sub == nil {
+			sub = &msg{t: f.Type(), vals: map[*kubeschema.Field]any{}}
+		}
+		if f.OmitZero && sub.isZero() {
+			return nil, false, nil
+		}
+		if f.OmitEmpty && f.Type().JSON == "array" && sub.isZero() {
+			return nil, false, nil // a named slice type: omitempty applies
+		}
+		jv, err := sub.json(path)
+		return jv, err == nil, err
+	}
+	if !present {
+		v = zeroOf(f.Kind)
+	}
+	if omittable && isZeroScalar(v) {
+		return nil, false, nil
+	}
+	jv, err := scalarJSON(v, path)
+	return jv, err == nil, err
 }
 
 // isZero reports whether the message is its type's zero value (for omitzero and the

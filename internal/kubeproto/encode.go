@@ -207,28 +207,7 @@ func encodeMessageValue(t *kubeschema.Type, v any, present bool, depth int, path
 		}
 		return encodeMsg(nil, t, obj, depth, path)
 	case "time", "microtime":
-		if !present {
-			return nil, nil // the zero Time marshals to nothing
-		}
-		s, ok := v.(string)
-		if !ok {
-			return nil, encErr(path, "want a time string, got %s", jsonType(v))
-		}
-		tm, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
-			return nil, encErr(path, "%v", err)
-		}
-		if tm.IsZero() {
-			return nil, nil
-		}
-		var nanos int64
-		if t.JSON == "microtime" {
-			nanos = int64(time.Duration(tm.Nanosecond()).Truncate(time.Microsecond))
-		}
-		b := appendTag(nil, 1, kubeschema.Varint)
-		b = appendVarint(b, uint64(tm.Unix()))
-		b = appendTag(b, 2, kubeschema.Varint)
-		return appendVarint(b, uint64(nanos)), nil
+		return encodeTime(v, present, t.JSON == "microtime", path)
 	case "duration":
 		var d time.Duration
 		if present {
@@ -244,23 +223,7 @@ func encodeMessageValue(t *kubeschema.Type, v any, present bool, depth int, path
 		b := appendTag(nil, 1, kubeschema.Varint)
 		return appendVarint(b, uint64(d)), nil
 	case "quantity":
-		s := "0"
-		if present {
-			switch x := v.(type) {
-			case string:
-				s = x
-			case json.Number:
-				s = x.String()
-			case float64:
-				s = strconv.FormatFloat(x, 'f', -1, 64)
-			default:
-				return nil, encErr(path, "want a quantity, got %s", jsonType(v))
-			}
-			if !quantityRE.MatchString(s) {
-				return nil, encErr(path, "quantities must match the regular expression '%s'", quantityRE.String())
-			}
-		}
-		return appendString(nil, 1, s), nil
+		return encodeQuantity(v, present, path)
 	case "int-or-string":
 		var typ, n int64
 		var s string
@@ -307,6 +270,54 @@ func encodeMessageValue(t *kubeschema.Type, v any, present bool, depth int, path
 		return b, nil
 	}
 	return nil, encErr(path, "unknown JSON form %q of %s", t.JSON, t.Name)
+}
+
+// encodeTime encodes a metav1.Time (or MicroTime, whose nanoseconds are kept to the
+// microsecond) from its RFC 3339 string; the zero time encodes to nothing.
+func encodeTime(v any, present, micro bool, path string) ([]byte, error) {
+	if !present {
+		return nil, nil // the zero Time marshals to nothing
+	}
+	s, ok := v.(string)
+	if !ok {
+		return nil, encErr(path, "want a time string, got %s", jsonType(v))
+	}
+	tm, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return nil, encErr(path, "%v", err)
+	}
+	if tm.IsZero() {
+		return nil, nil
+	}
+	var nanos int64
+	if micro {
+		nanos = int64(time.Duration(tm.Nanosecond()).Truncate(time.Microsecond))
+	}
+	b := appendTag(nil, 1, kubeschema.Varint)
+	b = appendVarint(b, uint64(tm.Unix()))
+	b = appendTag(b, 2, kubeschema.Varint)
+	return appendVarint(b, uint64(nanos)), nil
+}
+
+// encodeQuantity encodes a resource.Quantity from its JSON string or number.
+func encodeQuantity(v any, present bool, path string) ([]byte, error) {
+	s := "0"
+	if present {
+		switch x := v.(type) {
+		case string:
+			s = x
+		case json.Number:
+			s = x.String()
+		case float64:
+			s = strconv.FormatFloat(x, 'f', -1, 64)
+		default:
+			return nil, encErr(path, "want a quantity, got %s", jsonType(v))
+		}
+		if !quantityRE.MatchString(s) {
+			return nil, encErr(path, "quantities must match the regular expression '%s'", quantityRE.String())
+		}
+	}
+	return appendString(nil, 1, s), nil
 }
 
 // quantityRE is resource.Quantity's grammar, loosely: a signed decimal with an optional
