@@ -46,12 +46,12 @@ bench-compare:
 	done | tee $$out; \
 	$(GO) run ./cmd/benchtable < $$out
 
-## bench-real: informerkit's informer (JSON, and the protobuf prototype informerkit-proto)
-## against client-go v0.36.3's (its defaults: protobuf, WatchList) on the real kube-apiserver
-## v1.36.3 of bin/ (built like make e2e-build), each in a
-## process of its own, interleaved over BENCH_REAL_ROUNDS rounds: medians and ratios of time
-## to sync, process CPU to sync, live heap per object and events/s through a handler.
-## BENCH_REAL_PODS=20000 for the README's figures (about 15 minutes on 2 cores).
+## bench-real: informerkit's informer (its defaults: protobuf for built-in kinds, and
+## informerkit-json, the same over JSON) against client-go v0.36.3's (its defaults: protobuf,
+## WatchList) on the real kube-apiserver v1.36.3 of bin/ (built like make e2e-build), each in
+## a process of its own, interleaved over BENCH_REAL_ROUNDS rounds: medians and ratios of time
+## to sync, process CPU, live and peak heap, events/s through a handler, a forced relist and
+## a custom-resource fleet, with an SVG chart. BENCH_REAL_PODS=20000 for the README's figures.
 BENCH_REAL_PODS ?= 5000
 BENCH_REAL_ROUNDS ?= 3
 BENCH_REAL_BIN ?= $(abspath bin)
@@ -59,7 +59,7 @@ bench-real:
 	cd e2e && $(MAKE) build BIN=$(BENCH_REAL_BIN)
 	@set -eo pipefail; cd bench; mkdir -p results; $(GO) build -o results/benchreal ./cmd/benchreal; \
 	./results/benchreal run -bindir $(BENCH_REAL_BIN) -pods $(BENCH_REAL_PODS) -rounds $(BENCH_REAL_ROUNDS) \
-	  | tee results/bench-real-$$(date +%Y%m%d-%H%M%S).txt
+	  -chart results/bench-real-$$(date +%Y%m%d).svg | tee results/bench-real-$$(date +%Y%m%d-%H%M%S).txt
 
 ## fuzz: run every fuzz target of the root module for FUZZTIME each.
 fuzz:
