@@ -228,6 +228,31 @@ func controllerUID[T meta.Accessor](obj T) ([]string, error) {
 
 func (o *OwnedType[T]) resource() meta.GroupVersionResource { return o.gvr }
 
+// controllerOwnerOf returns a function that finds the Request of an object's controlling
+// owner when that owner is of owner's kind (group and kind; any version).
+func controllerOwnerOf[T meta.Accessor](owner *kinds.Info) func(T) (Request, bool) {
+	group, kind, clusterScoped := owner.Group, owner.Kind, !owner.Namespaced
+	return func(obj T) (Request, bool) {
+		if isNil(obj) {
+			return Request{}, false
+		}
+		for _, ref := range obj.GetOwnerReferences() {
+			if !ref.IsController() || ref.Kind != kind {
+				continue
+			}
+			if gv, err := meta.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != group {
+				return Request{}, false
+			}
+			req := Request{Name: ref.Name}
+			if !clusterScoped {
+				req.Namespace = obj.GetNamespace()
+			}
+			return req, true
+		}
+		return Request{}, false
+	}
+}
+
 func (o *OwnedType[T]) bindOwned(b *Builder, owner *kinds.Info) (Source, error) {
 	if owner == nil {
 		return nil, ErrNoPrimary
@@ -265,26 +290,7 @@ func (o *OwnedType[T]) bindOwned(b *Builder, owner *kinds.Info) (Source, error) 
 		}
 	}
 
-	group, kind, clusterScoped := owner.Group, owner.Kind, !owner.Namespaced
-	ownerOf := func(obj T) (Request, bool) {
-		if isNil(obj) {
-			return Request{}, false
-		}
-		for _, ref := range obj.GetOwnerReferences() {
-			if !ref.IsController() || ref.Kind != kind {
-				continue
-			}
-			if gv, err := meta.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != group {
-				return Request{}, false
-			}
-			req := Request{Name: ref.Name}
-			if !clusterScoped {
-				req.Namespace = obj.GetNamespace()
-			}
-			return req, true
-		}
-		return Request{}, false
-	}
+	ownerOf := controllerOwnerOf[T](owner)
 	var enqueue EventHandler[T] = EnqueueRequestsFromMapFunc(func(_ context.Context, obj T) []Request {
 		if r, ok := ownerOf(obj); ok {
 			return []Request{r}
