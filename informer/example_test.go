@@ -172,3 +172,59 @@ func ExampleAcquire() {
 	// after the last release, stopped: true informers held: 0
 	// a fresh informer: true
 }
+
+// A ScopedInformer's namespaces change while it runs: an added namespace is listed and its
+// objects arrive as adds, a removed one's objects leave as deletes, and the objects of the
+// namespaces that stay are not delivered again.
+func ExampleScopedInformer_SetScope() {
+	srv := apitest.NewServer()
+	defer srv.Close()
+	for _, ns := range []string{"team-a", "team-b"} {
+		if _, err := srv.Create("namespaces", map[string]any{"metadata": map[string]any{"name": ns}}); err != nil {
+			log.Fatal(err)
+		}
+		if _, err := srv.Create("configmaps", map[string]any{"metadata": map[string]any{"namespace": ns, "name": "settings"}}); err != nil {
+			log.Fatal(err)
+		}
+	}
+	client, err := apiclient.New(srv.Config())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	inf := informer.NewScoped(client, configMapsGVR, informer.Scope{Namespaces: []string{"team-a"}}, informer.Options[*ConfigMap]{})
+	events := make(chan string, 10)
+	if _, err := inf.AddEventHandler(informer.ResourceEventHandlerFuncs[*ConfigMap]{
+		AddFunc:    func(cm *ConfigMap, _ bool) { events <- "add " + cm.Namespace + "/" + cm.Name },
+		UpdateFunc: func(_, cm *ConfigMap) { events <- "update " + cm.Namespace + "/" + cm.Name },
+		DeleteFunc: func(cm *ConfigMap, _ bool) { events <- "delete " + cm.Namespace + "/" + cm.Name },
+	}); err != nil {
+		log.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); inf.Run(ctx) }()
+	fmt.Println(<-events)
+
+	// team-b joins: only team-b is listed, and only its object is delivered.
+	if err := inf.SetScope(ctx, informer.Scope{Namespaces: []string{"team-a", "team-b"}}); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(<-events)
+
+	// team-a leaves: its object goes as a delete; team-b's is not delivered again.
+	if err := inf.SetScope(ctx, informer.Scope{Namespaces: []string{"team-b"}}); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(<-events)
+	fmt.Println("cached:", len(inf.Lister().List(labels.Everything())))
+
+	cancel()
+	<-done
+	// Output:
+	// add team-a/settings
+	// add team-b/settings
+	// delete team-a/settings
+	// cached: 1
+}
