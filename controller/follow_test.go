@@ -35,13 +35,17 @@ func widgetCRD(withV2, v2Served bool) map[string]any {
 
 const crdsName = "customresourcedefinitions.apiextensions.k8s.io"
 
-// levelLog records the level of every log line.
+// levelLog records every log line with its level (with warnOnly, the warnings and errors
+// only).
 type levelLog struct {
-	mu    sync.Mutex
-	lines []string
+	mu       sync.Mutex
+	lines    []string
+	warnOnly bool
 }
 
-func (l *levelLog) Enabled(context.Context, slog.Level) bool { return true }
+func (l *levelLog) Enabled(_ context.Context, level slog.Level) bool {
+	return !l.warnOnly || level >= slog.LevelWarn
+}
 func (l *levelLog) Handle(_ context.Context, r slog.Record) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -69,7 +69,7 @@ func (c *crdInfo) serves(version string) bool {
 // served while the CRD is established with that version served (watched, so a change is
 // seen at once) and the resource answers a list (the kube-apiserver answers 429 while it
 // sets up a new CRD's storage); any other resource is served while discovery lists it
-// (read again every DiscoveryInterval and after every CRD change). Without the permission to
+// (read again every DiscoveryInterval). Without the permission to
 // list CRDs, discovery is all it reads.
 type resourceTracker struct {
 	api      *apiclient.Client
@@ -86,7 +86,6 @@ type resourceTracker struct {
 	listed    map[meta.GroupVersionResource]struct{} // by the last discovery read
 	synced    bool
 	changed   chan struct{}   // closed and replaced at every change
-	kick      chan struct{}   // asks for a discovery read now
 	ctx       context.Context // run's, once it runs
 	wg        sync.WaitGroup
 }
@@ -95,7 +94,7 @@ func newResourceTracker(api *apiclient.Client, log *slog.Logger, interval time.D
 	return &resourceTracker{api: api, log: log, interval: interval, ns: ns,
 		wanted: map[meta.GroupVersionResource]bool{}, crds: map[string]*crdInfo{}, crdBacked: map[string]bool{},
 		confirmed: map[meta.GroupVersionResource]bool{}, probing: map[meta.GroupVersionResource]bool{},
-		changed: make(chan struct{}), kick: make(chan struct{}, 1)}
+		changed: make(chan struct{})}
 }
 
 // want adds resources to those the tracker follows; one whose CRD it has seen already is
@@ -164,7 +163,6 @@ func (t *resourceTracker) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.kick:
 		case <-timer.C:
 			timer.Reset(t.interval)
 		}
@@ -172,8 +170,11 @@ func (t *resourceTracker) run(ctx context.Context) {
 	}
 }
 
-// setCRD records a CRD's new state (or its deletion), starts the probes of the resources it
-// now serves and asks for a discovery read.
+// setCRD records a CRD's new state (or its deletion) and starts the probes of the resources
+// it now serves. It does not read discovery again: a CRD's events say all there is to know
+// of the resources it defines, and nothing of the others. (Reading it at every CRD event made
+// a pickup wait, 300-500 ms, behind one or two discovery sweeps, each a request per group
+// version through the client's rate limit, and did so for every CRD change in the cluster.)
 func (t *resourceTracker) setCRD(ctx context.Context, c *crdInfo, deleted bool) {
 	key := c.Spec.Group + "/" + c.Spec.Names.Plural
 	t.mu.Lock()
@@ -196,10 +197,6 @@ func (t *resourceTracker) setCRD(ctx context.Context, c *crdInfo, deleted bool) 
 	}
 	t.broadcastLocked()
 	t.mu.Unlock()
-	select {
-	case t.kick <- struct{}{}:
-	default:
-	}
 }
 
 // probeLocked lists gvr (one item) until the server answers anything but 404, 429 or 503,
