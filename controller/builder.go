@@ -218,7 +218,7 @@ func (b *Builder) Build(r Reconciler) (*Controller, error) {
 			return nil, err
 		}
 		owner = &info
-		sources = append(sources, &discoveryChecked{Source: src, api: b.mgr.APIClient(), info: info, t: b.primary.goType()})
+		sources = append(sources, &discoveryChecked{Source: src, m: b.mgr, info: info, t: b.primary.goType()})
 	}
 	for _, bind := range b.others {
 		src, err := bind(owner)
@@ -261,7 +261,7 @@ func (b *Builder) Complete(r Reconciler) error {
 // are compared with what the server serves under the resource.
 type discoveryChecked struct {
 	Source
-	api  *apiclient.Client
+	m    *Manager
 	info kinds.Info
 	t    reflect.Type
 }
@@ -269,16 +269,27 @@ type discoveryChecked struct {
 func (s *discoveryChecked) Run(ctx context.Context, q Queue) error {
 	// A resource discovery does not list (a CRD not installed yet, discovery failing) is
 	// left to the informer, which reports it; only a contradiction is an error.
-	resources, _ := s.api.ServerResources(ctx)
+	gvr := meta.GroupVersionResource{Group: s.info.Group, Version: s.info.Version, Resource: s.info.Resource}
+	served, found := apiclient.APIResource{}, false
+	resources, _ := s.m.APIClient().ServerResources(ctx)
 	for _, r := range resources {
-		if r.Group == s.info.Group && r.Resource == s.info.Resource && r.Version == s.info.Version {
-			if r.Kind != s.info.Kind || r.Namespaced != s.info.Namespaced {
-				served := r
-				return &KindMismatchError{Type: s.t, Registered: s.info, Served: &served,
-					Watched: meta.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Resource}}
-			}
+		if r.GroupVersionResource == gvr {
+			served, found = r, true
 			break
 		}
+	}
+	if !found {
+		// A following controller's CRD may be newer than the discovery cache, which
+		// CRD events do not refresh: the CRD the tracker watches says the same.
+		s.m.follow.mu.Lock()
+		t := s.m.follow.tracker
+		s.m.follow.mu.Unlock()
+		if t != nil {
+			served, found = t.crdResource(gvr)
+		}
+	}
+	if found && (served.Kind != s.info.Kind || served.Namespaced != s.info.Namespaced) {
+		return &KindMismatchError{Type: s.t, Registered: s.info, Served: &served, Watched: gvr}
 	}
 	return s.Source.Run(ctx, q)
 }

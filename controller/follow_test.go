@@ -317,3 +317,32 @@ func TestTrackerFallsBackToDiscovery(t *testing.T) {
 		t.Fatal("cancelled early")
 	}
 }
+
+// A following controller's registered kind is checked against its CRD when the CRD comes,
+// though discovery, read at intervals, does not list the resource yet.
+func TestFollowingControllerKindCheckedAgainstItsCRD(t *testing.T) {
+	srv := newTestServerWithOptions(t, apitest.Options{CRDWatchTeardownDelay: -1})
+	wrong := testobj.WidgetInfo
+	wrong.Kind = "Widgets"
+	reg := kinds.NewRegistry()
+	if err := reg.Register(reflect.TypeFor[*testobj.Widget](), wrong); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t, srv, ManagerOptions{Kinds: reg, DiscoveryInterval: time.Hour})
+	ctl, err := NewBuilder(m, "widgets").For(Primary[*testobj.Widget](testobj.WidgetGVR)).
+		WithOptions(Options{FollowResources: true, Logger: quiet}).
+		Build(ReconcilerFunc(func(context.Context, Request) (Result, error) { return Result{}, nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, done := startManager(t, m)
+	waitFor(t, "the controller to wait", func() bool { return len(ctl.Waiting()) == 1 })
+	if _, err := srv.Create(crdsName, widgetCRD(false, false)); err != nil {
+		t.Fatal(err)
+	}
+	waitClosed(t, done, "the manager to fail")
+	var km *KindMismatchError
+	if err := stop(); !errors.As(err, &km) || km.Served == nil || km.Served.Kind != "Widget" || km.Watched != testobj.WidgetGVR {
+		t.Fatalf("Start: %v", err)
+	}
+}

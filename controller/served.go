@@ -26,8 +26,10 @@ type crdInfo struct {
 	meta.ObjectMeta `json:"metadata"`
 	Spec            struct {
 		Group string `json:"group"`
+		Scope string `json:"scope"`
 		Names struct {
 			Plural string `json:"plural"`
+			Kind   string `json:"kind"`
 		} `json:"names"`
 		Versions []struct {
 			Name   string `json:"name"`
@@ -274,6 +276,19 @@ func (t *resourceTracker) servedLocked(gvr meta.GroupVersionResource) bool {
 	}
 	_, listed := t.listed[gvr]
 	return listed
+}
+
+// crdResource returns gvr as the CRD the tracker has seen defines it (its kind and scope),
+// if that CRD serves it. The Builder's kind check reads it for a resource that discovery,
+// read at intervals, does not list yet.
+func (t *resourceTracker) crdResource(gvr meta.GroupVersionResource) (apiclient.APIResource, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c, ok := t.crds[gvr.Group+"/"+gvr.Resource]
+	if !ok || !c.serves(gvr.Version) {
+		return apiclient.APIResource{}, false
+	}
+	return apiclient.APIResource{GroupVersionResource: gvr, Kind: c.Spec.Names.Kind, Namespaced: c.Spec.Scope == "Namespaced"}, true
 }
 
 // missing returns those of gvrs that are not served, and a channel closed at the tracker's
