@@ -455,20 +455,23 @@ func TestWebSocketHealthCheckEndsAWatchOnADeadConnection(t *testing.T) {
 	}
 }
 
-// WatchAuto: to an https server, chunked watches over HTTP/2 (the connection they share); over
-// HTTP/1.1 (an http server, or TLS without HTTP/2 after its first watch) WebSocket watches.
-func TestWatchAutoChoosesHTTP2OrWebSocket(t *testing.T) {
+// WatchAuto: WebSocket watches to every server, https with HTTP/2 or not; WatchChunked:
+// chunked streams, over the HTTP/2 connection they share when the server speaks it.
+func TestWatchAutoChoosesWebSocketAndChunkedSharesHTTP2(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
+		proto apiclient.WatchProtocol
 		opts  apitest.Options
 		wants []string // the protocols of three watches in a row
 	}{
-		{"https", apitest.Options{TLS: true}, []string{"HTTP/2.0", "HTTP/2.0", "HTTP/2.0"}},
-		{"http", apitest.Options{}, []string{"websocket", "websocket", "websocket"}},
-		{"https-without-http2", apitest.Options{TLS: true, NoHTTP2: true}, []string{"HTTP/1.1", "websocket", "websocket"}},
+		{"auto-https", apiclient.WatchAuto, apitest.Options{TLS: true}, []string{"websocket", "websocket", "websocket"}},
+		{"auto-http", apiclient.WatchAuto, apitest.Options{}, []string{"websocket", "websocket", "websocket"}},
+		{"auto-https-without-http2", apiclient.WatchAuto, apitest.Options{TLS: true, NoHTTP2: true}, []string{"websocket", "websocket", "websocket"}},
+		{"chunked-https", apiclient.WatchChunked, apitest.Options{TLS: true}, []string{"HTTP/2.0", "HTTP/2.0", "HTTP/2.0"}},
+		{"chunked-https-without-http2", apiclient.WatchChunked, apitest.Options{TLS: true, NoHTTP2: true}, []string{"HTTP/1.1", "HTTP/1.1", "HTTP/1.1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, c := newServerWithOptions(t, apiclient.WatchAuto, tc.opts)
+			s, c := newServerWithOptions(t, tc.proto, tc.opts)
 			ctx := testCtx(t)
 			cms := apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR).Namespace("default")
 			for i, want := range tc.wants {

@@ -87,9 +87,6 @@ type Client struct {
 	// wsRefused remembers that the server refused a WebSocket upgrade, so WatchAuto goes
 	// straight to chunked streams afterwards.
 	wsRefused atomic.Bool
-	// noHTTP2 remembers that an https server answered a chunked watch over HTTP/1.x, so
-	// WatchAuto uses WebSocket afterwards (see WatchAuto).
-	noHTTP2 atomic.Bool
 	// wsDial opens WebSocket watches.
 	wsDial wsDialer
 	// timeouts are the deadlines of requests; reach tracks the attempts waiting for the

@@ -26,9 +26,9 @@ import (
 )
 
 // The tests of this file run the client against hostile servers: handlers of their own,
-// served on an apitest.Network inside a synctest bubble, over the two watch hostileTransports a
-// client uses: chunked streams over one shared HTTP/2 connection (TLS), and WebSocket
-// over HTTP/1.1.
+// served on an apitest.Network inside a synctest bubble, over the two watch transports a
+// client may use: chunked streams over one shared HTTP/2 connection (TLS, WatchChunked),
+// and WebSocket over HTTP/1.1 (what WatchAuto, the default, opens).
 
 type hostileTransport struct {
 	name  string
@@ -37,7 +37,7 @@ type hostileTransport struct {
 }
 
 var hostileTransports = []hostileTransport{
-	{"http2", true, apiclient.WatchAuto},
+	{"http2", true, apiclient.WatchChunked},
 	{"websocket", false, apiclient.WatchWebSocket},
 }
 

@@ -208,13 +208,6 @@ func (c *Client) openSource(ctx context.Context, path string, query url.Values, 
 	switch proto := c.watchProtocol; {
 	case proto == WatchWebSocket:
 		return c.openWebSocket(ctx, path, query, accept)
-	case proto == WatchAuto && c.base.Scheme == "https" && !c.noHTTP2.Load():
-		// Chunked over the client's HTTP/2 connection, which every watch shares.
-		src, err := c.openChunked(ctx, path, query, accept)
-		if hs, ok := src.(*httpSource); ok && hs.proto < 2 && !c.noHTTP2.Swap(true) {
-			c.logger.Debug("apiclient: the server answered a watch over HTTP/1.1; using WebSocket watches from now on", "path", path)
-		}
-		return src, err
 	case proto == WatchAuto && !c.wsRefused.Load():
 		src, err := c.openWebSocket(ctx, path, query, accept)
 		if errors.Is(err, errUpgradeRefused) {

@@ -34,7 +34,7 @@ func TestNetworkPartitionHoldsTrafficUntilItHeals(t *testing.T) {
 		name  string
 		tls   bool
 		proto apiclient.WatchProtocol
-	}{{"http2", true, apiclient.WatchAuto}, {"websocket", false, apiclient.WatchWebSocket}} {
+	}{{"http2", true, apiclient.WatchChunked}, {"websocket", false, apiclient.WatchWebSocket}} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				netw, srv, cms := netClient(t, tc.tls, tc.proto)

@@ -189,7 +189,7 @@ func TestInformersRecoverWithinSecondsOfAPartition(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		proto apiclient.WatchProtocol
-	}{{"http2", apiclient.WatchAuto}, {"websocket", apiclient.WatchWebSocket}} {
+	}{{"http2", apiclient.WatchChunked}, {"websocket", apiclient.WatchAuto}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // each has its own proxy and namespaces: the two partitions overlap
 			testPartition(t, c, tc.proto)

@@ -15,10 +15,10 @@ import (
 	"github.com/informerkit/informerkit/informer"
 )
 
-// The default watch transport (apiclient.WatchAuto) to kube-apiserver, which speaks HTTP/2:
-// the watches of ten informers share one connection (bench/README.md, "Watch transport");
-// with WatchWebSocket each takes its own.
-func TestWatchAutoSharesOneConnectionForManyInformers(t *testing.T) {
+// Chunked watches (apiclient.WatchChunked) to kube-apiserver, which speaks HTTP/2: the watches
+// of ten informers share one connection (bench/README.md, "Watch transport"); with
+// WatchAuto, the default, and WatchWebSocket each takes its own.
+func TestWatchChunkedSharesOneConnectionForManyInformers(t *testing.T) {
 	c := cluster.ForTest(t)
 	u, err := url.Parse(c.URL)
 	if err != nil {
@@ -29,7 +29,7 @@ func TestWatchAutoSharesOneConnectionForManyInformers(t *testing.T) {
 	for _, tc := range []struct {
 		proto apiclient.WatchProtocol
 		conns int
-	}{{apiclient.WatchAuto, 1}, {apiclient.WatchWebSocket, n}} {
+	}{{apiclient.WatchChunked, 1}, {apiclient.WatchAuto, n}, {apiclient.WatchWebSocket, n}} {
 		ns := newNamespace(t, c)
 		before := countConnsTo(t, port)
 		ac := acClient(t, c, func(cfg *apiclient.Config) { cfg.WatchProtocol = tc.proto; cfg.QPS = -1 })

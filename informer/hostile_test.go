@@ -95,7 +95,7 @@ func TestAFailedListChangesNothing(t *testing.T) {
 		tls   bool
 		proto apiclient.WatchProtocol
 	}
-	for _, tc := range []transport{{"http2", true, apiclient.WatchAuto}, {"websocket", false, apiclient.WatchWebSocket}} {
+	for _, tc := range []transport{{"http2", true, apiclient.WatchChunked}, {"websocket", false, apiclient.WatchWebSocket}} {
 		for _, f := range listFaults {
 			for _, mode := range []fifoMode{fifoAtomic, fifoCoalescing, fifoInOrder} {
 				for _, wl := range []reflector.WatchListMode{reflector.WatchListOff, reflector.WatchListOn} {
@@ -250,8 +250,8 @@ func TestAnObjectOfAnotherKindNeverReachesTheCache(t *testing.T) {
 		proto    apiclient.WatchProtocol
 		protobuf bool
 	}{
-		{"http2/protobuf", true, apiclient.WatchAuto, true},
-		{"http2/json", true, apiclient.WatchAuto, false},
+		{"http2/protobuf", true, apiclient.WatchChunked, true},
+		{"http2/json", true, apiclient.WatchChunked, false},
 		{"websocket/protobuf", false, apiclient.WatchWebSocket, true},
 		{"websocket/json", false, apiclient.WatchWebSocket, false},
 	} {

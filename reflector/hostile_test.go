@@ -27,7 +27,7 @@ type transportCase struct {
 }
 
 var transports = []transportCase{
-	{"http2", true, apiclient.WatchAuto},
+	{"http2", true, apiclient.WatchChunked},
 	{"websocket", false, apiclient.WatchWebSocket},
 }
 
