@@ -16,9 +16,10 @@
 //
 // Where it differs from client-go (docs/apiclient.md has the details):
 //
-//   - Watches share the HTTP/2 connection of an https server, or go over WebSocket (one
-//     connection each, with pings) on HTTP/1.1; a dead connection ends its watches within
-//     seconds, with a timeout in the watcher's Err.
+//   - Watches go over WebSocket (one connection each, with pings), which costs
+//     kube-apiserver less per event; WatchChunked shares the HTTP/2 connection as
+//     client-go does. A dead connection ends its watches within seconds, with a timeout in
+//     the watcher's Err.
 //   - ListEach decodes a LIST item by item, so an unpaged list is never held whole.
 //   - The client-side limiter defaults to 50 QPS, burst 100; DisableRetries sends a GET once
 //     for callers with a backoff of their own. Errors and logs never contain credentials.
