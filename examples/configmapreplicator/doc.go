@@ -28,6 +28,4 @@
 //     cluster-scoped ConfigMapReplication; deleting it on a real cluster removes them too.
 //
 // cmd/demo runs it with a trace of every stage; Setup wires it into a Manager.
-//
-//go:generate go run ../../cmd/controller-manager -controllers=configmap-replicator -rbac rbac.yaml -rbac-name configmap-replicator -service-account configmap-replicator
 package configmapreplicator

@@ -27,6 +27,4 @@
 // code here and explains the sharded setup. crd.yaml is the CustomResourceDefinition for a
 // real cluster (generated from the markers of MiniDeployment) and rbac.yaml the roles the
 // controller needs (generated from what it declares).
-//
-//go:generate go run ../../cmd/controller-manager -controllers=minideployment -rbac rbac.yaml -rbac-name minideployment -service-account minideployment
 package deployment
