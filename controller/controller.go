@@ -582,24 +582,3 @@ func (w *worker) reconcile(ctx context.Context, req Request) (res Result, err er
 	}()
 	return w.c.reconciler.Reconcile(ctx, req)
 }
-
-// terminalError marks an error that must not be retried.
-type terminalError struct{ err error }
-
-func (e *terminalError) Error() string { return "terminal error: " + e.err.Error() }
-func (e *terminalError) Unwrap() error { return e.err }
-
-// TerminalError wraps err so that the controller records and logs it but does not retry
-// the Request (controller-runtime's reconcile.TerminalError): for errors no retry can fix,
-// such as an invalid spec. The next event for the object reconciles it again.
-func TerminalError(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &terminalError{err: err}
-}
-
-func isTerminal(err error) bool {
-	var t *terminalError
-	return errors.As(err, &t)
-}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -81,4 +82,25 @@ func (e *PanicError) Error() string {
 func (e *PanicError) Unwrap() error {
 	err, _ := e.Value.(error)
 	return err
+}
+
+// terminalError marks an error that must not be retried.
+type terminalError struct{ err error }
+
+func (e *terminalError) Error() string { return "terminal error: " + e.err.Error() }
+func (e *terminalError) Unwrap() error { return e.err }
+
+// TerminalError wraps err so that the controller records and logs it but does not retry
+// the Request (controller-runtime's reconcile.TerminalError): for errors no retry can fix,
+// such as an invalid spec. The next event for the object reconciles it again.
+func TerminalError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &terminalError{err: err}
+}
+
+func isTerminal(err error) bool {
+	var t *terminalError
+	return errors.As(err, &t)
 }
