@@ -104,10 +104,18 @@ func (s *Server) accessReviewStatus(attrs map[string]any) map[string]any {
 		}
 	}
 	s.mu.Unlock()
-	// Answered as the kube-apiserver answers a member of system:masters, whom every request
-	// is allowed without a reason; a denied request has no reason either when nothing grants it.
 	if s.isDenied(Verb(str("verb")), resource, str("subresource"), str("namespace")) {
-		return map[string]any{"allowed": false}
+		return map[string]any{"allowed": false} // RBAC gives no reason when nothing grants it
 	}
-	return map[string]any{"allowed": true}
+	s.logMu.Lock()
+	user := len(s.denied) > 0
+	s.logMu.Unlock()
+	if !user {
+		// No Deny rule: the client is an administrator, as the kube-apiserver answers a
+		// member of system:masters, whom everything is allowed without a reason.
+		return map[string]any{"allowed": true}
+	}
+	// With Deny rules the client is a user whose roles grant everything else; RBAC names
+	// the binding that allows ("RBAC: allowed by ClusterRoleBinding ...").
+	return map[string]any{"allowed": true, "reason": "apitest: allowed, as everything no Deny rule covers"}
 }

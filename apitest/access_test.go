@@ -32,8 +32,8 @@ func review(t *testing.T, rc *rawClient, attrs string) bool {
 	if len(mf) != 1 || mf[0].(map[string]any)["operation"] != "Update" {
 		t.Errorf("review %s: managedFields %v, want the create's, as the kube-apiserver answers", attrs, mf)
 	}
-	if _, hasReason := st["reason"]; hasReason {
-		t.Errorf("review %s: status %v: a reason, where the kube-apiserver gives system:masters none", attrs, st)
+	if _, hasReason := st["reason"]; hasReason != (st["allowed"] == true) {
+		t.Errorf("review %s: status %v: a reason when allowed, none when denied (as RBAC)", attrs, st)
 	}
 	return st["allowed"] == true
 }
@@ -88,6 +88,20 @@ func TestDeny(t *testing.T) {
 	}
 	if _, err := rc.s.Deny(apitest.AccessRule{Resource: "pods/nosuch"}); err == nil {
 		t.Error("Deny of a subresource pods lack: accepted")
+	}
+}
+
+// Without Deny rules the client is an administrator: the kube-apiserver allows a member of
+// system:masters everything, without a reason.
+func TestAccessReviewOfAnAdministratorHasNoReason(t *testing.T) {
+	rc := newRaw(t)
+	resp, b := rc.do("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", "", "application/json",
+		[]byte(`{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"resourceAttributes":{"verb":"list","resource":"pods"}}}`))
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("review: %d %s", resp.StatusCode, b)
+	}
+	if st := decodeMap(t, b)["status"].(map[string]any); st["allowed"] != true || st["reason"] != nil {
+		t.Errorf("status %v, want allowed without a reason", st)
 	}
 }
 
