@@ -323,6 +323,8 @@ func (r *crdRun) run() []string {
 	r.logf("CRD deleted %.3fs after the request", time.Since(deleted).Seconds())
 	gone := time.Now()
 	r.until("resource gone", func() bool { c, _ := r.req("GET", r.path("v1"), "", ""); return c == 404 })
+	// The kube-apiserver's discovery controller drops the group a moment after the version.
+	r.until("group gone", func() bool { c, _ := r.req("GET", "/apis/"+lcGroup, "", ""); return c == 404 })
 	for _, p := range []string{r.path("v1"), r.path("v1") + "/a", r.path("v1") + "?watch=1", "/apis/" + lcGroup + "/v1", "/apis/" + lcGroup} {
 		r.add("GET %s: %s", strings.ReplaceAll(p, r.ns, "{ns}"), statusLine(r.reqCT("GET", p, "", "")))
 	}

@@ -100,7 +100,8 @@ func checkType(path string, v any, s map[string]any) (apierr.FieldError, bool) {
 	if got == want || want == "number" && got == "integer" {
 		return apierr.FieldError{}, true
 	}
-	return apierr.InvalidValue(path, v, fmt.Sprintf("%s in body must be of type %s: %q", path, want, got)), false
+	// The kube-apiserver gives the value's type as the invalid value, not the value.
+	return apierr.InvalidValue(path, got, fmt.Sprintf("%s in body must be of type %s: %q", path, want, got)), false
 }
 
 func jsonType(v any) string {
@@ -157,22 +158,23 @@ func num(v any) (float64, bool) {
 	return 0, false
 }
 
+// checkString reports the first of maxLength, minLength and pattern that v breaks: the
+// kube-apiserver's string validator stops at the first.
 func checkString(path, v string, s map[string]any) []apierr.FieldError {
-	var errs []apierr.FieldError
 	n := utf8.RuneCountInString(v)
 	if m, ok := num(s["maxLength"]); ok && float64(n) > m {
-		errs = append(errs, apierr.FieldError{Type: "FieldValueTooLong", Field: path,
-			Message: fmt.Sprintf("Too long: may not be more than %d bytes", int64(m))})
+		return []apierr.FieldError{{Type: "FieldValueTooLong", Field: path,
+			Message: fmt.Sprintf("Too long: may not be more than %d bytes", int64(m))}}
 	}
 	if m, ok := num(s["minLength"]); ok && float64(n) < m {
-		errs = append(errs, apierr.InvalidValue(path, v, fmt.Sprintf("%s in body should be at least %d chars long", path, int64(m))))
+		return []apierr.FieldError{apierr.InvalidValue(path, v, fmt.Sprintf("%s in body should be at least %d chars long", path, int64(m)))}
 	}
 	if p, ok := s["pattern"].(string); ok {
 		if re, err := regexp.Compile(p); err == nil && !re.MatchString(v) {
-			errs = append(errs, apierr.InvalidValue(path, v, fmt.Sprintf("%s in body should match '%s'", path, p)))
+			return []apierr.FieldError{apierr.InvalidValue(path, v, fmt.Sprintf("%s in body should match '%s'", path, p))}
 		}
 	}
-	return errs
+	return nil
 }
 
 func checkNumber(path string, v any, s map[string]any) []apierr.FieldError {
