@@ -95,17 +95,7 @@ type crdManifest struct {
 			ShortNames []string `json:"shortNames"`
 			Categories []string `json:"categories"`
 		} `json:"names"`
-		Versions []struct {
-			Name         string `json:"name"`
-			Served       bool   `json:"served"`
-			Storage      bool   `json:"storage"`
-			Subresources struct {
-				Status *struct{} `json:"status"`
-			} `json:"subresources"`
-			Schema struct {
-				OpenAPIV3Schema map[string]any `json:"openAPIV3Schema"`
-			} `json:"schema"`
-		} `json:"versions"`
+		Versions []crdVersion `json:"versions"`
 	} `json:"spec"`
 }
 
