@@ -108,6 +108,14 @@ func InvalidValue(field string, value any, detail string) FieldError {
 	return FieldError{Type: "FieldValueInvalid", Field: field, Message: fmt.Sprintf("Invalid value: %s: %s", v, detail)}
 }
 
+// TypeInvalid is field.TypeInvalid: field holds a value of the wrong JSON type. It reads as
+// InvalidValue; only the cause's reason differs.
+func TypeInvalid(field string, value any, detail string) FieldError {
+	e := InvalidValue(field, value, detail)
+	e.Type = "FieldValueTypeInvalid"
+	return e
+}
+
 // RequiredValue is field.Required: field is missing (detail may be empty).
 func RequiredValue(field, detail string) FieldError {
 	msg := "Required value"

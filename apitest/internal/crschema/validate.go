@@ -63,7 +63,7 @@ func validate(path string, v any, s map[string]any) []apierr.FieldError {
 		if s["nullable"] == true {
 			return nil
 		}
-		return []apierr.FieldError{apierr.InvalidValue(path, nil, fmt.Sprintf("%s in body must be of type %s: \"null\"", path, s["type"]))}
+		return []apierr.FieldError{apierr.TypeInvalid(path, "null", fmt.Sprintf("%s in body must be of type %s: \"null\"", path, s["type"]))}
 	}
 	if err, ok := checkType(path, v, s); !ok {
 		return []apierr.FieldError{err}
@@ -101,7 +101,7 @@ func checkType(path string, v any, s map[string]any) (apierr.FieldError, bool) {
 		return apierr.FieldError{}, true
 	}
 	// The kube-apiserver gives the value's type as the invalid value, not the value.
-	return apierr.InvalidValue(path, got, fmt.Sprintf("%s in body must be of type %s: %q", path, want, got)), false
+	return apierr.TypeInvalid(path, got, fmt.Sprintf("%s in body must be of type %s: %q", path, want, got)), false
 }
 
 func jsonType(v any) string {
