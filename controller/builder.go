@@ -230,14 +230,11 @@ func (b *Builder) Build(r Reconciler) (*Controller, error) {
 	sources = append(sources, b.sources...)
 	opts := b.opts
 	opts.Sharded = false // New refuses it: the gate is the Builder's
-	if b.shard != nil {
-		r = b.shard.wrap(r)
-	}
 	ctl, err := New(b.name, r, opts)
 	if err != nil {
 		return nil, err
 	}
-	ctl.sharded = b.shard != nil
+	ctl.shard = b.shard
 	for _, s := range sources {
 		if err := ctl.Watch(s); err != nil {
 			return nil, err

@@ -163,8 +163,8 @@ type Controller struct {
 	// declared are the permissions the Builder derived from its inputs.
 	declared []rbac.Rule
 
-	defaultLogger bool // Options.Logger was nil: a Manager's Add gives its own
-	sharded       bool // built with Options.Sharded: runs on every replica
+	defaultLogger bool       // Options.Logger was nil: a Manager's Add gives its own
+	shard         *shardGate // built with Options.Sharded: runs on every replica, gated
 }
 
 // New returns a controller named name (unique among the controllers of a Manager: it labels
@@ -229,7 +229,7 @@ func (c *Controller) Watch(src Source) error {
 // NeedLeaderElection reports whether a Manager must run the controller only while it leads
 // (Options.NeedLeaderElection, default true).
 func (c *Controller) NeedLeaderElection() bool {
-	if c.sharded {
+	if c.shard != nil {
 		return false
 	}
 	return c.opts.NeedLeaderElection == nil || *c.opts.NeedLeaderElection
@@ -490,6 +490,28 @@ func (w *worker) run(stop, rctx context.Context) {
 
 func (w *worker) process(ctx context.Context, req Request) {
 	defer w.q.Done(req)
+	if g := w.c.shard; g != nil {
+		// A sharded controller: the Request is reconciled only while this replica holds it,
+		// and not counted (metrics, traces, Stats.Reconciles) when it does not.
+		end, ok := g.begin(req)
+		if !ok {
+			w.q.Forget(req)
+			w.ev.take(req, time.Now())
+			w.c.stats.notHeld.Add(1)
+			return
+		}
+		var res Result
+		var err error
+		defer func() { end(res, err) }()
+		res, err = w.processHeld(ctx, req)
+		return
+	}
+	_, _ = w.processHeld(ctx, req)
+}
+
+// processHeld reconciles req and handles the result. It returns the result for the shard
+// gate.
+func (w *worker) processHeld(ctx context.Context, req Request) (Result, error) {
 	w.m.activeWorkers.Inc()
 	start := time.Now()
 	ctx, span := w.ev.startReconcile(ctx, req, w.ev.take(req, start), start)
@@ -514,7 +536,7 @@ func (w *worker) process(ctx context.Context, req Request) {
 			w.q.Forget(req)
 			st.terminal.Add(1)
 			log.Error("reconcile failed; not retrying", "request", req.String(), "err", err)
-			return
+			return res, err
 		}
 		if n := w.q.NumRequeues(req); w.maxRetries > 0 && n >= w.maxRetries {
 			w.q.Forget(req)
@@ -522,7 +544,7 @@ func (w *worker) process(ctx context.Context, req Request) {
 			st.dropped.Add(1)
 			log.Error("reconcile failed too often; dropping the request until an event enqueues it again",
 				"request", req.String(), "err", err, "retries", n, "maxRetries", w.maxRetries)
-			return
+			return res, err
 		}
 		w.q.AddRateLimited(req)
 		st.requeues.Add(1)
@@ -530,7 +552,7 @@ func (w *worker) process(ctx context.Context, req Request) {
 			// A write from a stale read: normal under concurrent writers, and the retry
 			// reads again. Counted (metric and Stats) rather than logged as a failure.
 			log.Debug("reconcile hit a conflict; retrying with backoff", "request", req.String(), "err", err, "retries", w.q.NumRequeues(req))
-			return
+			return res, err
 		}
 		log.Error("reconcile failed; retrying with backoff", "request", req.String(), "err", err, "retries", w.q.NumRequeues(req))
 	case res.RequeueAfter > 0:
@@ -549,6 +571,7 @@ func (w *worker) process(ctx context.Context, req Request) {
 		w.q.Forget(req)
 		log.Debug("reconciled", "request", req.String())
 	}
+	return res, err
 }
 
 // resultOf names a reconcile's outcome, as the result label of the reconcile-total metric.

@@ -96,9 +96,9 @@ func durationOr(d, def time.Duration) time.Duration {
 // ranges, its Members, Begin for work of your own outside the sharded controllers.
 func (m *Manager) Ring() *ring.Ring { return m.ring }
 
-// shardGate lets a sharded controller reconcile a Request only while the Manager's ring
-// holds its object, and keeps the ring from handing a range over while a reconcile of it
-// runs (ring.Begin).
+// shardGate lets a sharded controller's workers reconcile a Request only while the
+// Manager's ring holds its object, and keeps the ring from handing a range over while a
+// reconcile of it runs (ring.Begin).
 type shardGate struct {
 	ring *ring.Ring
 	// byNamespace: the Request's namespace places it. Otherwise its object's uid does, read
@@ -146,28 +146,27 @@ func (g *shardGate) forget(req Request) {
 	g.mu.Unlock()
 }
 
-// wrap gates inner. A Request this replica does not hold (another replica's, or one whose
-// object is neither cached nor remembered as deleted) returns at once without error: the
-// replica that holds it gets the same events through its own informers, and a range this
-// replica gains brings its objects as new events.
-func (g *shardGate) wrap(inner Reconciler) Reconciler {
-	return ReconcilerFunc(func(ctx context.Context, req Request) (Result, error) {
-		h, ok := g.hash(req)
-		if !ok {
-			return Result{}, nil
-		}
-		done, ok := g.ring.Begin(h)
-		if !ok {
-			g.forget(req)
-			return Result{}, nil
-		}
-		defer done()
-		res, err := inner.Reconcile(ctx, req)
+// begin gates a Request: ok is false when this replica does not hold it (another
+// replica's, or one whose object is neither cached nor remembered as deleted): the replica
+// that holds it gets the same events through its own informers, and a range this replica
+// gains brings its objects as new events. Otherwise end must be called with the reconcile's
+// outcome; the ring gives the range up only after it was.
+func (g *shardGate) begin(req Request) (end func(Result, error), ok bool) {
+	h, ok := g.hash(req)
+	if !ok {
+		return nil, false
+	}
+	done, ok := g.ring.Begin(h)
+	if !ok {
+		g.forget(req)
+		return nil, false
+	}
+	return func(res Result, err error) {
 		if err == nil && !res.Requeue && res.RequeueAfter == 0 {
 			g.forget(req)
 		}
-		return res, err
-	})
+		done()
+	}, true
 }
 
 // shardPrimary shards the Manager's informers of the primary resource gvr and returns the

@@ -80,6 +80,7 @@ func (l *shardLog) check(t *testing.T) {
 type shardedReplica struct {
 	name     string
 	mgr      *Manager
+	ctl      *Controller
 	children *OwnedType[*testobj.ConfigMap]
 	stop     func() error
 }
@@ -106,7 +107,7 @@ func startShardedReplica(t *testing.T, srv *apitest.Server, reg *kinds.Registry,
 		t.Error("a sharded controller needs leader election")
 	}
 	stop, _ := startManager(t, m)
-	return &shardedReplica{name: name, mgr: m, children: children, stop: stop}
+	return &shardedReplica{name: name, mgr: m, ctl: ctl, children: children, stop: stop}
 }
 
 // waitShares waits until every replica sees all of them and holds its share of their
@@ -237,6 +238,7 @@ func testShardedControllers(t *testing.T, field sharding.Field) {
 	// A join: the third replica takes its share, reconciles it at once, and changes are
 	// reconciled by their new holders.
 	reps = append(reps, startShardedReplica(t, srv, reg, gvr, field, log, "c"))
+	all := slices.Clone(reps)
 	waitShares(t, reps)
 	settled("after the join")
 	for _, k := range keys {
@@ -278,6 +280,35 @@ func testShardedControllers(t *testing.T, field sharding.Field) {
 	waitShares(t, reps)
 	settled("after the leave")
 	log.check(t)
+
+	// Requests a replica did not hold (the synthetic deletions of the ranges it gave up)
+	// were dropped uncounted: Stats.Reconciles counts the reconciles that ran.
+	for _, r := range all {
+		if err := r.stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	notHeld := uint64(0)
+	for _, r := range all {
+		st := r.ctl.Stats()
+		notHeld += st.NotHeld
+		log.mu.Lock()
+		ran := 0
+		for _, by := range log.by {
+			for _, who := range by {
+				if who == r.name {
+					ran++
+				}
+			}
+		}
+		log.mu.Unlock()
+		if st.Reconciles != uint64(ran) {
+			t.Errorf("%s: Stats.Reconciles %d, but %d reconciles ran", r.name, st.Reconciles, ran)
+		}
+	}
+	if notHeld == 0 {
+		t.Error("no Request was dropped as not held, though ranges moved")
+	}
 }
 
 func splitKey(k string) (ns, name string) {

@@ -27,6 +27,10 @@ type Stats struct {
 	Dropped uint64
 	// Terminal is the number of reconciles that failed with a TerminalError (not retried).
 	Terminal uint64
+	// NotHeld is the number of Requests a sharded controller (Options.Sharded) dropped
+	// without a reconcile because this replica did not hold their object: another
+	// replica's, or one whose object is neither cached nor remembered as deleted.
+	NotHeld uint64
 	// WatchEvents is the number of watch events whose Requests were reconciled (events of
 	// initial lists and resyncs are not counted); EventLatencySum and EventLatencyMax are
 	// the sum and the largest of their times from arrival at the informer to the start of
@@ -37,13 +41,14 @@ type Stats struct {
 
 // stats holds a controller's counts.
 type stats struct {
-	reconciles, errors, conflicts, panics, requeues, dropped, terminal atomic.Uint64
+	reconciles, errors, conflicts, panics, requeues, dropped, terminal, notHeld atomic.Uint64
 }
 
 func (s *stats) snapshot() Stats {
 	return Stats{
 		Reconciles: s.reconciles.Load(), Errors: s.errors.Load(), Conflicts: s.conflicts.Load(),
 		Panics: s.panics.Load(), Requeues: s.requeues.Load(), Dropped: s.dropped.Load(), Terminal: s.terminal.Load(),
+		NotHeld: s.notHeld.Load(),
 	}
 }
 
