@@ -107,7 +107,14 @@ type shardGate struct {
 	uidOf       func(Request) (string, bool)
 
 	mu   sync.Mutex
-	gone map[Request]string // uid of objects deleted from the cache, until reconciled
+	seq  uint64                // deletions recorded so far: orders them against reconciles
+	gone map[Request]tombstone // objects deleted from the cache, until reconciled
+}
+
+// tombstone is a deleted primary object's uid and the order of its deletion (seq).
+type tombstone struct {
+	uid string
+	seq uint64
 }
 
 // hash returns the hash that places req, if known.
@@ -120,8 +127,8 @@ func (g *shardGate) hash(req Request) (uint64, bool) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if uid, ok := g.gone[req]; ok {
-		return sharding.Hash(uid), true
+	if t, ok := g.gone[req]; ok {
+		return sharding.Hash(t.uid), true
 	}
 	return 0, false
 }
@@ -133,10 +140,12 @@ func (g *shardGate) deleted(req Request, uid string) {
 		return
 	}
 	g.mu.Lock()
-	g.gone[req] = uid
+	g.seq++
+	g.gone[req] = tombstone{uid: uid, seq: g.seq}
 	g.mu.Unlock()
 }
 
+// forget drops what the gate remembers of req's deletion: its object came back.
 func (g *shardGate) forget(req Request) {
 	if g.byNamespace {
 		return
@@ -146,24 +155,50 @@ func (g *shardGate) forget(req Request) {
 	g.mu.Unlock()
 }
 
+// mark returns the order of the last deletion recorded, for forgetBefore.
+func (g *shardGate) mark() uint64 {
+	if g.byNamespace {
+		return 0
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.seq
+}
+
+// forgetBefore drops req's deletion if it was recorded no later than mark: a Request
+// handled after mark saw it. A deletion recorded later (while the Request was reconciled)
+// is kept: its event enqueued req again, and that reconcile must still be placed, though
+// the object has left the cache.
+func (g *shardGate) forgetBefore(req Request, mark uint64) {
+	if g.byNamespace {
+		return
+	}
+	g.mu.Lock()
+	if t, ok := g.gone[req]; ok && t.seq <= mark {
+		delete(g.gone, req)
+	}
+	g.mu.Unlock()
+}
+
 // begin gates a Request: ok is false when this replica does not hold it (another
 // replica's, or one whose object is neither cached nor remembered as deleted): the replica
 // that holds it gets the same events through its own informers, and a range this replica
 // gains brings its objects as new events. Otherwise end must be called with the reconcile's
 // outcome; the ring gives the range up only after it was.
 func (g *shardGate) begin(req Request) (end func(Result, error), ok bool) {
+	mark := g.mark()
 	h, ok := g.hash(req)
 	if !ok {
 		return nil, false
 	}
 	done, ok := g.ring.Begin(h)
 	if !ok {
-		g.forget(req)
+		g.forgetBefore(req, mark)
 		return nil, false
 	}
 	return func(res Result, err error) {
 		if err == nil && !res.Requeue && res.RequeueAfter == 0 {
-			g.forget(req)
+			g.forgetBefore(req, mark)
 		}
 		done()
 	}, true
@@ -186,7 +221,7 @@ func shardPrimary[T meta.Object](b *Builder, gvr meta.GroupVersionResource, info
 	if err := m.factory.Shard(gvr, m.ring, opts); err != nil {
 		return nil, opts, err
 	}
-	g := &shardGate{ring: m.ring, byNamespace: opts.Field == sharding.FieldNamespace, gone: map[Request]string{}}
+	g := &shardGate{ring: m.ring, byNamespace: opts.Field == sharding.FieldNamespace, gone: map[Request]tombstone{}}
 	children := listwatch.Options{ByOwner: true}
 	if g.byNamespace {
 		// A namespaced owner's children live in its namespace: the server selects them.

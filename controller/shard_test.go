@@ -25,22 +25,26 @@ type shardLog struct {
 	mu    sync.Mutex
 	cur   map[string]string   // key -> replica reconciling it now
 	by    map[string][]string // key -> replicas that reconciled it, in order
+	size  map[string]int      // key -> the spec.size its last reconcile read from the cache
 	gone  map[string][]string // key -> replicas that reconciled it while it was not cached
 	clash []string
 }
 
 func newShardLog() *shardLog {
-	return &shardLog{cur: map[string]string{}, by: map[string][]string{}, gone: map[string][]string{}}
+	return &shardLog{cur: map[string]string{}, by: map[string][]string{}, size: map[string]int{}, gone: map[string][]string{}}
 }
 
-// reconciler records the reconciles of replica; cached tells whether its cache holds a key.
-func (l *shardLog) reconciler(replica string, cached func(key string) bool) Reconciler {
+// reconciler records the reconciles of replica; cached returns a key's Widget from its
+// cache, if there.
+func (l *shardLog) reconciler(replica string, cached func(key string) (*testobj.Widget, bool)) Reconciler {
 	return ReconcilerFunc(func(ctx context.Context, req Request) (Result, error) {
 		key := req.String()
-		inCache := cached(key)
+		w, inCache := cached(key)
 		l.mu.Lock()
 		if !inCache {
 			l.gone[key] = append(l.gone[key], replica)
+		} else {
+			l.size[key] = w.Spec.Size
 		}
 		if other, busy := l.cur[key]; busy {
 			l.clash = append(l.clash, fmt.Sprintf("%s: %s while %s", key, replica, other))
@@ -64,6 +68,13 @@ func (l *shardLog) last(key string) string {
 		return by[len(by)-1]
 	}
 	return ""
+}
+
+// lastSize returns the spec.size the last reconcile of key read.
+func (l *shardLog) lastSize(key string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.size[key]
 }
 
 func (l *shardLog) check(t *testing.T) {
@@ -91,9 +102,9 @@ func startShardedReplica(t *testing.T, srv *apitest.Server, reg *kinds.Registry,
 		LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}})
 	children := Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)
 	primary := Primary[*testobj.Widget](gvr)
-	cached := func(key string) bool {
-		_, ok, _ := primary.Informer().GetStore().GetByKey(key)
-		return ok
+	cached := func(key string) (*testobj.Widget, bool) {
+		w, ok, _ := primary.Informer().GetStore().GetByKey(key)
+		return w, ok
 	}
 	ctl, err := NewBuilder(m, "widgets").
 		For(primary).
@@ -191,11 +202,13 @@ func testShardedControllers(t *testing.T, field sharding.Field) {
 		startShardedReplica(t, srv, reg, gvr, field, log, "b"),
 	}
 	waitShares(t, reps)
-	settled := func(what string) {
+	// settled waits until every Widget's last reconcile ran on its holder and read the
+	// Widget's current size, and every cache holds its replica's share.
+	settled := func(what string, size int) {
 		t.Helper()
 		pollUntil(t, what, func() bool {
 			for _, k := range keys {
-				if log.last(k) != holder(reps, hash[k]) {
+				if log.last(k) != holder(reps, hash[k]) || log.lastSize(k) != size {
 					return false
 				}
 			}
@@ -226,7 +239,7 @@ func testShardedControllers(t *testing.T, field sharding.Field) {
 			return true
 		})
 	}
-	settled("the start")
+	settled("the start", 1)
 	working := map[string]bool{}
 	for _, k := range keys {
 		working[log.last(k)] = true
@@ -240,14 +253,14 @@ func testShardedControllers(t *testing.T, field sharding.Field) {
 	reps = append(reps, startShardedReplica(t, srv, reg, gvr, field, log, "c"))
 	all := slices.Clone(reps)
 	waitShares(t, reps)
-	settled("after the join")
+	settled("after the join", 1)
 	for _, k := range keys {
 		ns, name := splitKey(k)
 		if _, err := srv.Mutate("widgets", ns, name, func(o apitest.Object) { o["spec"] = map[string]any{"size": 2} }); err != nil {
 			t.Fatal(err)
 		}
 	}
-	settled("after the changes")
+	settled("after the changes", 2)
 
 	// A deletion is reconciled by the holder, though the object has left its cache.
 	victim := keys[0]
@@ -278,7 +291,7 @@ func testShardedControllers(t *testing.T, field sharding.Field) {
 	reps = reps[1:]
 	keys = keys[1:]
 	waitShares(t, reps)
-	settled("after the leave")
+	settled("after the leave", 2)
 	log.check(t)
 
 	// Requests a replica did not hold (the synthetic deletions of the ranges it gave up)
@@ -309,6 +322,82 @@ func testShardedControllers(t *testing.T, field sharding.Field) {
 	if notHeld == 0 {
 		t.Error("no Request was dropped as not held, though ranges moved")
 	}
+}
+
+// A Widget deleted while a reconcile of it runs is reconciled again once that reconcile
+// ends, though it has left the cache: the end of the running reconcile does not make the
+// gate forget the deletion that arrived meanwhile (it did, and the deletion's Request was
+// then dropped as not placeable, never reconciled).
+func TestShardedDeletionDuringAReconcileIsReconciled(t *testing.T) {
+	srv, _ := newWidgetServer(t)
+	reg := kinds.NewRegistry()
+	if err := reg.Register(reflect.TypeFor[*testobj.Widget](), testobj.WidgetInfo); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Create("namespaces", map[string]any{"metadata": map[string]any{"name": "shop"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Create("widgets", widget("shop", "w")); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t, srv, ManagerOptions{Kinds: reg, Sharding: ShardingOptions{Ring: "widgets", Identity: "a",
+		LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}})
+	primary := Primary[*testobj.Widget](testobj.WidgetGVR)
+	type seen struct{ size, cached int } // cached: 1 if the reconcile found the Widget cached
+	got := make(chan seen, 10)
+	entered, release := make(chan struct{}), make(chan struct{})
+	ctl, err := NewBuilder(m, "widgets").For(primary).WithOptions(Options{Logger: quiet, Sharded: true}).
+		Build(ReconcilerFunc(func(ctx context.Context, req Request) (Result, error) {
+			w, ok, _ := primary.Informer().GetStore().GetByKey(req.String())
+			s := seen{}
+			if ok {
+				s = seen{size: w.Spec.Size, cached: 1}
+			}
+			if s.size == 2 { // the change: held until the Widget is deleted
+				close(entered)
+				<-release
+			}
+			got <- s
+			return Result{}, nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	startManager(t, m)
+	want := func(w seen, why string) {
+		t.Helper()
+		select {
+		case s := <-got:
+			if s != w {
+				t.Fatalf("%s: the reconcile saw %+v, want %+v", why, s, w)
+			}
+		case <-time.After(testTimeout):
+			t.Fatalf("%s: no reconcile", why)
+		}
+	}
+	want(seen{size: 1, cached: 1}, "the start")
+	if _, err := srv.Mutate("widgets", "shop", "w", func(o apitest.Object) { o["spec"] = map[string]any{"size": 2} }); err != nil {
+		t.Fatal(err)
+	}
+	waitClosed(t, entered, "the reconcile of the change")
+	if err := srv.Delete("widgets", "shop", "w"); err != nil {
+		t.Fatal(err)
+	}
+	req := Request{Namespace: "shop", Name: "w"}
+	pollUntil(t, "the gate told of the deletion", func() bool {
+		ctl.shard.mu.Lock()
+		defer ctl.shard.mu.Unlock()
+		_, ok := ctl.shard.gone[req]
+		return ok
+	})
+	close(release)
+	want(seen{size: 2, cached: 1}, "the change")
+	want(seen{}, "the deletion")
+	pollUntil(t, "the gate forgot the reconciled deletion", func() bool {
+		ctl.shard.mu.Lock()
+		defer ctl.shard.mu.Unlock()
+		return len(ctl.shard.gone) == 0
+	})
 }
 
 func splitKey(k string) (ns, name string) {
