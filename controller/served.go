@@ -69,10 +69,10 @@ func (c *crdInfo) serves(version string) bool {
 // resourceTracker tells the Manager's following controllers (Options.FollowResources)
 // whether their resources are served. A resource that a CustomResourceDefinition defines is
 // served while the CRD is established with that version served (watched, so a change is
-// seen at once) and the resource answers a list (the kube-apiserver answers 429 while it
-// sets up a new CRD's storage); any other resource is served while discovery lists it
-// (read again every DiscoveryInterval). Without the permission to
-// list CRDs, discovery is all it reads.
+// seen at once) and the resource answers a watch (the kube-apiserver answers 429 while it
+// sets up a new CRD's watch cache); any other resource is served while discovery lists it
+// (read again every DiscoveryInterval). Without the permission to list CRDs, discovery is
+// all it reads.
 type resourceTracker struct {
 	api      *apiclient.Client
 	log      *slog.Logger
@@ -83,7 +83,7 @@ type resourceTracker struct {
 	wanted    map[meta.GroupVersionResource]bool
 	crds      map[string]*crdInfo                    // by group/plural
 	crdBacked map[string]bool                        // group/plural a CRD was seen for
-	confirmed map[meta.GroupVersionResource]bool     // served by its CRD and answered a list since
+	confirmed map[meta.GroupVersionResource]bool     // served by its CRD and answered a watch since
 	probing   map[meta.GroupVersionResource]bool     // a probe runs
 	listed    map[meta.GroupVersionResource]struct{} // by the last discovery read
 	synced    bool
