@@ -346,3 +346,46 @@ func TestFollowingControllerKindCheckedAgainstItsCRD(t *testing.T) {
 		t.Fatalf("Start: %v", err)
 	}
 }
+
+// A resource newly served is confirmed by a watch: while the kube-apiserver initialises a
+// new CRD's watch cache it serves lists but answers watches 429 with Retry-After 1 s, and the
+// controller's informer must not be the one to meet those answers (it would back off for
+// the second). Here the resource's first three watches once v2 is served are refused so
+// (apitest's fault rules need a served resource: v1 is).
+func TestTrackerWaitsForTheWatchCache(t *testing.T) {
+	srv := newTestServerWithOptions(t, apitest.Options{CRDWatchTeardownDelay: -1})
+	if _, err := srv.Create(crdsName, widgetCRD(true, false)); err != nil {
+		t.Fatal(err)
+	}
+	log := &levelLog{}
+	v2 := meta.GroupVersionResource{Group: "example.com", Version: "v2", Resource: "widgets"}
+	_, ctl, got := followingWidgets(t, srv, v2, log)
+	waitFor(t, "the controller to wait for v2", func() bool { return len(ctl.Waiting()) == 1 })
+	if err := srv.FailRequests(apitest.VerbWatch, "widgets.example.com", 3, http.StatusTooManyRequests, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	seq := srv.LastRequestSeq()
+	patch := `{"spec":{"versions":[{"name":"v1","served":true,"storage":true},{"name":"v2","served":true,"storage":false}]}}`
+	if _, err := srv.Patch(crdsName, "", "widgets.example.com", apiclient.MergePatchType, []byte(patch)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the controller to start", ctl.Running)
+	if _, err := srv.Create("widgets", widget("default", "w")); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, got, Request{Namespace: "default", Name: "w"}, "a widget")
+	refused := 0
+	for _, r := range srv.RequestsMatching(apitest.RequestFilter{Verb: apitest.VerbWatch, Resource: "widgets.example.com", After: seq}) {
+		if r.Code == http.StatusTooManyRequests {
+			refused++
+		}
+	}
+	if refused != 3 {
+		t.Fatalf("%d watches of widgets refused, want the 3 of the rule", refused)
+	}
+	for _, l := range log.above(slog.LevelDebug) {
+		if strings.Contains(l, "backing off") {
+			t.Fatalf("the informer met the refusals: %s", l)
+		}
+	}
+}
