@@ -21,12 +21,13 @@ import (
 )
 
 // TestShardingFigures measures, for N = 1, 2, 4 replica processes of a sharded controller
-// (--controller: a reconcile of --work per change, under Ring.BeginObject) on the real
-// kube-apiserver with the gate on: the objects cached per replica, the time to reconcile a
-// burst of changes to every object (from the first write to the last reconcile that saw its
-// change), the time for the claims to converge after a join, a clean leave and a SIGKILL,
-// and the reconciles of one object by two replicas at once. It runs only with
-// E2E_SHARD_FIGURES=1 (minutes); E2E_SHARD_OBJECTS sets the object count (default 2000).
+// built through the Manager (--manager: ManagerOptions.Sharding and a Builder with
+// Options.Sharded; a reconcile of --work per change) on the real kube-apiserver with the gate
+// on: the objects cached per replica and its live heap, the time to reconcile a burst of
+// changes to every object (from the first write to the last reconcile that saw its change),
+// the time for the claims to converge after a join, a clean leave and a SIGKILL, and the
+// reconciles of one object by two replicas at once. It runs only with E2E_SHARD_FIGURES=1
+// (minutes); E2E_SHARD_OBJECTS sets the object count (default 2000).
 func TestShardingFigures(t *testing.T) {
 	if os.Getenv("E2E_SHARD_FIGURES") != "1" {
 		t.Skip("set E2E_SHARD_FIGURES=1 to measure")
@@ -35,7 +36,7 @@ func TestShardingFigures(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("E2E_SHARD_OBJECTS")); err == nil && v > 0 {
 		objects = v
 	}
-	const work, workers = 10 * time.Millisecond, 1
+	const work, workers = 5 * time.Millisecond, 4
 	c := cluster.ForTest(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Minute)
 	defer cancel()
@@ -63,14 +64,14 @@ func TestShardingFigures(t *testing.T) {
 	})
 	leases := apiclient.NewResource[*leaderelection.Lease](real.c, leaderelection.LeaseGVR).Namespace(ns)
 
-	t.Logf("| N | objects cached per replica (min–max) | burst of %d changes | join | clean leave | SIGKILL | double reconciles | replicas' CPU |", objects)
+	t.Logf("| N | objects cached per replica (min–max) | live heap per replica (min–max) | burst of %d changes | join | clean leave | SIGKILL | double reconciles | replicas' CPU |", objects)
 	prev := "0" // the label round every object has now
 	for _, n := range []int{1, 2, 4} {
 		ringName := fmt.Sprintf("fig-%d", n)
 		rc := newRecorder()
 		procs := map[string]*proc{}
 		var ids []string
-		extra := []string{"--namespace", ns, "--ring", ringName, "--controller", "--workers", strconv.Itoa(workers), "--work", work.String()}
+		extra := []string{"--namespace", ns, "--ring", ringName, "--manager", "--workers", strconv.Itoa(workers), "--work", work.String()}
 		for i := range n {
 			id := fmt.Sprintf("%s-p%d", ringName, i)
 			procs[id] = startProc(t, bin, c.KubeconfigPath, id, rc, extra...)
@@ -80,6 +81,7 @@ func TestShardingFigures(t *testing.T) {
 		caches := waitCaches(t, ctx, rc, cms, ids)
 		// The start reconciles every object once; the burst begins after that backlog.
 		waitRound(t, rc, prev, objects)
+		heaps := waitHeaps(t, rc, procs, ids)
 
 		// The burst: every object's label round becomes n.
 		round := strconv.Itoa(n)
@@ -131,8 +133,46 @@ func TestShardingFigures(t *testing.T) {
 		for _, o := range overlaps {
 			t.Error("double reconcile: " + o)
 		}
-		t.Logf("| %d | %d–%d | %v (writes %v) | %v | %v | %s | %d of %d | %v |", n, slices.Min(caches), slices.Max(caches),
+		t.Logf("| %d | %d–%d | %.1f–%.1f MiB | %v (writes %v) | %v | %v | %s | %d of %d | %v |", n, slices.Min(caches), slices.Max(caches),
+			mib(slices.Min(heaps)), mib(slices.Max(heaps)),
 			burst.Round(100*time.Millisecond), wrote.Round(100*time.Millisecond), join.Round(100*time.Millisecond), leave.Round(100*time.Millisecond), kill, len(overlaps), total, cpu.Round(100*time.Millisecond))
+	}
+}
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
+
+// waitHeaps asks each replica for its live heap (SIGUSR1: a GC, then a HEAP line) and
+// returns the answers.
+func waitHeaps(t *testing.T, rc *recorder, procs map[string]*proc, ids []string) []uint64 {
+	t.Helper()
+	rc.mu.Lock()
+	for _, id := range ids {
+		delete(rc.heap, id)
+	}
+	rc.mu.Unlock()
+	for _, id := range ids {
+		if err := procs[id].cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		rc.mu.Lock()
+		var out []uint64
+		for _, id := range ids {
+			if h, ok := rc.heap[id]; ok {
+				out = append(out, h)
+			}
+		}
+		rc.mu.Unlock()
+		if len(out) == len(ids) {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("heaps of %v: only %d answers", ids, len(out))
+		}
+		tm := time.NewTimer(50 * time.Millisecond)
+		<-tm.C
 	}
 }
 

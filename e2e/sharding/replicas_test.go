@@ -25,7 +25,6 @@ import (
 )
 
 const (
-	procNS        = "shard-procs"
 	procRing      = "procs"
 	procLease     = 3 * time.Second
 	procRenew     = 2 * time.Second
@@ -59,14 +58,23 @@ type recorder struct {
 	open  map[string]map[string]time.Time // id -> key -> start
 	spans map[string][]span               // key -> spans
 	cache map[string]int                  // id -> objects cached (controller mode)
+	heap  map[string]uint64               // id -> live heap at its last HEAP line
 }
 
 func newRecorder() *recorder {
-	return &recorder{open: map[string]map[string]time.Time{}, spans: map[string][]span{}, cache: map[string]int{}}
+	return &recorder{open: map[string]map[string]time.Time{}, spans: map[string][]span{}, cache: map[string]int{}, heap: map[string]uint64{}}
 }
 
 func (rc *recorder) line(l string) {
 	f := strings.Fields(l)
+	if len(f) == 4 && f[0] == "HEAP" {
+		if n, err := strconv.ParseUint(f[2], 10, 64); err == nil {
+			rc.mu.Lock()
+			rc.heap[f[1]] = n
+			rc.mu.Unlock()
+		}
+		return
+	}
 	if len(f) == 4 && f[0] == "CACHE" {
 		if n, err := strconv.Atoi(f[2]); err == nil {
 			rc.mu.Lock()
@@ -138,7 +146,7 @@ type proc struct {
 
 func startProc(t *testing.T, bin, kubeconfig, id string, rc *recorder, extra ...string) *proc {
 	t.Helper()
-	args := []string{"--kubeconfig", kubeconfig, "--id", id, "--namespace", procNS, "--ring", procRing,
+	args := []string{"--kubeconfig", kubeconfig, "--id", id, "--ring", procRing,
 		"--work", procWorkDelay.String(), "--lease-duration", procLease.String(), "--renew-deadline", procRenew.String(), "--retry-period", procRetry.String()}
 	cmd := exec.Command(bin, append(args, extra...)...)
 	stdout, err := cmd.StdoutPipe()
@@ -223,11 +231,25 @@ func waitRingConverged(t *testing.T, ctx context.Context, leases *apiclient.Reso
 // TestShardedReplicaProcesses: replica processes of a sharded controller on the real
 // kube-apiserver (gate on) join one by one to four, one stops cleanly (SIGTERM), one is
 // killed (SIGKILL); after each change the claims converge on the assignment of the live
-// members, and no ConfigMap is ever reconciled by two processes at once.
+// members, and no ConfigMap is ever reconciled by two processes at once. The replicas are
+// bare (a Ring, a sharded informer, workers under Ring.BeginObject) or controllers built
+// through a Manager with ManagerOptions.Sharding and Options.Sharded.
 func TestShardedReplicaProcesses(t *testing.T) {
+	bin := buildReplica(t)
+	for _, mode := range []string{"bare", "manager"} {
+		t.Run(mode, func(t *testing.T) {
+			var extra []string
+			if mode == "manager" {
+				extra = []string{"--manager", "--workers", "2"}
+			}
+			testReplicaProcesses(t, bin, "shard-procs-"+mode, extra)
+		})
+	}
+}
+
+func testReplicaProcesses(t *testing.T, bin, procNS string, extra []string) {
 	c := cluster.ForTest(t)
 	ctx := ctxFor(t)
-	bin := buildReplica(t)
 	real := realSide(t)
 	nsObj := &configMap{ObjectMeta: meta.ObjectMeta{Name: procNS}}
 	nsObj.APIVersion, nsObj.Kind = "v1", "Namespace"
@@ -248,7 +270,7 @@ func TestShardedReplicaProcesses(t *testing.T) {
 	var live []string
 	for i := range 4 {
 		id := fmt.Sprintf("p%d", i)
-		procs[id] = startProc(t, bin, c.KubeconfigPath, id, rc)
+		procs[id] = startProc(t, bin, c.KubeconfigPath, id, rc, append([]string{"--namespace", procNS}, extra...)...)
 		live = append(live, id)
 		d := waitConverged(t, ctx, leases, live)
 		t.Logf("join of %s: claims converged in %v (N=%d)", id, d.Round(time.Millisecond), len(live))

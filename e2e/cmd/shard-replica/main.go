@@ -1,9 +1,9 @@
-// Command shard-replica is a helper of the e2e tests (e2e/sharding/replicas_test.go): one
-// replica of a sharded controller. It holds a member Lease of a sharding ring, caches the
-// ConfigMaps of --namespace through a sharded informer, and "reconciles" each cached
-// ConfigMap its ranges hold, again and again, for --work each. It prints one line per event
-// on stdout, with the wall clock in Unix nanoseconds, so that a test running replicas as
-// separate processes can check that no ConfigMap is reconciled by two at once:
+// Command shard-replica is a helper of the e2e tests (e2e/sharding): one replica of a sharded
+// controller. It holds a member Lease of a sharding ring, caches the ConfigMaps of --namespace
+// through a sharded informer, and "reconciles" each cached ConfigMap its ranges hold, again
+// and again, for --work each. It prints one line per event on stdout, with the wall clock in
+// Unix nanoseconds, so that a test running replicas as separate processes can check that no
+// ConfigMap is reconciled by two at once:
 //
 //	START <id> <namespace/name> <ns>   a reconcile began
 //	END <id> <namespace/name> <ns>     it ended
@@ -15,6 +15,16 @@
 //	START <id> <namespace/name> <ns>                 a reconcile began
 //	END <id> <namespace/name> <ns> <label round>     it ended, having seen this label "round"
 //	CACHE <id> <objects cached> <ns>                 the cache size, when it changed
+//
+// With --manager the same controller is built the way a user builds one: a controller
+// Manager with ManagerOptions.Sharding and a Builder with Options.Sharded (the Manager runs
+// the ring and shards the informer). With --deployment the replica runs examples/deployment's
+// sharded MiniDeployment controller (deployment.SetupSharded, ring by namespace) and prints
+// START and END around each of its reconciles (from the Manager's Tracer).
+//
+// SIGUSR1 prints the heap after a garbage collection:
+//
+//	HEAP <id> <bytes of live heap> <ns>
 //
 // SIGTERM or SIGINT shut it down cleanly: it drains its reconciles and releases its Lease.
 package main
@@ -63,12 +73,24 @@ func main() {
 	renewDeadline := flag.Duration("renew-deadline", 2*time.Second, "RenewDeadline")
 	retryPeriod := flag.Duration("retry-period", 200*time.Millisecond, "RetryPeriod")
 	ctrl := flag.Bool("controller", false, "reconcile through a controller, once per change")
+	viaManager := flag.Bool("manager", false, "like --controller, through a Manager with sharding")
+	deploy := flag.Bool("deployment", false, "run examples/deployment's sharded controller")
 	workers := flag.Int("workers", 1, "the controller's workers (with --controller)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	err := run(ctx, *kubeconfig, *id, *ns, *ringName, *work, *leaseDuration, *renewDeadline, *retryPeriod, *ctrl, *workers)
+	go reportHeap(ctx, *id)
+	timing := ring.Options{LeaseDuration: *leaseDuration, RenewDeadline: *renewDeadline, RetryPeriod: *retryPeriod}
+	var err error
+	switch {
+	case *viaManager:
+		err = runManager(ctx, *kubeconfig, *id, *ns, *ringName, *work, timing, *workers)
+	case *deploy:
+		err = runDeployment(ctx, *kubeconfig, *id, *ns, *ringName, timing)
+	default:
+		err = run(ctx, *kubeconfig, *id, *ns, *ringName, *work, *leaseDuration, *renewDeadline, *retryPeriod, *ctrl, *workers)
+	}
 	result := "ok"
 	if err != nil {
 		result = err.Error()
