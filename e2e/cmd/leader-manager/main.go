@@ -3,10 +3,12 @@
 // per event on stdout, with the wall clock in Unix nanoseconds, so that a test running several
 // replicas as separate processes can check that they never lead at the same time:
 //
+//	SYNCED <id> <ns>             the caches synced (a standby is warm)
 //	LEADING <id> <ns>            the leader-only runnables started
 //	RECONCILE <id> <name> <ns>   the controller reconciled a ConfigMap of --namespace
 //	STOPPED <id> <ns> <cause>    the leader-only runnables were told to stop
-//	EXIT <id> <ns> <error|ok>    Manager.Start returned
+//	LISTS <id> <ns> <n>          Manager.Start returned; its informers listed n times in all
+//	EXIT <id> <ns> <error|ok>    the process exits
 //
 // SIGTERM or SIGINT shut it down gracefully, releasing the Lease (unless --keep-lease).
 package main
@@ -86,6 +88,13 @@ func run(ctx context.Context, kubeconfig, id, ns, lease string, keep bool, ld, r
 	if err != nil {
 		return err
 	}
+	if err := mgr.Add(controller.WithoutLeaderElection(controller.RunnableFunc(func(ctx context.Context) error {
+		emit("SYNCED %s %d", id, time.Now().UnixNano())
+		<-ctx.Done()
+		return nil
+	}))); err != nil {
+		return err
+	}
 	if err := mgr.Add(controller.RunnableFunc(func(ctx context.Context) error {
 		emit("LEADING %s %d", id, time.Now().UnixNano())
 		<-ctx.Done()
@@ -108,5 +117,11 @@ func run(ctx context.Context, kubeconfig, id, ns, lease string, keep bool, ld, r
 	if err := mgr.Add(c); err != nil {
 		return err
 	}
-	return mgr.Start(ctx)
+	err = mgr.Start(ctx)
+	var lists uint64
+	for _, inf := range mgr.Factory().Informers() {
+		lists += inf.Stats().Reflector.Lists
+	}
+	emit("LISTS %s %d %d", id, time.Now().UnixNano(), lists)
+	return err
 }
