@@ -121,6 +121,27 @@ func (rc *recorder) killed(id string, at time.Time) {
 	delete(rc.open, id)
 }
 
+// lastReconciledBy reports whether all n keys have been reconciled, each last by one of ids.
+func (rc *recorder) lastReconciledBy(ids []string, n int) bool {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if len(rc.spans) < n {
+		return false
+	}
+	for _, ss := range rc.spans {
+		last := ss[0]
+		for _, sp := range ss[1:] {
+			if sp.start.After(last.start) {
+				last = sp
+			}
+		}
+		if !slices.Contains(ids, last.id) {
+			return false
+		}
+	}
+	return true
+}
+
 // overlaps returns every pair of reconciles of one key by two replicas that overlap.
 func (rc *recorder) overlaps() (out []string, reconciled int, total int) {
 	rc.mu.Lock()
@@ -296,9 +317,14 @@ func testReplicaProcesses(t *testing.T, bin, procNS string, extra []string) {
 	d = waitConverged(t, ctx, leases, live)
 	t.Logf("SIGKILL of p2: claims converged in %v after the kill (lease duration %v)", d.Round(time.Millisecond), procLease)
 
-	// Let the survivors reconcile their new shares, then stop them cleanly.
-	tm := time.NewTimer(time.Second)
-	<-tm.C
+	// Wait until the survivors have reconciled their new shares (every key's latest reconcile
+	// is by a live replica), then stop them cleanly.
+	for !rc.lastReconciledBy(live, procObjects) {
+		if ctx.Err() != nil {
+			t.Fatalf("the survivors did not reconcile every key: %v", ctx.Err())
+		}
+		time.Sleep(20 * time.Millisecond) // polling the state asserted
+	}
 	for _, id := range live {
 		_ = procs[id].cmd.Process.Signal(syscall.SIGTERM)
 	}
