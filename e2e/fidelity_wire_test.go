@@ -173,7 +173,21 @@ func (st *runState) fullObject(b []byte) string {
 		}
 		return v
 	}
-	out, _ := json.Marshal(norm("", m))
+	// A list's or Table's resourceVersion is the server's at the read, which any other write
+	// to the cluster moves on (the kube-apiserver's own Leases among them): shown as set here;
+	// the list-rv-and-exact scenario compares list versions.
+	kind, _ := m["kind"].(string)
+	md, _ := m["metadata"].(map[string]any)
+	listRV, isList := "", kind == "Table" || strings.HasSuffix(kind, "List")
+	if rv, ok := md["resourceVersion"].(string); ok && isList {
+		listRV = rv
+		delete(md, "resourceVersion")
+	}
+	m = norm("", m).(map[string]any)
+	if listRV != "" {
+		md["resourceVersion"] = "set"
+	}
+	out, _ := json.Marshal(m)
 	return string(out)
 }
 
