@@ -318,16 +318,7 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 	inf.mu.Lock()
 	inf.stopped = true
 	inf.mu.Unlock()
-	inf.deliverMu.Lock()
-	ls := inf.listeners
-	inf.listeners = nil
-	inf.deliverMu.Unlock()
-	for _, l := range ls {
-		l.stop()
-	}
-	for _, l := range ls {
-		<-l.done
-	}
+	stopListeners(&inf.deliverMu, &inf.listeners)
 	inf.mu.Lock()
 	released := inf.released
 	inf.mu.Unlock()

@@ -428,3 +428,19 @@ func (l *listener[T]) hasSynced() bool {
 		return false
 	}
 }
+
+// stopListeners detaches the listeners (under mu, the lock their deliveries take), stops
+// them all, then waits until each has finished: an Informer's and a ScopedInformer's Run
+// end the same way.
+func stopListeners[T any](mu *sync.Mutex, listeners *[]*listener[T]) {
+	mu.Lock()
+	ls := *listeners
+	*listeners = nil
+	mu.Unlock()
+	for _, l := range ls {
+		l.stop()
+	}
+	for _, l := range ls {
+		<-l.done
+	}
+}

@@ -237,16 +237,7 @@ func (s *ScopedInformer[T]) Run(ctx context.Context) {
 		seg.inf.dropState()
 	}
 	s.mu.Unlock()
-	s.deliverMu.Lock()
-	ls := s.listeners
-	s.listeners = nil
-	s.deliverMu.Unlock()
-	for _, l := range ls {
-		l.stop()
-	}
-	for _, l := range ls {
-		<-l.done
-	}
+	stopListeners(&s.deliverMu, &s.listeners)
 	close(s.stoppedCh)
 }
 
