@@ -181,20 +181,7 @@ func runController(ctx context.Context, wg *sync.WaitGroup, id string, r *ring.R
 			return controller.Result{}, nil // another replica's now
 		}
 		defer done()
-		key := o.Namespace + "/" + o.Name
-		emit("START %s %s %d", id, key, time.Now().UnixNano())
-		t := time.NewTimer(work) // the reconcile's I/O
-		select {
-		case <-ctx.Done():
-			t.Stop()
-		case <-t.C:
-		}
-		round := o.Labels["round"]
-		if round == "" {
-			round = "-"
-		}
-		emit("END %s %s %d %s", id, key, time.Now().UnixNano(), round)
-		return controller.Result{}, nil
+		return reconcileRecorded(ctx, id, o, work)
 	}), controller.Options{MaxConcurrentReconciles: workers})
 	if err != nil {
 		return err
@@ -221,4 +208,23 @@ func runController(ctx context.Context, wg *sync.WaitGroup, id string, r *ring.R
 	err = c.Start(ctx)
 	wg.Wait()
 	return err
+}
+
+// reconcileRecorded is the replicas' reconcile: it prints START and END lines around the
+// reconcile's simulated I/O (work), for the e2e test's check of overlapping reconciles.
+func reconcileRecorded(ctx context.Context, id string, o *configMap, work time.Duration) (controller.Result, error) {
+	key := o.Namespace + "/" + o.Name
+	emit("START %s %s %d", id, key, time.Now().UnixNano())
+	t := time.NewTimer(work) // the reconcile's I/O
+	select {
+	case <-ctx.Done():
+		t.Stop()
+	case <-t.C:
+	}
+	round := o.Labels["round"]
+	if round == "" {
+		round = "-"
+	}
+	emit("END %s %s %d %s", id, key, time.Now().UnixNano(), round)
+	return controller.Result{}, nil
 }

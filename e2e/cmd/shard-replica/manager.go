@@ -70,20 +70,7 @@ func runManager(ctx context.Context, kubeconfig, id, ns, ringName string, work t
 			if !ok {
 				return controller.Result{}, nil // deleted
 			}
-			key := o.Namespace + "/" + o.Name
-			emit("START %s %s %d", id, key, time.Now().UnixNano())
-			t := time.NewTimer(work) // the reconcile's I/O
-			select {
-			case <-ctx.Done():
-				t.Stop()
-			case <-t.C:
-			}
-			round := o.Labels["round"]
-			if round == "" {
-				round = "-"
-			}
-			emit("END %s %s %d %s", id, key, time.Now().UnixNano(), round)
-			return controller.Result{}, nil
+			return reconcileRecorded(ctx, id, o, work)
 		}))
 	if err != nil {
 		return err
