@@ -12,7 +12,6 @@ import (
 	"github.com/go-logr/logr/funcr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -45,6 +44,17 @@ func (c *logCapture) logger() logr.Logger {
 			c.mu.Unlock()
 		}
 	}, funcr.Options{})
+}
+
+// expectedReconcileError reports whether a logged line is an error that any controller-runtime
+// controller meets on a server under faults: one apitest injected, a conflict, or an
+// AlreadyExists from CreateOrUpdate, whose Get reads a cache that has not yet seen the
+// object it created (after a cut watch the reflector backs off before it watches again,
+// so a few retries can fail this way before the cache catches up).
+func expectedReconcileError(line string) bool {
+	return strings.Contains(line, "injected by apitest") ||
+		strings.Contains(line, "the object has been modified") ||
+		strings.Contains(line, "already exists")
 }
 
 func (c *logCapture) all() []string {
@@ -197,7 +207,7 @@ func TestControllerRuntimeManager(t *testing.T) {
 		return len(core) > 0 && len(newer) > 0
 	})
 	for _, l := range crlog.all() {
-		if !strings.Contains(l, "injected by apitest") && !apierrors.IsConflict(fmt.Errorf("%s", l)) && !strings.Contains(l, "the object has been modified") {
+		if !expectedReconcileError(l) {
 			t.Errorf("controller-runtime logged: %s", l)
 		}
 	}
