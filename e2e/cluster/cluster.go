@@ -103,6 +103,9 @@ type Cluster struct {
 	apiserverArgs []string
 	client        *http.Client // trusts CAPEM, sends Token
 	etcdClient    *http.Client
+	// compactMu orders Compact calls of parallel tests: two interleaved ones would compact
+	// the later revision first and the earlier one would then fail as already compacted.
+	compactMu sync.Mutex
 
 	mu        sync.Mutex // serialises lifecycle changes
 	spawner   *spawner

@@ -105,7 +105,11 @@ func (c *Cluster) etcdPut(ctx context.Context, key, value string) (int64, error)
 // (Had an object been modified exactly at the compaction revision, a watch from the
 // revision before would start at that modification, whose previous state is compacted,
 // and kube-apiserver answers 500 InternalError "etcd event received with PrevKv=nil".)
+//
+// Compact is safe for concurrent use (parallel tests of one cluster).
 func (c *Cluster) Compact(ctx context.Context) (rev int64, err error) {
+	c.compactMu.Lock()
+	defer c.compactMu.Unlock()
 	current, err := c.EtcdRevision(ctx)
 	if err != nil {
 		return 0, err
