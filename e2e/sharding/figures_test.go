@@ -78,7 +78,7 @@ func TestShardingFigures(t *testing.T) {
 			ids = append(ids, id)
 		}
 		waitRingConverged(t, ctx, leases, ringName, ids)
-		caches := waitCaches(t, ctx, rc, cms, ids)
+		caches := waitCaches(t, ctx, rc, cms, apiclient.ListOptions{}, ids)
 		// The start reconciles every object once; the burst begins after that backlog.
 		waitRound(t, rc, prev, objects)
 		heaps := waitHeaps(t, rc, procs, ids)
@@ -206,15 +206,15 @@ func parallel(t *testing.T, n int, f func(i int) error) {
 	}
 }
 
-// waitCaches waits until each replica caches exactly its share of the objects (by the
-// assignment of ids) and returns the cache sizes.
-func waitCaches(t *testing.T, ctx context.Context, rc *recorder, cms *apiclient.Resource[*configMap], ids []string) []int {
+// waitCaches waits until each replica caches exactly its share of the objects res lists
+// with opts (by the uid and the assignment of ids) and returns the cache sizes.
+func waitCaches(t *testing.T, ctx context.Context, rc *recorder, res *apiclient.Resource[*configMap], opts apiclient.ListOptions, ids []string) []int {
 	t.Helper()
 	a, err := ring.Assign(ids, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := cms.List(ctx, apiclient.ListOptions{})
+	l, err := res.List(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

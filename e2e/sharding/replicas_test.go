@@ -123,11 +123,22 @@ func (rc *recorder) killed(id string, at time.Time) {
 
 // lastReconciledBy reports whether all n keys have been reconciled, each last by one of ids.
 func (rc *recorder) lastReconciledBy(ids []string, n int) bool {
+	by := rc.lastReconcilers()
+	keys := 0
+	for id, k := range by {
+		if !slices.Contains(ids, id) {
+			return false
+		}
+		keys += k
+	}
+	return keys >= n
+}
+
+// lastReconcilers returns, for each replica, the number of keys it reconciled last.
+func (rc *recorder) lastReconcilers() map[string]int {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	if len(rc.spans) < n {
-		return false
-	}
+	by := map[string]int{}
 	for _, ss := range rc.spans {
 		last := ss[0]
 		for _, sp := range ss[1:] {
@@ -135,11 +146,9 @@ func (rc *recorder) lastReconciledBy(ids []string, n int) bool {
 				last = sp
 			}
 		}
-		if !slices.Contains(ids, last.id) {
-			return false
-		}
+		by[last.id]++
 	}
-	return true
+	return by
 }
 
 // overlaps returns every pair of reconciles of one key by two replicas that overlap.
@@ -253,22 +262,56 @@ func waitRingConverged(t *testing.T, ctx context.Context, leases *apiclient.Reso
 // kube-apiserver (gate on) join one by one to four, one stops cleanly (SIGTERM), one is
 // killed (SIGKILL); after each change the claims converge on the assignment of the live
 // members, and no ConfigMap is ever reconciled by two processes at once. The replicas are
-// bare (a Ring, a sharded informer, workers under Ring.BeginObject) or controllers built
-// through a Manager with ManagerOptions.Sharding and Options.Sharded.
+// bare (a Ring, a sharded informer, workers under Ring.BeginObject), controllers built
+// through a Manager with ManagerOptions.Sharding and Options.Sharded, or such controllers
+// of a cluster-scoped type (ClusterRoles) in a ring by namespace, which places them by uid.
 func TestShardedReplicaProcesses(t *testing.T) {
 	bin := buildReplica(t)
-	for _, mode := range []string{"bare", "manager"} {
+	for _, mode := range []string{"bare", "manager", "cluster-scoped"} {
 		t.Run(mode, func(t *testing.T) {
+			procNS := "shard-procs-" + mode
 			var extra []string
-			if mode == "manager" {
+			switch mode {
+			case "manager":
 				extra = []string{"--manager", "--workers", "2"}
+			case "cluster-scoped":
+				extra = []string{"--manager", "--workers", "2", "--cluster-roles", procNS}
 			}
-			testReplicaProcesses(t, bin, "shard-procs-"+mode, extra)
+			testReplicaProcesses(t, bin, procNS, mode == "cluster-scoped", extra)
 		})
 	}
 }
 
-func testReplicaProcesses(t *testing.T, bin, procNS string, extra []string) {
+var clusterRolesGVR = meta.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
+
+// seedReplicaObjects creates procObjects ConfigMaps in procNS, or with clusterScoped as many
+// ClusterRoles labelled shard-e2e=procNS (deleted at the test's end).
+func seedReplicaObjects(t *testing.T, ctx context.Context, c *apiclient.Client, procNS string, clusterScoped bool) {
+	res := apiclient.NewResource[*configMap](c, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(procNS)
+	if clusterScoped {
+		res = apiclient.NewResource[*configMap](c, clusterRolesGVR)
+		t.Cleanup(func() {
+			opts := apiclient.ListOptions{LabelSelector: "shard-e2e=" + procNS}
+			if err := res.DeleteCollection(context.Background(), apiclient.DeleteOptions{}, opts); err != nil {
+				t.Errorf("delete the ClusterRoles: %v", err)
+			}
+		})
+	}
+	for i := range procObjects {
+		o := &configMap{ObjectMeta: meta.ObjectMeta{Name: fmt.Sprintf("cm-%03d", i)}}
+		o.APIVersion, o.Kind = "v1", "ConfigMap"
+		if clusterScoped {
+			o.Name = fmt.Sprintf("%s-%03d", procNS, i)
+			o.Labels = map[string]string{"shard-e2e": procNS}
+			o.APIVersion, o.Kind = "rbac.authorization.k8s.io/v1", "ClusterRole"
+		}
+		if _, err := res.Create(ctx, o, apiclient.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func testReplicaProcesses(t *testing.T, bin, procNS string, clusterScoped bool, extra []string) {
 	c := cluster.ForTest(t)
 	ctx := ctxFor(t)
 	real := realSide(t)
@@ -277,13 +320,7 @@ func testReplicaProcesses(t *testing.T, bin, procNS string, extra []string) {
 	if _, err := apiclient.NewResource[*configMap](real.c, namespacesGVR).Create(ctx, nsObj, apiclient.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for i := range procObjects {
-		cm := &configMap{ObjectMeta: meta.ObjectMeta{Name: fmt.Sprintf("cm-%03d", i)}}
-		cm.APIVersion, cm.Kind = "v1", "ConfigMap"
-		if _, err := real.cms.Namespace(procNS).Create(ctx, cm, apiclient.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	seedReplicaObjects(t, ctx, real.c, procNS, clusterScoped)
 	leases := apiclient.NewResource[*leaderelection.Lease](real.c, leaderelection.LeaseGVR).Namespace(procNS)
 	rc := newRecorder()
 
@@ -325,11 +362,21 @@ func testReplicaProcesses(t *testing.T, bin, procNS string, extra []string) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling the state asserted
 	}
+	if slices.Contains(extra, "--manager") { // a controller prints its cache size
+		res, opts := real.cms.Namespace(procNS), apiclient.ListOptions{}
+		if clusterScoped {
+			res, opts = apiclient.NewResource[*configMap](real.c, clusterRolesGVR), apiclient.ListOptions{LabelSelector: "shard-e2e=" + procNS}
+		}
+		t.Logf("objects cached by %v: %v of %d", live, waitCaches(t, ctx, rc, res, opts, live), procObjects)
+	}
 	for _, id := range live {
 		_ = procs[id].cmd.Process.Signal(syscall.SIGTERM)
 	}
 	for _, id := range live {
 		<-procs[id].done
+	}
+	if by := rc.lastReconcilers(); clusterScoped && len(by) < 2 {
+		t.Errorf("the cluster-scoped objects were last reconciled by %v: not spread by uid", by)
 	}
 	overlaps, keys, total := rc.overlaps()
 	for _, o := range overlaps {
@@ -337,6 +384,6 @@ func testReplicaProcesses(t *testing.T, bin, procNS string, extra []string) {
 	}
 	t.Logf("%d reconciles of %d keys by 4 processes, %d overlapping", total, keys, len(overlaps))
 	if keys != procObjects {
-		t.Errorf("%d of %d ConfigMaps were reconciled", keys, procObjects)
+		t.Errorf("%d of %d objects were reconciled", keys, procObjects)
 	}
 }

@@ -18,7 +18,10 @@
 //
 // With --manager the same controller is built the way a user builds one: a controller
 // Manager with ManagerOptions.Sharding and a Builder with Options.Sharded (the Manager runs
-// the ring and shards the informer). With --deployment the replica runs examples/deployment's
+// the ring and shards the informer). With --cluster-roles too, its primary type is
+// cluster-scoped: the ClusterRoles labelled shard-e2e=<value>, in a ring that places
+// namespaced objects by namespace (a cluster-scoped type is placed by uid); the keys it
+// prints are "/<name>". With --deployment the replica runs examples/deployment's
 // sharded MiniDeployment controller (deployment.SetupSharded, ring by namespace) and prints
 // START and END around each of its reconciles (from the Manager's Tracer).
 //
@@ -74,6 +77,7 @@ func main() {
 	retryPeriod := flag.Duration("retry-period", 200*time.Millisecond, "RetryPeriod")
 	ctrl := flag.Bool("controller", false, "reconcile through a controller, once per change")
 	viaManager := flag.Bool("manager", false, "like --controller, through a Manager with sharding")
+	clusterRoles := flag.String("cluster-roles", "", "with --manager: cache the ClusterRoles labelled shard-e2e=<value>, not ConfigMaps")
 	deploy := flag.Bool("deployment", false, "run examples/deployment's sharded controller")
 	workers := flag.Int("workers", 1, "the controller's workers (with --controller)")
 	flag.Parse()
@@ -85,7 +89,7 @@ func main() {
 	var err error
 	switch {
 	case *viaManager:
-		err = runManager(ctx, *kubeconfig, *id, *ns, *ringName, *work, timing, *workers)
+		err = runManager(ctx, *kubeconfig, *id, *ns, *ringName, *work, timing, *workers, *clusterRoles)
 	case *deploy:
 		err = runDeployment(ctx, *kubeconfig, *id, *ns, *ringName, timing)
 	default:

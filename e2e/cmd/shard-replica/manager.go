@@ -13,6 +13,7 @@ import (
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/examples/deployment"
 	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/labels"
 	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/sharding"
 	"github.com/informerkit/informerkit/sharding/ring"
@@ -38,8 +39,8 @@ func reportHeap(ctx context.Context, id string) {
 }
 
 // newManager returns a Manager in the ring ringName, its member Lease in ns. cacheNS
-// restricts its informers to one namespace ("": all).
-func newManager(kubeconfig, id, ns, cacheNS, ringName string, timing ring.Options, field sharding.Field, tracer tracing.Tracer) (*controller.Manager, error) {
+// restricts its informers to one namespace ("": all), selector to the objects it matches.
+func newManager(kubeconfig, id, ns, cacheNS, ringName string, timing ring.Options, field sharding.Field, tracer tracing.Tracer, selector labels.Selector) (*controller.Manager, error) {
 	cfg, err := apiclient.LoadConfigWithOptions(apiclient.LoadOptions{Kubeconfig: kubeconfig})
 	if err != nil {
 		return nil, err
@@ -49,18 +50,26 @@ func newManager(kubeconfig, id, ns, cacheNS, ringName string, timing ring.Option
 		Sharding: controller.ShardingOptions{Ring: ringName, Namespace: ns, Identity: id, Field: field,
 			LeaseDuration: timing.LeaseDuration, RenewDeadline: timing.RenewDeadline, RetryPeriod: timing.RetryPeriod},
 		Tracer:              tracer,
-		InformerOptions:     informer.FactoryOptions{Namespace: cacheNS},
+		InformerOptions:     informer.FactoryOptions{Namespace: cacheNS, LabelSelector: selector},
 		SkipPermissionCheck: true,
 	})
 }
 
 // runManager is --controller built through a Manager with sharding and a sharded Builder.
-func runManager(ctx context.Context, kubeconfig, id, ns, ringName string, work time.Duration, timing ring.Options, workers int) error {
-	mgr, err := newManager(kubeconfig, id, ns, ns, ringName, timing, sharding.FieldUID, nil)
+// With clusterRoles set, its primary type is the ClusterRoles labelled shard-e2e=clusterRoles,
+// in a ring by namespace.
+func runManager(ctx context.Context, kubeconfig, id, ns, ringName string, work time.Duration, timing ring.Options, workers int, clusterRoles string) error {
+	cacheNS, field, selector := ns, sharding.FieldUID, labels.Everything()
+	gvr := meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	if clusterRoles != "" {
+		cacheNS, field = "", sharding.FieldNamespace
+		selector = labels.SelectorFromSet(map[string]string{"shard-e2e": clusterRoles})
+		gvr = meta.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
+	}
+	mgr, err := newManager(kubeconfig, id, ns, cacheNS, ringName, timing, field, nil, selector)
 	if err != nil {
 		return err
 	}
-	gvr := meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	primary := controller.Primary[*configMap](gvr)
 	_, err = controller.NewBuilder(mgr, "shard-replica").
 		For(primary).
@@ -99,7 +108,7 @@ func reportCache(ctx context.Context, id string, size func() int) {
 
 // runDeployment runs examples/deployment's sharded controller, sharded by namespace.
 func runDeployment(ctx context.Context, kubeconfig, id, ns, ringName string, timing ring.Options) error {
-	mgr, err := newManager(kubeconfig, id, ns, "", ringName, timing, sharding.FieldNamespace, reconcileTracer{id: id})
+	mgr, err := newManager(kubeconfig, id, ns, "", ringName, timing, sharding.FieldNamespace, reconcileTracer{id: id}, labels.Everything())
 	if err != nil {
 		return err
 	}
