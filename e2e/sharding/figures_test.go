@@ -64,7 +64,7 @@ func TestShardingFigures(t *testing.T) {
 	})
 	leases := apiclient.NewResource[*leaderelection.Lease](real.c, leaderelection.LeaseGVR).Namespace(ns)
 
-	t.Logf("| N | objects cached per replica (min–max) | live heap per replica (min–max) | burst of %d changes | join | clean leave | SIGKILL | double reconciles | replicas' CPU |", objects)
+	t.Logf("| N | objects cached per replica (min–max) | live heap per replica (min–max) | resident set, steady (peak) | burst of %d changes | join | clean leave | SIGKILL | double reconciles | replicas' CPU |", objects)
 	prev := "0" // the label round every object has now
 	for _, n := range []int{1, 2, 4} {
 		ringName := fmt.Sprintf("fig-%d", n)
@@ -133,17 +133,29 @@ func TestShardingFigures(t *testing.T) {
 		for _, o := range overlaps {
 			t.Error("double reconcile: " + o)
 		}
-		t.Logf("| %d | %d–%d | %.1f–%.1f MiB | %v (writes %v) | %v | %v | %s | %d of %d | %v |", n, slices.Min(caches), slices.Max(caches),
-			mib(slices.Min(heaps)), mib(slices.Max(heaps)),
+		heapLo, heapHi := mibRange(heaps, func(m memory) uint64 { return m.heap })
+		rssLo, rssHi := mibRange(heaps, func(m memory) uint64 { return m.rss })
+		peakLo, peakHi := mibRange(heaps, func(m memory) uint64 { return m.peakRSS })
+		t.Logf("| %d | %d–%d | %.1f–%.1f MiB | %.0f–%.0f MiB (%.0f–%.0f MiB) | %v (writes %v) | %v | %v | %s | %d of %d | %v |", n, slices.Min(caches), slices.Max(caches),
+			heapLo, heapHi, rssLo, rssHi, peakLo, peakHi,
 			burst.Round(100*time.Millisecond), wrote.Round(100*time.Millisecond), join.Round(100*time.Millisecond), leave.Round(100*time.Millisecond), kill, len(overlaps), total, cpu.Round(100*time.Millisecond))
 	}
 }
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 
-// waitHeaps asks each replica for its live heap (SIGUSR1: a GC, then a HEAP line) and
+// mibRange returns the least and the greatest of field over ms, in MiB.
+func mibRange(ms []memory, field func(memory) uint64) (lo, hi float64) {
+	lo, hi = mib(field(ms[0])), mib(field(ms[0]))
+	for _, m := range ms[1:] {
+		lo, hi = min(lo, mib(field(m))), max(hi, mib(field(m)))
+	}
+	return lo, hi
+}
+
+// waitHeaps asks each replica for its memory (SIGUSR1: a GC, then a HEAP line) and
 // returns the answers.
-func waitHeaps(t *testing.T, rc *recorder, procs map[string]*proc, ids []string) []uint64 {
+func waitHeaps(t *testing.T, rc *recorder, procs map[string]*proc, ids []string) []memory {
 	t.Helper()
 	rc.mu.Lock()
 	for _, id := range ids {
@@ -158,7 +170,7 @@ func waitHeaps(t *testing.T, rc *recorder, procs map[string]*proc, ids []string)
 	deadline := time.Now().Add(time.Minute)
 	for {
 		rc.mu.Lock()
-		var out []uint64
+		var out []memory
 		for _, id := range ids {
 			if h, ok := rc.heap[id]; ok {
 				out = append(out, h)

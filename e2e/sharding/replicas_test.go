@@ -58,19 +58,27 @@ type recorder struct {
 	open  map[string]map[string]time.Time // id -> key -> start
 	spans map[string][]span               // key -> spans
 	cache map[string]int                  // id -> objects cached (controller mode)
-	heap  map[string]uint64               // id -> live heap at its last HEAP line
+	heap  map[string]memory               // id -> its last HEAP line
 }
 
+// memory is a replica's HEAP line: live heap after a GC, resident set and its peak.
+type memory struct{ heap, rss, peakRSS uint64 }
+
 func newRecorder() *recorder {
-	return &recorder{open: map[string]map[string]time.Time{}, spans: map[string][]span{}, cache: map[string]int{}, heap: map[string]uint64{}}
+	return &recorder{open: map[string]map[string]time.Time{}, spans: map[string][]span{}, cache: map[string]int{}, heap: map[string]memory{}}
 }
 
 func (rc *recorder) line(l string) {
 	f := strings.Fields(l)
-	if len(f) == 4 && f[0] == "HEAP" {
-		if n, err := strconv.ParseUint(f[2], 10, 64); err == nil {
+	if len(f) == 6 && f[0] == "HEAP" {
+		var m memory
+		var errs [3]error
+		m.heap, errs[0] = strconv.ParseUint(f[2], 10, 64)
+		m.rss, errs[1] = strconv.ParseUint(f[4], 10, 64)
+		m.peakRSS, errs[2] = strconv.ParseUint(f[5], 10, 64)
+		if errs == [3]error{} {
 			rc.mu.Lock()
-			rc.heap[f[1]] = n
+			rc.heap[f[1]] = m
 			rc.mu.Unlock()
 		}
 		return

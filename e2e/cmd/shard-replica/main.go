@@ -25,9 +25,9 @@
 // sharded MiniDeployment controller (deployment.SetupSharded, ring by namespace) and prints
 // START and END around each of its reconciles (from the Manager's Tracer).
 //
-// SIGUSR1 prints the heap after a garbage collection:
+// SIGUSR1 prints the heap after a garbage collection, the resident set and its peak:
 //
-//	HEAP <id> <bytes of live heap> <ns>
+//	HEAP <id> <bytes of live heap> <ns> <bytes resident> <peak bytes resident>
 //
 // SIGTERM or SIGINT shut it down cleanly: it drains its reconciles and releases its Lease.
 package main

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -20,7 +22,8 @@ import (
 	"github.com/informerkit/informerkit/tracing"
 )
 
-// reportHeap prints the live heap, after a garbage collection, at each SIGUSR1.
+// reportHeap prints the live heap, after a garbage collection, and the process's resident
+// set and its peak, at each SIGUSR1.
 func reportHeap(ctx context.Context, id string) {
 	usr1 := make(chan os.Signal, 1)
 	signal.Notify(usr1, syscall.SIGUSR1)
@@ -34,7 +37,8 @@ func reportHeap(ctx context.Context, id string) {
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		emit("HEAP %s %d %d", id, ms.HeapAlloc, time.Now().UnixNano())
+		rss, peak := residentSet()
+		emit("HEAP %s %d %d %d %d", id, ms.HeapAlloc, time.Now().UnixNano(), rss, peak)
 	}
 }
 
@@ -153,4 +157,30 @@ func (r reconcileTracer) Start(ctx context.Context, name string, opts tracing.St
 	key := ns + "/" + n
 	emit("START %s %s %d", r.id, key, time.Now().UnixNano())
 	return ctx, reconcileSpan{id: r.id, key: key}
+}
+
+// residentSet returns the process's resident set size and its peak (VmRSS and VmHWM of
+// /proc/self/status, in bytes); 0 where they cannot be read.
+func residentSet() (rss, peak uint64) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 3 || f[2] != "kB" {
+			continue
+		}
+		n, err := strconv.ParseUint(f[1], 10, 64)
+		if err != nil {
+			continue
+		}
+		switch f[0] {
+		case "VmRSS:":
+			rss = n << 10
+		case "VmHWM:":
+			peak = n << 10
+		}
+	}
+	return rss, peak
 }
