@@ -34,7 +34,7 @@ func (c *Controller) followedResources(sources []Source) ([]meta.GroupVersionRes
 	for i, s := range sources {
 		f, ok := s.(followable)
 		if !ok {
-			return nil, fmt.Errorf("controller %q: FollowResources: source %d (%s) cannot run again: use KindFor, Channel or the Builder", c.name, i, describe(s))
+			return nil, fmt.Errorf("controller %q: FollowResources: source %d (%s) cannot run again: use KindFor, ScopedKindFor, Channel or the Builder", c.name, i, describe(s))
 		}
 		if gvr, ok := f.followedResource(); ok && !slices.Contains(out, gvr) {
 			out = append(out, gvr)

@@ -503,6 +503,14 @@ func (m *Manager) track(name string, inf trackedInformer) {
 	slices.SortFunc(m.informers, func(a, b namedInformer) int { return strings.Compare(a.name, b.name) })
 }
 
+// untrack removes inf from the informers readiness and metrics cover (a ScopedKind's, when
+// its run ends).
+func (m *Manager) untrack(inf trackedInformer) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.informers = slices.DeleteFunc(m.informers, func(t namedInformer) bool { return t.inf == inf })
+}
+
 // trackedInformers returns the informers readiness and metrics cover, sorted by name: every
 // informer of the manager's factory, and those of the controllers' Kind sources that come
 // from elsewhere.

@@ -2,7 +2,11 @@ package controller
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/meta"
@@ -16,7 +20,8 @@ import (
 // finds nothing); objects that stay are not delivered again. The Manager runs it with its
 // caches, from Start to the end of the drain, and /readyz covers it. Unlike InformerFor's it
 // is not shared: each call makes one, with the factory's settings (its namespace and
-// selectors do not apply: scope says what it caches). Call it before Start.
+// selectors do not apply: scope says what it caches). Call it before Start. It runs once: a
+// controller that follows its resources watches ScopedKindFor's source instead.
 func ScopedInformerFor[T meta.Object](m *Manager, gvr meta.GroupVersionResource, scope informer.Scope) *informer.ScopedInformer[T] {
 	inf := informer.NewScopedFor[T](m.factory, gvr, scope)
 	m.follow.mu.Lock()
@@ -37,4 +42,121 @@ func (m *Manager) runScoped(cachesCtx context.Context) (wait func()) {
 		wg.Go(func() { inf.Run(cachesCtx) })
 	}
 	return wg.Wait
+}
+
+// ScopedKind is a Source of the events of a scoped informer of T (informer.ScopedInformer)
+// made each time the source runs, with the scope last set, and stopped when the source
+// stops. Unlike Kind over ScopedInformerFor's informer it can run again, so a controller
+// that follows its resources (Options.FollowResources) can watch it: each life of the
+// controller lists the scope afresh, and SetScope changes the scope of the running life and
+// of those to come. Make it with ScopedKindFor.
+type ScopedKind[T meta.Object] struct {
+	dispatcher[T]
+	m       *Manager
+	gvr     meta.GroupVersionResource
+	running atomic.Bool
+	reg     atomic.Pointer[informer.Registration[T]]
+
+	// setMu orders SetScope calls, so that the running informer ends at the last scope set.
+	setMu sync.Mutex
+	// mu guards the scope and the informer of the current run (nil between runs).
+	mu    sync.Mutex
+	scope informer.Scope
+	inf   *informer.ScopedInformer[T]
+}
+
+// ScopedKindFor returns a Source of the events of T for gvr in scope (namespaces, label
+// selector), over an informer made each time the source runs, with the factory's settings
+// (its namespace and selectors do not apply: the scope says what is cached). The handler and
+// predicates are Kind's. It follows gvr for a controller that follows its resources.
+func ScopedKindFor[T meta.Object](m *Manager, gvr meta.GroupVersionResource, scope informer.Scope, handler EventHandler[T], predicates ...Predicate[T]) *ScopedKind[T] {
+	if m == nil {
+		panic("controller: ScopedKindFor: nil Manager")
+	}
+	return &ScopedKind[T]{dispatcher: dispatcher[T]{handler: handler, predicates: predicates}, m: m, gvr: gvr,
+		scope: informer.Scope{Namespaces: slices.Clone(scope.Namespaces), LabelSelector: scope.LabelSelector}}
+}
+
+// SetScope sets the scope. While the source runs, its informer moves to it as
+// ScopedInformer.SetScope does (what enters reaches the handler as creates, what leaves as
+// deletes, what stays is not delivered again) and SetScope returns as that one does; the
+// next run starts with it.
+func (s *ScopedKind[T]) SetScope(ctx context.Context, scope informer.Scope) error {
+	s.setMu.Lock()
+	defer s.setMu.Unlock()
+	s.mu.Lock()
+	s.scope = informer.Scope{Namespaces: slices.Clone(scope.Namespaces), LabelSelector: scope.LabelSelector}
+	inf := s.inf
+	s.mu.Unlock()
+	if inf == nil {
+		return nil
+	}
+	err := inf.SetScope(ctx, scope)
+	if errors.Is(err, informer.ErrStopped) {
+		return nil // the run ended meanwhile; the next one starts with scope
+	}
+	return err
+}
+
+// Scope returns the scope last set.
+func (s *ScopedKind[T]) Scope() informer.Scope {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return informer.Scope{Namespaces: slices.Clone(s.scope.Namespaces), LabelSelector: s.scope.LabelSelector}
+}
+
+// Informer returns the informer of the current run, nil while the source does not run. Read
+// the cache through it (GetIndexer, Lister); do not run it or set its scope directly.
+func (s *ScopedKind[T]) Informer() *informer.ScopedInformer[T] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inf
+}
+
+// Run makes the informer with the current scope, runs it until ctx is done, and stops it.
+func (s *ScopedKind[T]) Run(ctx context.Context, q Queue) error {
+	if s.handler == nil {
+		return errors.New("controller: ScopedKindFor source needs a handler")
+	}
+	if !s.running.CompareAndSwap(false, true) {
+		return errors.New("controller: a ScopedKindFor source runs once at a time")
+	}
+	defer s.running.Store(false)
+	s.setMu.Lock() // a SetScope in progress completes on the previous informer first
+	s.mu.Lock()
+	inf := informer.NewScopedFor[T](s.m.factory, s.gvr, s.scope)
+	s.inf = inf
+	s.mu.Unlock()
+	s.setMu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.inf = nil
+		s.mu.Unlock()
+	}()
+	reg, err := inf.AddEventHandlerWithOptions(&kindHandler[T]{ctx: ctx, q: q, d: &s.dispatcher, inf: inf.Name()},
+		informer.HandlerOptions{Name: "controller:" + s.String()})
+	if err != nil {
+		return err
+	}
+	s.reg.Store(reg)
+	defer s.reg.Store(nil)
+	s.m.track(inf.Name(), inf)
+	defer s.m.untrack(inf)
+	inf.Run(ctx) // returns once ctx is done and its handlers have stopped
+	<-reg.Done()
+	return nil
+}
+
+// HasSynced reports whether the current run's informer has synced and the handler has
+// processed its initial list.
+func (s *ScopedKind[T]) HasSynced() bool {
+	reg := s.reg.Load()
+	return reg != nil && reg.HasSynced()
+}
+
+func (s *ScopedKind[T]) followedResource() (meta.GroupVersionResource, bool) { return s.gvr, true }
+
+// String names the informer, for errors about a source that did not sync.
+func (s *ScopedKind[T]) String() string {
+	return fmt.Sprintf("informer %s (scoped, made each run)", s.gvr)
 }

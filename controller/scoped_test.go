@@ -2,12 +2,16 @@ package controller
 
 import (
 	"context"
+	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/internal/testobj"
+	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/labels"
 )
 
@@ -90,5 +94,108 @@ func TestControllerScopeChangesWithoutARestart(t *testing.T) {
 	settled("after removing a")
 	if _, err := scoped.Lister().Get("a", "x"); err == nil {
 		t.Fatal("an object of the removed namespace is still cached")
+	}
+}
+
+// A controller that follows its CRD watches a ScopedKind: each life lists the scope last
+// set, SetScope moves the running informer, and a scope set while the controller waits is
+// the next life's.
+func TestScopedKindFollowsItsCRD(t *testing.T) {
+	srv := newTestServerWithOptions(t, apitest.Options{CRDWatchTeardownDelay: -1})
+	for _, ns := range []string{"a", "b"} {
+		if _, err := srv.Create("namespaces", map[string]any{"metadata": map[string]any{"name": ns}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg := kinds.NewRegistry()
+	if err := reg.Register(reflect.TypeFor[*testobj.Widget](), testobj.WidgetInfo); err != nil {
+		t.Fatal(err)
+	}
+	log := &levelLog{}
+	m := newManager(t, srv, ManagerOptions{Kinds: reg, Logger: slog.New(log), HTTPAddress: "127.0.0.1:0"})
+	src := ScopedKindFor[*testobj.Widget](m, testobj.WidgetGVR, informer.Scope{Namespaces: []string{"a"}},
+		EnqueueRequestForObject[*testobj.Widget]())
+	got := make(chan Request, 100)
+	c, err := New("scoped-widgets", recordingReconciler(got), Options{FollowResources: true, Logger: slog.New(log)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Watch(src); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Add(c); err != nil {
+		t.Fatal(err)
+	}
+	startManager(t, m)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	waitFor(t, "the controller to wait for its CRD", func() bool { return len(c.Waiting()) == 1 })
+	if src.Informer() != nil {
+		t.Fatal("an informer while the CRD is missing")
+	}
+	createWidgets := func() {
+		t.Helper()
+		for _, ns := range []string{"a", "b"} {
+			if _, err := srv.Create("widgets", widget(ns, "w")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	// First life, scope {a}: only a/w; then b added while it runs: b/w, and a/w not again.
+	if _, err := srv.Create(crdsName, widgetCRD(false, false)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the controller to start", c.Running)
+	createWidgets()
+	expect(t, got, Request{Namespace: "a", Name: "w"}, "the widget in scope")
+	if r := scrape(t, m.Registry()); !strings.Contains(r, "widgets.v1.example.com (scoped)") {
+		t.Fatalf("the metrics do not cover the running life's informer:\n%s", r)
+	}
+	if err := src.SetScope(ctx, informer.Scope{Namespaces: []string{"a", "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, got, Request{Namespace: "b", Name: "w"}, "the namespace added")
+	waitFor(t, "the queue to drain", func() bool { return c.Queue().Len() == 0 })
+	if len(got) > 0 {
+		t.Fatalf("a reconcile too many: %v", <-got)
+	}
+
+	// The CRD goes: the life ends, its informer with it; the scope set while it waits is the
+	// next life's.
+	if err := srv.Delete(crdsName, "", "widgets.example.com"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the controller to stop", func() bool { return !c.Running() && len(c.Waiting()) == 1 })
+	if src.Informer() != nil {
+		t.Fatal("the stopped life's informer is still the source's")
+	}
+	// The metrics are computed at each scrape (the Stats are reused for 100 ms).
+	waitFor(t, "the stopped life's informer to leave the metrics", func() bool {
+		return !strings.Contains(scrape(t, m.Registry()), "widgets.v1.example.com (scoped)")
+	})
+	if err := src.SetScope(ctx, informer.Scope{Namespaces: []string{"b"}}); err != nil {
+		t.Fatal(err)
+	}
+	for len(got) > 0 {
+		<-got // the deletions' reconciles
+	}
+
+	// Second life, scope {b}: only b/w.
+	if _, err := srv.Create(crdsName, widgetCRD(false, false)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the controller to start again", c.Running)
+	createWidgets()
+	expect(t, got, Request{Namespace: "b", Name: "w"}, "the widget of the new scope")
+	waitFor(t, "the queue to drain", func() bool { return c.Queue().Len() == 0 })
+	if len(got) > 0 {
+		t.Fatalf("a reconcile of a namespace out of scope: %v", <-got)
+	}
+	if inf := src.Informer(); inf == nil || !slices.Equal(inf.Scope().Namespaces, []string{"b"}) {
+		t.Fatalf("the running informer's scope: %+v", inf)
+	}
+	if bad := log.above(slog.LevelWarn); len(bad) > 0 {
+		t.Fatalf("warnings or errors logged:\n%s", strings.Join(bad, "\n"))
 	}
 }
