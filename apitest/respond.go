@@ -143,7 +143,7 @@ func (s *Server) respondList(w http.ResponseWriter, r *http.Request, ri *reqInfo
 		if out.Format == negotiation.Protobuf {
 			w.Header().Set("Content-Type", negotiation.MediaProtobuf)
 			w.WriteHeader(http.StatusOK)
-			w.Write(protobufList(out.AsAPIVersion(), "PartialObjectMetadataList", lm, items, func(o *storedObj) []byte { return o.protobufMeta() }))
+			writeProtobufList(w, out.AsAPIVersion(), "PartialObjectMetadataList", lm, items, func(o *storedObj) []byte { return o.protobufMeta() })
 			return
 		}
 		list := map[string]any{"kind": "PartialObjectMetadataList", "apiVersion": out.AsAPIVersion(), "metadata": lm}
@@ -162,7 +162,7 @@ func (s *Server) respondList(w http.ResponseWriter, r *http.Request, ri *reqInfo
 	if out.Format == negotiation.Protobuf {
 		w.Header().Set("Content-Type", negotiation.MediaProtobuf)
 		w.WriteHeader(http.StatusOK)
-		w.Write(protobufList(gv, res.typ.Kind+"List", lm, items, func(o *storedObj) []byte { return o.protobufMessage(res) }))
+		writeProtobufList(w, gv, res.typ.Kind+"List", lm, items, func(o *storedObj) []byte { return o.protobufMessage(res) })
 		return
 	}
 	var buf bytes.Buffer

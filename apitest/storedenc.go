@@ -1,8 +1,10 @@
 package apitest
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/informerkit/informerkit/internal/kubeproto"
@@ -13,20 +15,57 @@ import (
 // The other encodings of a stored object (list item JSON, protobuf message and envelope,
 // PartialObjectMetadata), made on first use and cached: the object is immutable.
 
-// protobufList encodes a list message (ListMeta = 1, items = 2) in its envelope.
-func protobufList(apiVersion, kind string, lm meta.ListMeta, items []*storedObj, item func(*storedObj) []byte) []byte {
+// writeProtobufList writes a list message (ListMeta = 1, items = 2) in its envelope, item by
+// item: the envelope's length prefix is computed from the items' cached encodings first, so
+// that a large list is never built whole in memory (the kube-apiserver, v1.33 on, streams
+// protobuf lists too). The bytes are those of kubeproto.Wrap over the whole message. A write error
+// (the client went away) cannot be answered: the status line is sent.
+func writeProtobufList(w io.Writer, apiVersion, kind string, lm meta.ListMeta, items []*storedObj, item func(*storedObj) []byte) {
 	lmt := kubeschema.Lookup("io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta")
 	lmMap, _ := toMap(lm)
 	meta, err := kubeproto.Encode(lmt, lmMap)
 	if err != nil {
 		meta = nil
 	}
-	var b []byte
-	b = appendLenField(b, 1, meta)
+	n := lenField(1, len(meta))
 	for _, o := range items {
-		b = appendLenField(b, 2, item(o))
+		n += lenField(2, len(item(o)))
 	}
-	return kubeproto.Wrap(apiVersion, kind, b)
+	// The envelope without its raw field is the magic and type meta (head), then the two
+	// empty fields after raw (tail): raw goes between them.
+	env := kubeproto.Wrap(apiVersion, kind, nil)
+	head, tail := env[:len(env)-envelopeTail], env[len(env)-envelopeTail:]
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(head)
+	bw.Write(appendUvarint(appendUvarint(nil, 2<<3|2), uint64(n)))
+	bw.Write(appendLenField(nil, 1, meta))
+	var b []byte
+	for _, o := range items {
+		v := item(o)
+		b = appendUvarint(appendUvarint(b[:0], 2<<3|2), uint64(len(v)))
+		bw.Write(b)
+		bw.Write(v)
+	}
+	bw.Write(tail)
+	bw.Flush()
+}
+
+// envelopeTail is the length of what kubeproto.Wrap writes after the raw field:
+// contentEncoding (3) and contentType (4), both empty (a tag and a zero length each).
+const envelopeTail = 4
+
+// lenField is the length of a length-delimited field num holding n bytes.
+func lenField(num, n int) int {
+	return uvarintLen(uint64(num)<<3|2) + uvarintLen(uint64(n)) + n
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
 }
 
 func appendLenField(b []byte, num int, v []byte) []byte {
