@@ -170,19 +170,28 @@ func (p *heapProbe) stop() (atObjects, bySampling uint64) {
 // structural sharing shrink each object. With the incremental relist (the default) it is
 // the set of listed keys plus a few objects in flight.
 //
+// changed=none relists the objects the cache holds; changed=all first updates every pod
+// while the informer's watch is stalled, so that the relist finds every object changed
+// (the worst case, as after a long outage): the incremental relist then
+// holds every changed object, transformed and shared, until the list completes, since a
+// list that fails must change nothing (unchanged objects are not held at all).
+//
 // Each iteration forces a relist at the last resourceVersion with an ERROR 410 on the watch
 // (as compaction does): an unpaged LIST (client-go's relist), a paged LIST (limit 500, as on
 // a server without a watch cache), or a streaming list (WatchList). The live heap is sampled
-// at every 250th object the reflector queues (the transform runs then, with the reflector
-// paused: peak-extra-at-objects-MiB) and by back-to-back forced GCs in the background, which
+// at every 250th listed object, with the reflector paused (where the incremental relist
+// receives it, or where a whole-list Replace transforms it: peak-extra-at-objects-MiB), and
+// by back-to-back forced GCs in the background, which
 // catch moments no object is queued, such as a whole LIST body being decoded, but count what
 // the reflector allocates during each GC cycle as live (an upper bound; peak-extra-MiB is
 // the larger of the two). The apitest server's own memory is part of the heap, in the steady
-// state as during the relist (a LIST snapshot is a slice of pointers to stored objects).
+// state as during the relist: it has encoded every object before the figures (encodePods), a
+// LIST snapshot is a slice of pointers to stored objects, and it writes a list body item by
+// item (a body built whole would be counted as the informer's).
 // sharing=off turns the informer's structural sharing off (Options.DisableSharing): a cache
-// three times larger, the same extra memory.
+// about three times larger.
 //
-// Run with -benchtime=1x -count=6 and take medians. RELIST_VERBOSE=1 logs each iteration.
+// Run with -benchtime=1x -count=5 and take medians (bench/README.md, "Relist memory"). RELIST_VERBOSE=1 logs each iteration.
 func BenchmarkRelistPeakHeap(b *testing.B) {
 	s := relistServer(b)
 	defer s.Close()
@@ -196,28 +205,75 @@ func BenchmarkRelistPeakHeap(b *testing.B) {
 		{"watchlist", reflector.WatchListOn, 0},
 	}
 	onOff := map[bool]string{true: "on", false: "off"}
-	for _, sharing := range []bool{true, false} {
-		for _, p := range protocols {
-			for _, incremental := range []bool{true, false} {
-				name := fmt.Sprintf("sharing=%s/protocol=%s/incremental=%s", onOff[sharing], p.name, onOff[incremental])
-				b.Run(name, func(b *testing.B) { benchRelistPeakHeap(b, s, p.watchList, p.pageSize, incremental, sharing) })
+	for _, changed := range []bool{false, true} {
+		for _, sharing := range []bool{true, false} {
+			for _, p := range protocols {
+				for _, incremental := range []bool{true, false} {
+					name := fmt.Sprintf("changed=%s/sharing=%s/protocol=%s/incremental=%s",
+						map[bool]string{false: "none", true: "all"}[changed], onOff[sharing], p.name, onOff[incremental])
+					b.Run(name, func(b *testing.B) { benchRelistPeakHeap(b, s, p.watchList, p.pageSize, incremental, sharing, changed) })
+				}
 			}
 		}
 	}
 }
 
-func benchRelistPeakHeap(b *testing.B, s *apitest.Server, watchList reflector.WatchListMode, pageSize int64, incremental, sharing bool) {
-	cfg := s.Config()
-	c, err := apiclient.New(cfg)
+// changeRounds counts the calls of changeAllWhileNotWatching in the process: each gives
+// every pod a podIP it did not have in the call before (with -benchtime=1x every run is
+// iteration 0, so the iteration cannot tell them apart).
+var changeRounds int
+
+// changedPodIP is pod i's podIP after change round round.
+func changedPodIP(round, i int) string {
+	return fmt.Sprintf("172.%d.%d.%d", 16+round%16, i>>8&0xff, i&0xff)
+}
+
+// changeAllWhileNotWatching makes the next relist find every object changed: the informer's
+// watch is stalled (open, silent) while every pod is updated and the history compacted, so
+// the informer hears none of it; the ERROR 410 that follows makes it relist. It returns the
+// stall's release and the podIP pod 0 has now.
+func changeAllWhileNotWatching(b *testing.B, s *apitest.Server) (release func(), podIP0 string) {
+	round := changeRounds
+	changeRounds++
+	release, n, err := s.StallWatches("pods", 0)
+	if err != nil || n != 1 {
+		b.Fatalf("StallWatches: %d, %v", n, err)
+	}
+	for i := range relistObjects {
+		if _, err := s.Mutate("pods", "default", fmt.Sprintf("web-%05d-x7k2p", i), func(o apitest.Object) {
+			o["status"].(map[string]any)["podIP"] = changedPodIP(round, i)
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.Compact("pods"); err != nil {
+		b.Fatal(err)
+	}
+	return release, changedPodIP(round, 0)
+}
+
+// encodePods lists every pod once, so that the server has encoded each (apitest keeps an
+// object's encodings from its first use): the relist's figures must not count the server's
+// work, nor the cache's (before) the server's encodings of the first list.
+func encodePods(b *testing.B, pods *apiclient.Resource[*benchPod]) {
+	if _, err := pods.ListEach(context.Background(), apiclient.ListOptions{}, func(*benchPod) error { return nil }); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func benchRelistPeakHeap(b *testing.B, s *apitest.Server, watchList reflector.WatchListMode, pageSize int64, incremental, sharing, changed bool) {
+	c, err := apiclient.New(s.Config())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer c.Close()
+	pods := apiclient.NewResource[*benchPod](c, meta.GroupVersionResource{Version: "v1", Resource: "pods"})
+	encodePods(b, pods)
 	before := liveHeap()
 
 	probe := &heapProbe{}
 	var queued atomic.Int64
-	inf := New(apiclient.NewResource[*benchPod](c, meta.GroupVersionResource{Version: "v1", Resource: "pods"}), Options[*benchPod]{
+	inf := New(pods, Options[*benchPod]{
 		WatchList:                watchList,
 		PageSize:                 pageSize,
 		disableIncrementalRelist: !incremental,
@@ -226,9 +282,21 @@ func benchRelistPeakHeap(b *testing.B, s *apitest.Server, watchList reflector.Wa
 		StallTimeout:             -1,
 		Logger:                   slog.New(slog.DiscardHandler),
 	})
-	if err := inf.SetTransform(func(o *benchPod) (*benchPod, error) {
+	// The heap is sampled at every 250th listed object, with the reflector paused: where the
+	// incremental relist receives it (before it is kept or held), or where a whole-list
+	// Replace transforms it.
+	sampleAtObject := func() {
 		if queued.Add(1)%250 == 0 {
 			probe.sample(true)
+		}
+	}
+	if incremental {
+		relistAdded = sampleAtObject
+		defer func() { relistAdded = nil }()
+	}
+	if err := inf.SetTransform(func(o *benchPod) (*benchPod, error) {
+		if !incremental {
+			sampleAtObject()
 		}
 		return DropManagedFields(o)
 	}); err != nil {
@@ -265,6 +333,11 @@ func benchRelistPeakHeap(b *testing.B, s *apitest.Server, watchList reflector.Wa
 		if _, err := s.WaitForWatches(ctx, "pods", 1); err != nil {
 			b.Fatal(err)
 		}
+		release, podIP0 := func() {}, ""
+		if changed {
+			release, podIP0 = changeAllWhileNotWatching(b, s)
+			encodePods(b, pods)
+		}
 		base = liveHeap()
 		probe.start()
 		done := make(chan struct{})
@@ -285,7 +358,12 @@ func benchRelistPeakHeap(b *testing.B, s *apitest.Server, watchList reflector.Wa
 			b.Fatalf("ExpireWatches: %d, %v", n, err)
 		}
 		waitDrained(lists + 1)
+		release()
 		b.StopTimer()
+		// The relist must have found the objects changed (and the cache hold the new state).
+		if p, ok, _ := inf.GetStore().GetByKey("default/web-00000-x7k2p"); changed && (!ok || p.Status.PodIP != podIP0) {
+			b.Fatalf("after the relist pod 0 is %v (found %v), want podIP %s", p, ok, podIP0)
+		}
 		close(done)
 		<-sampler
 		atObjects, bySampling := probe.stop()
