@@ -126,7 +126,7 @@ func (p *PrimaryType[T]) bindPrimary(b *Builder) (Source, kinds.Info, error) {
 // released it).
 func bindSource[T meta.Object](b *Builder, gvr meta.GroupVersionResource, h EventHandler[T], predicates []Predicate[T], set func(*informer.Informer[T]) error) Source {
 	if b.opts.FollowResources {
-		return &acquiredKind[T]{dispatcher: dispatcher[T]{handler: h, predicates: predicates}, m: b.mgr, gvr: gvr, bound: set}
+		return &acquiredKind[T]{rerunnable: rerunnable[T]{dispatcher: dispatcher[T]{handler: h, predicates: predicates}, m: b.mgr, gvr: gvr}, bound: set}
 	}
 	inf := InformerFor[T](b.mgr, gvr)
 	if err := set(inf); err != nil {

@@ -110,18 +110,66 @@ func (c *Controller) Waiting() []meta.GroupVersionResource {
 	return slices.Clone(c.waiting)
 }
 
+// rerunnable is what the sources that can run again (KindFor's and ScopedKindFor's) share:
+// the handler, the resource they follow, the guard against two runs at once, and the
+// registration of the current run's handler.
+type rerunnable[T meta.Object] struct {
+	dispatcher[T]
+	m       *Manager
+	gvr     meta.GroupVersionResource
+	running atomic.Bool
+	reg     atomic.Pointer[informer.Registration[T]]
+}
+
+// begin starts a run of the source made by maker: it fails without a handler or while
+// another run is in progress. A successful begin is followed by end.
+func (s *rerunnable[T]) begin(maker string) error {
+	if s.handler == nil {
+		return fmt.Errorf("controller: %s source needs a handler", maker)
+	}
+	if !s.running.CompareAndSwap(false, true) {
+		return fmt.Errorf("controller: a %s source runs once at a time", maker)
+	}
+	return nil
+}
+
+func (s *rerunnable[T]) end() { s.running.Store(false) }
+
+// handlerTarget is the part of an informer (plain or scoped) a run adds its handler to.
+type handlerTarget[T meta.Object] interface {
+	Name() string
+	AddEventHandlerWithOptions(handler informer.ResourceEventHandler[T], opts informer.HandlerOptions) (*informer.Registration[T], error)
+}
+
+// register adds the run's handler, which enqueues into q, to inf, and records the
+// registration for HasSynced until the run calls forget.
+func (s *rerunnable[T]) register(ctx context.Context, q Queue, inf handlerTarget[T], source fmt.Stringer) (reg *informer.Registration[T], forget func(), err error) {
+	reg, err = inf.AddEventHandlerWithOptions(&kindHandler[T]{ctx: ctx, q: q, d: &s.dispatcher, inf: inf.Name()},
+		informer.HandlerOptions{Name: "controller:" + source.String()})
+	if err != nil {
+		return nil, nil, err
+	}
+	s.reg.Store(reg)
+	return reg, func() { s.reg.Store(nil) }, nil
+}
+
+// HasSynced reports whether the current run's handler has processed its informer's initial
+// list (false between runs).
+func (s *rerunnable[T]) HasSynced() bool {
+	reg := s.reg.Load()
+	return reg != nil && reg.HasSynced()
+}
+
+func (s *rerunnable[T]) followedResource() (meta.GroupVersionResource, bool) { return s.gvr, true }
+
 // acquiredKind is the Source of KindFor: Kind over the Manager's shared informer of T for a
 // resource, acquired when the source runs and released when it stops.
 type acquiredKind[T meta.Object] struct {
-	dispatcher[T]
-	m   *Manager
-	gvr meta.GroupVersionResource
+	rerunnable[T]
 	// bound, if set, is called with the informer before the source's handler is added
 	// (the Builder's inputs keep it for Informer and ChildrenOf, and add their indexes), and
 	// with nil once the informer is released.
-	bound   func(inf *informer.Informer[T]) error
-	running atomic.Bool
-	reg     atomic.Pointer[informer.Registration[T]]
+	bound func(inf *informer.Informer[T]) error
 }
 
 // KindFor returns a Source of the events of the Manager's shared informer of T for gvr (with
@@ -134,17 +182,14 @@ func KindFor[T meta.Object](m *Manager, gvr meta.GroupVersionResource, handler E
 	if m == nil {
 		panic("controller: KindFor: nil Manager")
 	}
-	return &acquiredKind[T]{dispatcher: dispatcher[T]{handler: handler, predicates: predicates}, m: m, gvr: gvr}
+	return &acquiredKind[T]{rerunnable: rerunnable[T]{dispatcher: dispatcher[T]{handler: handler, predicates: predicates}, m: m, gvr: gvr}}
 }
 
 func (s *acquiredKind[T]) Run(ctx context.Context, q Queue) error {
-	if s.handler == nil {
-		return errors.New("controller: KindFor source needs a handler")
+	if err := s.begin("KindFor"); err != nil {
+		return err
 	}
-	if !s.running.CompareAndSwap(false, true) {
-		return errors.New("controller: a KindFor source runs once at a time")
-	}
-	defer s.running.Store(false)
+	defer s.end()
 	if err := s.m.startInformers(); err != nil {
 		return err
 	}
@@ -159,13 +204,11 @@ func (s *acquiredKind[T]) Run(ctx context.Context, q Queue) error {
 		}
 		defer func() { _ = s.bound(nil) }()
 	}
-	reg, err := inf.AddEventHandlerWithOptions(&kindHandler[T]{ctx: ctx, q: q, d: &s.dispatcher, inf: inf.Name()},
-		informer.HandlerOptions{Name: "controller:" + s.String()})
+	reg, forget, err := s.register(ctx, q, inf, s)
 	if err != nil {
 		return err
 	}
-	s.reg.Store(reg)
-	defer s.reg.Store(nil)
+	defer forget()
 	if err := s.m.startInformers(); err != nil {
 		return err
 	}
@@ -176,13 +219,6 @@ func (s *acquiredKind[T]) Run(ctx context.Context, q Queue) error {
 	<-reg.Done() // the call in progress, if any, has returned
 	return nil
 }
-
-func (s *acquiredKind[T]) HasSynced() bool {
-	reg := s.reg.Load()
-	return reg != nil && reg.HasSynced()
-}
-
-func (s *acquiredKind[T]) followedResource() (meta.GroupVersionResource, bool) { return s.gvr, true }
 
 // String names the informer, for errors about a source that did not sync.
 func (s *acquiredKind[T]) String() string {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/meta"
@@ -51,11 +50,7 @@ func (m *Manager) runScoped(cachesCtx context.Context) (wait func()) {
 // controller lists the scope afresh, and SetScope changes the scope of the running life and
 // of those to come. Make it with ScopedKindFor.
 type ScopedKind[T meta.Object] struct {
-	dispatcher[T]
-	m       *Manager
-	gvr     meta.GroupVersionResource
-	running atomic.Bool
-	reg     atomic.Pointer[informer.Registration[T]]
+	rerunnable[T]
 
 	// setMu orders SetScope calls, so that the running informer ends at the last scope set.
 	setMu sync.Mutex
@@ -73,7 +68,7 @@ func ScopedKindFor[T meta.Object](m *Manager, gvr meta.GroupVersionResource, sco
 	if m == nil {
 		panic("controller: ScopedKindFor: nil Manager")
 	}
-	return &ScopedKind[T]{dispatcher: dispatcher[T]{handler: handler, predicates: predicates}, m: m, gvr: gvr,
+	return &ScopedKind[T]{rerunnable: rerunnable[T]{dispatcher: dispatcher[T]{handler: handler, predicates: predicates}, m: m, gvr: gvr},
 		scope: informer.Scope{Namespaces: slices.Clone(scope.Namespaces), LabelSelector: scope.LabelSelector}}
 }
 
@@ -115,13 +110,10 @@ func (s *ScopedKind[T]) Informer() *informer.ScopedInformer[T] {
 
 // Run makes the informer with the current scope, runs it until ctx is done, and stops it.
 func (s *ScopedKind[T]) Run(ctx context.Context, q Queue) error {
-	if s.handler == nil {
-		return errors.New("controller: ScopedKindFor source needs a handler")
+	if err := s.begin("ScopedKindFor"); err != nil {
+		return err
 	}
-	if !s.running.CompareAndSwap(false, true) {
-		return errors.New("controller: a ScopedKindFor source runs once at a time")
-	}
-	defer s.running.Store(false)
+	defer s.end()
 	s.setMu.Lock() // a SetScope in progress completes on the previous informer first
 	s.mu.Lock()
 	inf := informer.NewScopedFor[T](s.m.factory, s.gvr, s.scope)
@@ -133,28 +125,17 @@ func (s *ScopedKind[T]) Run(ctx context.Context, q Queue) error {
 		s.inf = nil
 		s.mu.Unlock()
 	}()
-	reg, err := inf.AddEventHandlerWithOptions(&kindHandler[T]{ctx: ctx, q: q, d: &s.dispatcher, inf: inf.Name()},
-		informer.HandlerOptions{Name: "controller:" + s.String()})
+	reg, forget, err := s.register(ctx, q, inf, s)
 	if err != nil {
 		return err
 	}
-	s.reg.Store(reg)
-	defer s.reg.Store(nil)
+	defer forget()
 	s.m.track(inf.Name(), inf)
 	defer s.m.untrack(inf)
 	inf.Run(ctx) // returns once ctx is done and its handlers have stopped
 	<-reg.Done()
 	return nil
 }
-
-// HasSynced reports whether the current run's informer has synced and the handler has
-// processed its initial list.
-func (s *ScopedKind[T]) HasSynced() bool {
-	reg := s.reg.Load()
-	return reg != nil && reg.HasSynced()
-}
-
-func (s *ScopedKind[T]) followedResource() (meta.GroupVersionResource, bool) { return s.gvr, true }
 
 // String names the informer, for errors about a source that did not sync.
 func (s *ScopedKind[T]) String() string {
