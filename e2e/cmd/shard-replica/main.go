@@ -193,22 +193,7 @@ func runController(ctx context.Context, wg *sync.WaitGroup, id string, r *ring.R
 	if err := c.Watch(controller.Kind[*configMap](inf, controller.EnqueueRequestForObject[*configMap]())); err != nil {
 		return err
 	}
-	wg.Go(func() {
-		last := -1
-		for {
-			if n := len(inf.GetStore().ListKeys()); n != last {
-				emit("CACHE %s %d %d", id, n, time.Now().UnixNano())
-				last = n
-			}
-			t := time.NewTimer(200 * time.Millisecond)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-			}
-		}
-	})
+	wg.Go(func() { reportCache(ctx, id, func() int { return len(inf.GetStore().ListKeys()) }) })
 	err = c.Start(ctx)
 	wg.Wait()
 	return err
