@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -128,14 +129,30 @@ type lcWatch struct {
 	cancel context.CancelFunc
 }
 
+// watch opens a watch of path. A 429 is retried after its Retry-After, as clients do: the
+// kube-apiserver answers so while the watch cache of a resource's new storage initialises
+// (after a CRD is created or its versions change), which the transcript does not compare.
 func (r *crdRun) watch(path string) *lcWatch {
 	r.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.url+path, nil)
-	req.Header.Set("Accept", "application/json")
-	resp, err := r.client.Do(req)
-	if err != nil {
-		r.t.Fatalf("%s: watch %s: %v", r.name, path, err)
+	var resp *http.Response
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.url+path, nil)
+		req.Header.Set("Accept", "application/json")
+		var err error
+		resp, err = r.client.Do(req)
+		if err != nil {
+			r.t.Fatalf("%s: watch %s: %v", r.name, path, err)
+		}
+		if resp.StatusCode != http.StatusTooManyRequests || time.Now().After(deadline) {
+			break
+		}
+		resp.Body.Close()
+		wait := time.Second
+		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 && s <= 5 {
+			wait = time.Duration(s) * time.Second
+		}
+		time.Sleep(wait) // the server's Retry-After: the protocol, not a synchronisation
 	}
 	if resp.StatusCode != 200 {
 		r.t.Fatalf("%s: watch %s: %s", r.name, path, resp.Status)
