@@ -34,7 +34,8 @@ func TestLeaderHandOff(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("E2E_HANDOFF_ROUNDS")); err == nil && v > 0 {
 		rounds = v
 	}
-	const ns, lock = "handoff-e2e", "handoff"
+	const lock = "handoff"
+	ns := newNamespace(t, c)
 	lease := controller.DefaultLeaseDuration
 	cfg := mustConfig(t, c)
 	cfg.QPS, cfg.Burst = 2000, 2000
@@ -46,10 +47,6 @@ func TestLeaderHandOff(t *testing.T) {
 	type obj struct {
 		meta.TypeMeta
 		meta.ObjectMeta `json:"metadata"`
-	}
-	if _, err := apiclient.NewResource[*obj](client, meta.GroupVersionResource{Version: "v1", Resource: "namespaces"}).
-		Create(ctx, &obj{ObjectMeta: meta.ObjectMeta{Name: ns}}, apiclient.CreateOptions{}); err != nil {
-		t.Fatal(err)
 	}
 	cms := apiclient.NewResource[*obj](client, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
 	var wg sync.WaitGroup
