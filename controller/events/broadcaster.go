@@ -79,6 +79,9 @@ type Stats struct {
 	Created, Patched, Failed uint64
 	// Retries counts the writes sent again after a failure.
 	Retries uint64
+	// Renamed counts the creates answered AlreadyExists by another writer's Event of the
+	// same name, and sent again under a new name.
+	Renamed uint64
 }
 
 // Broadcaster writes the events of its Recorders to the API server, asynchronously: a
@@ -99,7 +102,7 @@ type Broadcaster struct {
 
 	recorded, queued, dropped, rejected, late atomic.Uint64
 	filtered, created, patched, failed        atomic.Uint64
-	retries                                   atomic.Uint64
+	retries, renamed                          atomic.Uint64
 	lastDropLog                               atomic.Int64
 }
 
@@ -156,7 +159,7 @@ func (b *Broadcaster) Stats() Stats {
 	return Stats{
 		Recorded: b.recorded.Load(), Queued: b.queued.Load(), Dropped: b.dropped.Load(), Rejected: b.rejected.Load(),
 		Late: b.late.Load(), Filtered: b.filtered.Load(), Created: b.created.Load(), Patched: b.patched.Load(),
-		Failed: b.failed.Load(), Retries: b.retries.Load(),
+		Failed: b.failed.Load(), Retries: b.retries.Load(), Renamed: b.renamed.Load(),
 	}
 }
 
@@ -236,8 +239,9 @@ func (b *Broadcaster) write(ctx context.Context, e *Event, draining <-chan struc
 		b.log.Debug("event dropped by the spam filter", "object", objectKey(e), "reason", e.Reason)
 		return true
 	}
+	var st sendState
 	for try := 1; ; try++ {
-		err := b.send(ctx, c)
+		err := b.send(ctx, c, &st)
 		if err == nil {
 			return true
 		}
@@ -252,11 +256,7 @@ func (b *Broadcaster) write(ctx context.Context, e *Event, draining <-chan struc
 			if ctx.Err() != nil {
 				return false
 			}
-			if meta.IsAlreadyExists(err) {
-				b.log.Debug("event already exists; not retrying", "object", objectKey(c.event), "reason", c.event.Reason)
-			} else {
-				b.log.Error("could not write event; giving up", "object", objectKey(c.event), "reason", c.event.Reason, "tries", try, "err", err)
-			}
+			b.log.Error("could not write event; giving up", "object", objectKey(c.event), "reason", c.event.Reason, "tries", try, "err", err)
 			return true
 		}
 		delay := b.opts.RetryInterval
@@ -279,9 +279,19 @@ func (b *Broadcaster) write(ctx context.Context, e *Event, draining <-chan struc
 	}
 }
 
+// sendState is what the tries of one event have learnt.
+type sendState struct {
+	// createMayHaveWritten: a create failed without saying that it was refused (the
+	// connection broke, a 500 or 504), so the server may hold the Event already.
+	createMayHaveWritten bool
+}
+
+// maxRenames bounds the new names one event is given when its name is taken.
+const maxRenames = 5
+
 // send writes one correlated event: a patch of the existing one, or (first occurrence, or
 // the existing one is gone) a create.
-func (b *Broadcaster) send(ctx context.Context, c correlation) error {
+func (b *Broadcaster) send(ctx context.Context, c correlation, st *sendState) error {
 	ev := c.event
 	events := b.events.Namespace(ev.Namespace)
 	var out *Event
@@ -293,19 +303,57 @@ func (b *Broadcaster) send(ctx context.Context, c correlation) error {
 		}
 	}
 	if c.patch == nil || ev.Count <= 1 || meta.IsNotFound(err) {
-		create := *ev
-		create.ResourceVersion = ""
-		out, err = events.Create(ctx, &create, apiclient.CreateOptions{})
-		if err == nil {
-			b.created.Add(1)
-		}
+		out, err = b.create(ctx, events, ev, st)
 	}
 	if err != nil {
 		return err
 	}
 	b.corr.written(c.key, out)
-	b.log.Debug("event written", "object", objectKey(ev), "type", ev.Type, "reason", ev.Reason, "count", out.Count)
+	b.log.Debug("event written", "object", objectKey(ev), "type", ev.Type, "reason", ev.Reason, "count", out.Count, "name", out.Name)
 	return nil
+}
+
+// create creates ev. A name already taken (AlreadyExists) is either this very Event, which
+// an earlier try created before its answer was lost, or another writer's: a process that
+// named an Event about the same object at the same nanosecond, or a name chosen by hand.
+// The first is success; the second gets the Event created again under a new name. client-go
+// gives up on AlreadyExists; a recorder that drops an Event for its name loses it silently.
+func (b *Broadcaster) create(ctx context.Context, events *apiclient.Resource[*Event], ev *Event, st *sendState) (*Event, error) {
+	create := *ev
+	create.ResourceVersion = ""
+	for renames := 0; ; renames++ {
+		out, err := events.Create(ctx, &create, apiclient.CreateOptions{})
+		switch {
+		case err == nil:
+			b.created.Add(1)
+			return out, nil
+		case !meta.IsAlreadyExists(err):
+			if mayHaveWritten(err) {
+				st.createMayHaveWritten = true
+			}
+			return nil, err
+		case st.createMayHaveWritten:
+			b.created.Add(1)
+			b.log.Debug("event created by an earlier try whose answer was lost", "object", objectKey(ev), "name", create.Name)
+			return &create, nil
+		case renames == maxRenames:
+			return nil, fmt.Errorf("events: %d names in a row were taken: %w", maxRenames+1, err)
+		}
+		old := create.Name
+		create.Name = eventName(ev.InvolvedObject.Name, time.Now())
+		b.renamed.Add(1)
+		b.log.Debug("event name taken by another event; writing it under a new name", "object", objectKey(ev), "taken", old, "name", create.Name)
+	}
+}
+
+// mayHaveWritten: a write failed without the server saying it refused it, so it may have
+// been applied.
+func mayHaveWritten(err error) bool {
+	st, ok := meta.AsStatus(err)
+	if !ok {
+		return !errors.Is(err, context.Canceled)
+	}
+	return st.Code == 500 || st.Code == 504
 }
 
 // retryable: the server may accept the same write later.

@@ -3,7 +3,6 @@ package events
 import (
 	"container/list"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"time"
 
@@ -143,7 +142,7 @@ func (c *correlator) aggregate(e *Event, now time.Time) (*Event, string) {
 	agg := &Event{
 		TypeMeta: e.TypeMeta,
 		ObjectMeta: meta.ObjectMeta{
-			Name:      fmt.Sprintf("%s.%x", e.InvolvedObject.Name, now.UnixNano()),
+			Name:      eventName(e.InvolvedObject.Name, now),
 			Namespace: e.Namespace,
 		},
 		InvolvedObject:      e.InvolvedObject,

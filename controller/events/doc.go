@@ -13,6 +13,10 @@
 // Retry-After); others are abandoned and logged. When Run's context ends, the queued events
 // are written within the drain timeout.
 //
+// An Event's name is its object's and a nanosecond count unique in the process, so that
+// Events recorded at one instant (in a testing/synctest bubble, say) never share a name; a
+// name another writer holds already gets the Event written under a new one, never dropped.
+//
 // Events name their object's kind and apiVersion from the type registry (package kinds):
 // objects read from informer caches do not carry them. Stats counts everything, dropped and
 // filtered events included. A controller.Manager runs a Broadcaster and hands out recorders

@@ -30,7 +30,13 @@ type env struct {
 // newEnv starts apitest and a broadcaster (not running: call run).
 func newEnv(t *testing.T, opts Options) *env {
 	t.Helper()
-	srv := apitest.NewServer()
+	return newEnvOn(t, apitest.Options{}, opts)
+}
+
+// newEnvOn is newEnv with the server's options (InMemory for a synctest bubble).
+func newEnvOn(t *testing.T, so apitest.Options, opts Options) *env {
+	t.Helper()
+	srv := apitest.NewServerWithOptions(so)
 	t.Cleanup(srv.Close)
 	for _, ns := range []string{"shop", "sentinel"} {
 		if _, err := srv.Create("namespaces", map[string]any{"metadata": map[string]any{"name": ns}}); err != nil {

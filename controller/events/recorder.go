@@ -96,7 +96,7 @@ func (r *Recorder) makeEvent(obj meta.Object, annotations map[string]string, eve
 	return &Event{
 		TypeMeta: kinds.Event.TypeMeta(),
 		ObjectMeta: meta.ObjectMeta{
-			Name:        fmt.Sprintf("%s.%x", ref.Name, now.UnixNano()),
+			Name:        eventName(ref.Name, now),
 			Namespace:   ns,
 			Annotations: maps.Clone(annotations),
 		},
