@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/informerkit/informerkit/controller/leaderelection"
 	"github.com/informerkit/informerkit/controller/rbac"
 	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/meta"
+	"github.com/informerkit/informerkit/sharding/ring"
 )
 
 // Permissions returns the API permissions the controller declares: those the Builder
@@ -64,8 +66,9 @@ func (m *Manager) AddPermissions(rules ...rbac.Rule) {
 // list and watch of the resource of each informer of its factory (in the factory's or the
 // informer's namespace), what each controller declares (Controller.Permissions), list and
 // watch of CustomResourceDefinitions when a controller follows its resources, create and
-// patch of core events once EventRecorderFor has been called, get, create and update of
-// leases in the leader election namespace, and AddPermissions. Call it once the
+// patch of core events once EventRecorderFor has been called, the verbs leader election
+// uses on leases in its namespace (leaderelection.LeaseVerbs, watch included) and those of a
+// sharding ring's member in the ring's (ring.LeaseVerbs), and AddPermissions. Call it once the
 // controllers are built; rbac.Manifest writes the roles that grant them.
 func (m *Manager) Permissions() []rbac.Rule {
 	var rules []rbac.Rule
@@ -99,8 +102,13 @@ func (m *Manager) Permissions() []rbac.Rule {
 	}
 	if m.opts.LeaderElection {
 		lease := kinds.Lease.GroupVersionResource()
-		rules = append(rules, rbac.Rule{Group: lease.Group, Resource: lease.Resource, Verbs: []string{"get", "create", "update"},
+		rules = append(rules, rbac.Rule{Group: lease.Group, Resource: lease.Resource, Verbs: leaderelection.LeaseVerbs,
 			Namespace: m.opts.LeaderElectionNamespace})
+	}
+	if m.ring != nil {
+		lease := kinds.Lease.GroupVersionResource()
+		rules = append(rules, rbac.Rule{Group: lease.Group, Resource: lease.Resource, Verbs: ring.LeaseVerbs,
+			Namespace: m.opts.Sharding.Namespace})
 	}
 	return rbac.Merge(rules...)
 }

@@ -60,7 +60,7 @@ func TestPermissions(t *testing.T) {
 		{Group: "example.com", Resource: "widgets", Verbs: []string{"get", "list", "watch", "update"}},
 		{Group: "example.com", Resource: "widgets/finalizers", Verbs: []string{"update"}},
 		{Group: "example.com", Resource: "widgets/status", Verbs: rbac.StatusVerbs},
-		{Group: "coordination.k8s.io", Resource: "leases", Verbs: []string{"get", "create", "update"}, Namespace: "ops"},
+		{Group: "coordination.k8s.io", Resource: "leases", Verbs: []string{"get", "watch", "create", "update"}, Namespace: "ops"},
 	}
 	m.AddPermissions(rbac.Rule{Resource: "configmaps", Verbs: []string{"get"}, Namespace: "cache-only"}) // covered
 	if got := m.Permissions(); !reflect.DeepEqual(got, want) {
@@ -111,5 +111,24 @@ func TestStartChecksPermissions(t *testing.T) {
 	}
 	if n := srv.CountRequests(apitest.VerbCreate, "selfsubjectaccessreviews"); n != before {
 		t.Errorf("%d reviews with SkipPermissionCheck", n-before)
+	}
+}
+
+// A standby that may not watch the Lease would fall back to polling it, silently: Start
+// refuses at once instead, naming the verb.
+func TestStartChecksTheLeaseWatch(t *testing.T) {
+	srv := newTestServer(t)
+	if _, err := srv.Deny(apitest.AccessRule{Verb: apitest.VerbWatch, Resource: "leases", Namespace: "kube-system"}); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t, srv, ManagerOptions{LeaderElection: true, LeaderElectionID: "cm", LeaderElectionNamespace: "kube-system"})
+	configMapController(t, m, "cm", forward(nil))
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	err := m.Start(ctx)
+	var missing *rbac.MissingPermissionsError
+	if !errors.As(err, &missing) || len(missing.Denied) != 1 ||
+		missing.Denied[0].String() != "watch leases.coordination.k8s.io in namespace kube-system" {
+		t.Fatalf("Start: %v, want a *MissingPermissionsError of the Lease's watch", err)
 	}
 }

@@ -115,7 +115,7 @@ func TestRBACDeclaresTheWrites(t *testing.T) {
 	for _, want := range []string{"resources: [minideployments]\n    verbs: [get, list, watch, update]",
 		"resources: [minideployments/status]\n    verbs: [get, update, patch]",
 		"resources: [pods]\n    verbs: [get, list, watch, create, update, patch, delete]",
-		"resources: [leases]\n    verbs: [get, create, update]"} {
+		"resources: [leases]\n    verbs: [get, watch, create, update]"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("-rbac lacks %q:\n%s", want, out.String())
 		}

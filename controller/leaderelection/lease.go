@@ -10,6 +10,11 @@ import (
 // LeaseGVR is the resource of coordination.k8s.io/v1 Leases.
 var LeaseGVR = meta.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
 
+// LeaseVerbs are the API verbs an Elector uses on Leases in its namespace: it reads, creates
+// and renews its Lease, and a candidate watches it to take over the moment it is released.
+// A role without watch leaves hand-off to polling at RetryPeriod.
+var LeaseVerbs = []string{"get", "watch", "create", "update"}
+
 // Lease is a coordination.k8s.io/v1 Lease: the object leader election writes. Only the
 // fields it reads and writes are declared.
 type Lease struct {

@@ -120,3 +120,20 @@ func (r Rule) Validate() error {
 	}
 	return nil
 }
+
+// Allows reports whether rules grant verb on resource ("pods", or "pods/status" for a
+// subresource) of group in namespace, as the kube-apiserver's RBAC authorizer would with the
+// roles Manifest writes: a rule for every namespace covers each namespace and the
+// cluster-scoped resources (namespace ""), a rule for one namespace only that namespace;
+// "*" stands for every verb. A request across all namespaces has namespace "".
+func Allows(rules []Rule, verb, group, resource, namespace string) bool {
+	for _, r := range rules {
+		if r.Group != group || r.Resource != resource || (r.Namespace != "" && r.Namespace != namespace) {
+			continue
+		}
+		if slices.Contains(r.Verbs, verb) || slices.Contains(r.Verbs, "*") {
+			return true
+		}
+	}
+	return false
+}

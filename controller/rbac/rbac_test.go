@@ -168,3 +168,31 @@ func TestCheck(t *testing.T) {
 		t.Errorf("reviews forbidden: %v, want ErrCannotCheck", err)
 	}
 }
+
+func TestAllows(t *testing.T) {
+	rules := []rbac.Rule{
+		{Resource: "pods", Verbs: rbac.ReadVerbs},
+		{Resource: "pods/status", Verbs: []string{"patch"}},
+		{Group: "coordination.k8s.io", Resource: "leases", Verbs: []string{"get", "watch"}, Namespace: "ops"},
+		{Resource: "configmaps", Verbs: []string{"*"}},
+	}
+	for _, c := range []struct {
+		verb, group, resource, ns string
+		want                      bool
+	}{
+		{"watch", "", "pods", "", true},
+		{"get", "", "pods", "shop", true}, // every namespace covers one
+		{"delete", "", "pods", "shop", false},
+		{"patch", "", "pods/status", "shop", true},
+		{"patch", "", "pods", "shop", false}, // a subresource's rule is not the resource's
+		{"watch", "coordination.k8s.io", "leases", "ops", true},
+		{"watch", "coordination.k8s.io", "leases", "other", false},
+		{"watch", "coordination.k8s.io", "leases", "", false}, // one namespace does not cover all
+		{"get", "", "leases", "ops", false},                   // another group
+		{"deletecollection", "", "configmaps", "x", true},
+	} {
+		if got := rbac.Allows(rules, c.verb, c.group, c.resource, c.ns); got != c.want {
+			t.Errorf("Allows(%s %s %s in %q) = %v, want %v", c.verb, c.group, c.resource, c.ns, got, c.want)
+		}
+	}
+}

@@ -49,7 +49,7 @@ func TestPermissions(t *testing.T) {
 		{Resource: "pods/finalizers", Verbs: []string{"update"}},
 		{Resource: "pods/status", Verbs: rbac.StatusVerbs},
 		{Resource: "secrets", Verbs: []string{"get"}},
-		{Group: "coordination.k8s.io", Resource: "leases", Verbs: []string{"get", "create", "update"}, Namespace: "ops"},
+		{Group: "coordination.k8s.io", Resource: "leases", Verbs: []string{"get", "watch", "create", "update"}, Namespace: "ops"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Permissions:\n got %v\nwant %v", got, want)

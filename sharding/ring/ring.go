@@ -17,6 +17,10 @@ import (
 // LabelRing is the label that names the ring on each member's Lease.
 const LabelRing = "sharding.informerkit.io/ring"
 
+// LeaseVerbs are the API verbs a member uses on Leases in the ring's namespace: those of
+// its own Lease's elector (leaderelection.LeaseVerbs) and list, to read the other members'.
+var LeaseVerbs = append([]string{"list"}, leaderelection.LeaseVerbs...)
+
 // AnnotationClaimed is the annotation of a member's Lease that lists the hash ranges the
 // member works on or is about to work on ("0x…-0x…" pairs, comma-separated, end exclusive;
 // "" for none). Another member starts a range only when no live member claims it.
