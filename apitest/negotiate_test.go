@@ -306,3 +306,48 @@ func TestTableColumns(t *testing.T) {
 		t.Fatalf("pod row %v", tab.Rows)
 	}
 }
+
+// TestNodeBodiesAndStrictDecoding: Nodes are read and written in protobuf (as
+// controller-runtime's client and client-go's typed clientset send them), and their JSON
+// bodies are decoded strictly on request, as the kube-apiserver does.
+func TestNodeBodiesAndStrictDecoding(t *testing.T) {
+	rc := newRaw(t)
+	node := map[string]any{"apiVersion": "v1", "kind": "Node",
+		"metadata": map[string]any{"name": "n1", "labels": map[string]any{"zone": "a"}},
+		"spec":     map[string]any{"unschedulable": true, "podCIDR": "10.1.0.0/24"}}
+	resp, body := rc.do("POST", "/api/v1/nodes", acceptProto, pbType, mustProto(t, node))
+	if resp.StatusCode != 201 || resp.Header.Get("Content-Type") != pbType {
+		t.Fatalf("create: %d %s %q", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+	got, err := kubeproto.DecodeObject(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["kind"] != "Node" || got["spec"].(map[string]any)["unschedulable"] != true {
+		t.Fatalf("created %v", got)
+	}
+	// An update in protobuf, read back in JSON.
+	got["spec"].(map[string]any)["unschedulable"] = false
+	resp, body = rc.do("PUT", "/api/v1/nodes/n1", acceptProto, pbType, mustProto(t, got))
+	if resp.StatusCode != 200 {
+		t.Fatalf("update: %d %q", resp.StatusCode, body)
+	}
+	resp, body = rc.do("GET", "/api/v1/nodes/n1", "application/json", "", nil)
+	if resp.StatusCode != 200 || strings.Contains(string(body), "unschedulable") || !strings.Contains(string(body), `"podCIDR":"10.1.0.0/24"`) {
+		t.Fatalf("get: %d %s", resp.StatusCode, body)
+	}
+	// fieldValidation: Strict refuses an unknown field, Warn (the default) drops it with a
+	// warning.
+	bad := []byte(`{"apiVersion":"v1","kind":"Node","metadata":{"name":"n2"},"spec":{"bogus":1}}`)
+	resp, body = rc.do("POST", "/api/v1/nodes?fieldValidation=Strict", "application/json", "application/json", bad)
+	var st map[string]any
+	json.Unmarshal(body, &st)
+	want := `Node in version "v1" cannot be handled as a Node: strict decoding error: unknown field "spec.bogus"`
+	if resp.StatusCode != 400 || st["reason"] != "BadRequest" || st["message"] != want {
+		t.Fatalf("strict: %d %s", resp.StatusCode, body)
+	}
+	resp, body = rc.do("POST", "/api/v1/nodes", "application/json", "application/json", bad)
+	if resp.StatusCode != 201 || resp.Header.Get("Warning") != `299 - "unknown field \"spec.bogus\""` || strings.Contains(string(body), "bogus") {
+		t.Fatalf("warn: %d %q %s", resp.StatusCode, resp.Header.Get("Warning"), body)
+	}
+}

@@ -70,6 +70,7 @@ type root struct {
 var roots = []root{
 	{"", "v1", "Namespace", corev1.Namespace{}, corev1.NamespaceList{}, true},
 	{"", "v1", "ConfigMap", corev1.ConfigMap{}, corev1.ConfigMapList{}, true},
+	{"", "v1", "Node", corev1.Node{}, corev1.NodeList{}, true},
 	{"", "v1", "Secret", corev1.Secret{}, corev1.SecretList{}, true},
 	{"", "v1", "Pod", corev1.Pod{}, corev1.PodList{}, true},
 	{"", "v1", "PodTemplate", corev1.PodTemplate{}, corev1.PodTemplateList{}, true},
