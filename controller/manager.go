@@ -82,6 +82,13 @@ type ManagerOptions struct {
 	// CacheSyncTimeout bounds the wait for the informers to sync at Start (default
 	// DefaultCacheSyncTimeout); the error names the informers that did not sync.
 	CacheSyncTimeout time.Duration
+	// MissingResourceTimeout is how long a resource an informer watches may stay unserved
+	// (discovery does not list it: a CRD not installed) while the caches sync at Start,
+	// before Start fails with a *MissingResourceError naming it (default
+	// DefaultMissingResourceTimeout; negative: never, wait for CacheSyncTimeout). A
+	// controller that should wait for its CRD instead follows its resources
+	// (Options.FollowResources).
+	MissingResourceTimeout time.Duration
 	// MaxStaleness is the longest time an informer may go without an event, a bookmark or a
 	// re-opened watch before /readyz fails (default DefaultMaxStaleness).
 	MaxStaleness time.Duration
@@ -202,6 +209,9 @@ func NewManager(config *apiclient.Config, opts ManagerOptions) (*Manager, error)
 	}
 	if opts.MaxStaleness <= 0 {
 		opts.MaxStaleness = DefaultMaxStaleness
+	}
+	if opts.MissingResourceTimeout == 0 {
+		opts.MissingResourceTimeout = DefaultMissingResourceTimeout
 	}
 	if opts.GracefulShutdownTimeout <= 0 {
 		opts.GracefulShutdownTimeout = DefaultGracefulShutdownTimeout

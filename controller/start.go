@@ -22,7 +22,9 @@ import (
 //     standby's caches are synced before it wins, so it reconciles at once when it does,
 //     without a relist; with LeaderElectionColdStandby the informers start when it wins);
 //  3. waits for the caches to sync (CacheSyncTimeout; the error names the informers that did
-//     not) and starts the runnables that do not need leadership;
+//     not, and a resource the server does not serve fails Start after
+//     MissingResourceTimeout with a *MissingResourceError) and starts the runnables that
+//     do not need leadership;
 //  4. when leading (or at once without leader election), starts the runnables that need it,
 //     with a context that is cancelled, with cause ErrLeaderElectionLost, if the Lease is
 //     lost.
@@ -176,11 +178,31 @@ func splitByLeadership(runnables []Runnable) (leaders, others []Runnable) {
 }
 
 // waitForCaches waits at most CacheSyncTimeout for the shared informers to sync and reports
-// whether they did; when they did not in time (and runCtx is not done), it fails g.
+// whether they did; when they did not in time (and runCtx is not done), or a resource an
+// informer watches is not served (checkServed), it fails g.
 func (m *Manager) waitForCaches(runCtx context.Context, g *runGroup) bool {
 	syncCtx, cancelSync := context.WithTimeout(runCtx, m.opts.CacheSyncTimeout)
+	defer cancelSync()
+	missing := make(chan error, 1)
+	if m.opts.MissingResourceTimeout >= 0 {
+		go func() {
+			err := m.checkServed(syncCtx)
+			if err != nil {
+				cancelSync()
+			}
+			missing <- err
+		}()
+	} else {
+		missing <- nil
+	}
 	serr := m.factory.WaitForCacheSync(syncCtx)
 	cancelSync()
+	if merr := <-missing; merr != nil {
+		if runCtx.Err() == nil {
+			g.fail(merr)
+		}
+		return false
+	}
 	if serr != nil {
 		if runCtx.Err() == nil {
 			g.fail(fmt.Errorf("controller: caches did not sync within %v: %w", m.opts.CacheSyncTimeout, serr))
