@@ -186,3 +186,22 @@ func TestWaitFailsWithTheLastState(t *testing.T) {
 		}
 	})
 }
+
+// The Events of a cluster-scoped object live in namespace "default" with an involvedObject
+// without namespace: WaitForEvent finds them given the object's namespace "" (or "default").
+func TestWaitForEventOfAClusterScopedObject(t *testing.T) {
+	env := controllertest.New(t, controllertest.Options{})
+	env.Create("events", map[string]any{
+		"metadata":       map[string]any{"namespace": "default", "name": "n1.1"},
+		"involvedObject": map[string]any{"apiVersion": "v1", "kind": "Node", "name": "n1"},
+		"reason":         "Drained", "type": "Normal", "count": 1,
+	})
+	for _, ns := range []string{"", "default"} {
+		if ev := env.WaitForEvent(ns, "Node", "n1", "Drained"); ev.Name != "n1.1" {
+			t.Errorf("WaitForEvent(%q) = %+v", ns, ev)
+		}
+	}
+	if got := env.Events("kube-system", "Node", "n1"); len(got) != 0 {
+		t.Errorf("Events in kube-system: %+v", got)
+	}
+}

@@ -191,9 +191,10 @@ func (e *Env) WaitGone(resource, namespace, name string) {
 	})
 }
 
-// Events returns the core/v1 Events about the object of kind namespace/name (as recorded
-// by an EventRecorder: in its namespace, "default" for a cluster-scoped object), oldest
-// first.
+// Events returns the core/v1 Events about the object of kind namespace/name, oldest first.
+// namespace is the object's: "" for a cluster-scoped object (a Node, a NodePool), whose
+// Events an EventRecorder writes in namespace "default", as client-go's does; "default"
+// finds them too, since one kind is either cluster-scoped or namespaced.
 func (e *Env) Events(namespace, kind, name string) []events.Event {
 	e.t.Helper()
 	ns := namespace
@@ -202,7 +203,8 @@ func (e *Env) Events(namespace, kind, name string) []events.Event {
 	}
 	var out []events.Event
 	for _, ev := range List[events.Event](e, "events", ns) {
-		if ev.InvolvedObject.Kind == kind && ev.InvolvedObject.Name == name && ev.InvolvedObject.Namespace == namespace {
+		o := ev.InvolvedObject
+		if o.Kind == kind && o.Name == name && (o.Namespace == namespace || namespace == "default" && o.Namespace == "") {
 			out = append(out, ev)
 		}
 	}
@@ -221,7 +223,9 @@ func (e *Env) EventReasons(namespace, kind, name string) []string {
 }
 
 // WaitForEvent waits for an Event with reason about the object of kind namespace/name and
-// returns it.
+// returns it. For a cluster-scoped object namespace is "" (see Events):
+//
+//	env.WaitForEvent("", "NodePool", "gpu", "Drained")
 func (e *Env) WaitForEvent(namespace, kind, name, reason string) events.Event {
 	e.t.Helper()
 	var got events.Event
