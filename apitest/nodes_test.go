@@ -5,6 +5,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -267,6 +268,40 @@ func TestNodesSpreadABurst(t *testing.T) {
 		}
 		if per["node-1"] != 2 || per["node-2"] != 2 {
 			t.Errorf("pods per node %v, want 2 and 2", per)
+		}
+	})
+}
+
+// DeleteWithOptions honours a DELETE's options as the kube-apiserver: a grace period
+// shorter than the Pod's brings its deletion closer (its kubelet stops it by then), 0
+// deletes it at once, and a precondition that does not hold is a 409 Conflict.
+func TestDeleteWithGracePeriod(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, _ := startNodes(t, apitest.NodesOptions{StopDelay: time.Minute})
+		createPod(t, s, "a", 0, nil)
+		createPod(t, s, "b", 0, nil)
+		time.Sleep(2 * time.Second)
+		one, zero, wrong := int64(1), int64(0), "not-the-uid"
+		err := s.DeleteWithOptions("pods", "default", "a", apiclient.DeleteOptions{Preconditions: &apiclient.Preconditions{UID: &wrong}})
+		if !meta.IsConflict(err) {
+			t.Fatalf("delete with a wrong uid: %v, want a 409", err)
+		}
+		if err := s.DeleteWithOptions("pods", "default", "a", apiclient.DeleteOptions{GracePeriodSeconds: &one}); err != nil {
+			t.Fatal(err)
+		}
+		p, ok := getPod(t, s, "a")
+		if !ok || p.DeletionGracePeriodSeconds == nil || *p.DeletionGracePeriodSeconds != 1 {
+			t.Fatalf("deleted with 1s of grace: %+v (there: %v)", p.ObjectMeta, ok)
+		}
+		time.Sleep(time.Second)
+		if _, ok := getPod(t, s, "a"); ok {
+			t.Fatal("still there after its 1s of grace")
+		}
+		if err := s.DeleteWithOptions("pods", "default", "b", apiclient.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := getPod(t, s, "b"); ok {
+			t.Fatal("deleted with a grace period of 0, still there")
 		}
 	})
 }

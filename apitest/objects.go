@@ -258,14 +258,37 @@ func (s *Server) Patch(resource, namespace, name string, pt apiclient.PatchType,
 }
 
 // Delete deletes an object as a DELETE would: an object with finalizers only gets its
-// deletionTimestamp (and is removed when its last finalizer is removed).
+// deletionTimestamp (and is removed when its last finalizer is removed). With simulated
+// nodes (StartNodes), so does a Pod bound to a node that has not finished, for its
+// terminationGracePeriodSeconds (default 30 s), as the kube-apiserver's pod strategy: its
+// kubelet deletes it once its containers have stopped. Without simulated nodes there is no
+// kubelet to finish it, so a Pod is deleted at once.
 func (s *Server) Delete(resource, namespace, name string) error {
+	return s.DeleteWithOptions(resource, namespace, name, apiclient.DeleteOptions{})
+}
+
+// DeleteWithOptions is Delete with a DELETE's options, as the kube-apiserver honours them:
+// GracePeriodSeconds overrides a bound Pod's terminationGracePeriodSeconds (0 deletes it
+// at once; a shorter period brings an earlier graceful deletion closer, never later),
+// Preconditions must hold (else a 409 Conflict), and DryRun deletes nothing.
+func (s *Server) DeleteWithOptions(resource, namespace, name string, opts apiclient.DeleteOptions) error {
 	r, err := s.resolve(resource)
 	if err != nil {
 		return err
 	}
+	do := deleteOptions{GracePeriodSeconds: opts.GracePeriodSeconds, DryRun: opts.DryRun}
+	if p := opts.Preconditions; p != nil {
+		do.Preconditions = &struct {
+			UID             *string `json:"uid"`
+			ResourceVersion *string `json:"resourceVersion"`
+		}{p.UID, p.ResourceVersion}
+	}
+	if pp := opts.PropagationPolicy; pp != nil {
+		v := string(*pp)
+		do.PropagationPolicy = &v
+	}
 	s.mu.Lock()
-	_, _, st := s.deleteLocked(r, namespace, name, deleteOptions{}, false)
+	_, _, st := s.deleteLocked(r, namespace, name, do, len(opts.DryRun) > 0)
 	s.mu.Unlock()
 	return statusErr(st)
 }
