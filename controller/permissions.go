@@ -113,6 +113,23 @@ func (m *Manager) Permissions() []rbac.Rule {
 	return rbac.Merge(rules...)
 }
 
+// Roles returns the RBAC manifest that grants Permissions (rbac.Manifest): a ClusterRole
+// for what spans every namespace, a Role per namespace for the rest (the Lease's), named
+// name, with their bindings to opts.ServiceAccount if set. Any program that builds its
+// controllers on a Manager can print its roles this way, without a server (the Manager is
+// set up, never started):
+//
+//	if *printRoles { // after Setup of every controller
+//		y, err := mgr.Roles("widgets", rbac.ManifestOptions{ServiceAccount: "widgets", ServiceAccountNamespace: "widgets-system"})
+//		...
+//	}
+//
+// cmd/controller-manager -rbac is this for the controllers of that one program (through
+// runner.Runner.Permissions, which sets up its named controllers without a server).
+func (m *Manager) Roles(name string, opts rbac.ManifestOptions) ([]byte, error) {
+	return rbac.Manifest(name, m.Permissions(), opts)
+}
+
 // checkPermissions asks the API server whether the Manager may do what Permissions lists
 // (ManagerOptions.SkipPermissionCheck turns it off). Only missing permissions stop Start,
 // with one error naming each verb and resource; a server that cannot answer is logged.

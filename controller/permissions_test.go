@@ -132,3 +132,25 @@ func TestStartChecksTheLeaseWatch(t *testing.T) {
 		t.Fatalf("Start: %v, want a *MissingPermissionsError of the Lease's watch", err)
 	}
 }
+
+// Roles writes what Permissions lists, without a server: the ClusterRole of the informers
+// and the Role of the Lease, watch included.
+func TestManagerRoles(t *testing.T) {
+	srv := newTestServer(t)
+	m := newManager(t, srv, ManagerOptions{LeaderElection: true, LeaderElectionID: "cm", LeaderElectionNamespace: "ops"})
+	configMapController(t, m, "cm", forward(nil))
+	y, err := m.Roles("cm", rbac.ManifestOptions{ServiceAccount: "cm", ServiceAccountNamespace: "ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"kind: ClusterRole\nmetadata:\n  name: cm\n", "resources: [configmaps]\n    verbs: [get, list, watch]",
+		"kind: Role\nmetadata:\n  name: cm\n  namespace: ops", "resources: [leases]\n    verbs: [get, watch, create, update]",
+		"kind: ServiceAccount\n    name: cm\n    namespace: ops"} {
+		if !strings.Contains(string(y), want) {
+			t.Errorf("Roles lacks %q:\n%s", want, y)
+		}
+	}
+	if n := srv.CountRequests(apitest.VerbAny, ""); n != 0 {
+		t.Errorf("%d requests: Roles needs no server", n)
+	}
+}

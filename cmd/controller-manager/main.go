@@ -6,10 +6,14 @@
 //	go run ./cmd/controller-manager --kubeconfig ~/.kube/config --controllers='*,-configmap-replicator'
 //
 // On a real cluster, install the CRDs first (kubectl apply -f examples/deployment/crd.yaml)
-// and the roles (kubectl apply -f cmd/controller-manager/rbac.yaml, which -rbac writes from
-// what the controllers declare); a controller whose CRD is missing is skipped, and its
-// /readyz entry says which resource is not served. At start, a missing permission is one
-// error naming the verb and the resource.
+// and the roles (kubectl apply -f cmd/controller-manager/rbac.yaml); a controller whose CRD
+// is missing is skipped, and its /readyz entry says which resource is not served. At start,
+// a missing permission is one error naming the verb and the resource.
+//
+// -rbac writes the roles of this program's controllers (the examples'), from what they
+// declare, without a server: it is how rbac.yaml and the examples' rbac.yaml are made, not
+// a tool for other programs. A program of your own prints its roles with Manager.Roles once
+// its controllers are set up (examples/widgets/cmd/widgets -rbac does).
 //
 //go:generate go run . -rbac rbac.yaml
 package main
@@ -62,7 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	leaderElect := fs.Bool("leader-elect", true, "run the controllers only on the replica holding the Lease")
 	httpAddr := fs.String("http-address", "127.0.0.1:10257", "address of /healthz, /readyz and /metrics (empty: none)")
 	namespace := fs.String("namespace", "", "namespace of the leader election Lease and, with -rbac, of the service account (default: the kubeconfig's, else default)")
-	rbacOut := fs.String("rbac", "", "write the RBAC roles the enabled controllers need to this file (- for standard output) and exit, without a server")
+	rbacOut := fs.String("rbac", "", "write the RBAC roles this program's enabled controllers need to this file (- for standard output) and exit, without a server (your own program: Manager.Roles)")
 	serviceAccount := fs.String("service-account", Name, "with -rbac: the service account the roles are bound to (empty: no bindings)")
 	rbacName := fs.String("rbac-name", Name, "with -rbac: the name of the roles and bindings")
 	var enabled []string

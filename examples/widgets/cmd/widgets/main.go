@@ -42,8 +42,7 @@ func run(printRBAC bool, stdout io.Writer) error {
 		return err
 	}
 	if printRBAC {
-		y, err := rbac.Manifest(widgets.Name, mgr.Permissions(),
-			rbac.ManifestOptions{ServiceAccount: widgets.Name, ServiceAccountNamespace: "widgets-system"})
+		y, err := mgr.Roles(widgets.Name, rbac.ManifestOptions{ServiceAccount: widgets.Name, ServiceAccountNamespace: "widgets-system"})
 		if err != nil {
 			return err
 		}
