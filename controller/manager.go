@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -23,7 +22,6 @@ import (
 	"github.com/informerkit/informerkit/controller/rbac"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/kinds"
-	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/reflector"
 	"github.com/informerkit/informerkit/sharding/ring"
 	"github.com/informerkit/informerkit/tracing"
@@ -201,30 +199,7 @@ func NewManager(config *apiclient.Config, opts ManagerOptions) (*Manager, error)
 	if config == nil {
 		return nil, errors.New("controller: NewManager needs a config")
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.CacheSyncTimeout <= 0 {
-		opts.CacheSyncTimeout = DefaultCacheSyncTimeout
-	}
-	if opts.MaxStaleness <= 0 {
-		opts.MaxStaleness = DefaultMaxStaleness
-	}
-	if opts.MissingResourceTimeout == 0 {
-		opts.MissingResourceTimeout = DefaultMissingResourceTimeout
-	}
-	if opts.GracefulShutdownTimeout <= 0 {
-		opts.GracefulShutdownTimeout = DefaultGracefulShutdownTimeout
-	}
-	if opts.DiscoveryInterval <= 0 {
-		opts.DiscoveryInterval = DefaultDiscoveryInterval
-	}
-	if opts.Registry == nil {
-		opts.Registry = metrics.NewRegistry()
-	}
-	if opts.Kinds == nil {
-		opts.Kinds = kinds.Default
-	}
+	opts.setDefaults()
 	cfg := *config
 	if cfg.Logger == nil {
 		cfg.Logger = opts.Logger
@@ -478,27 +453,6 @@ func (m *Manager) Identity() string {
 		return m.ring.Identity()
 	}
 	return ""
-}
-
-// InformerFor returns the manager's shared informer of T for gvr (see informer.InformerFor) and registers it
-// for the readiness check and the informer metrics. Call it before Start. If gvr is a
-// built-in resource and T is not in the manager's type registry yet, T is registered as that
-// kind, so that events and owner references about T's objects know their kind.
-func InformerFor[T meta.Object](m *Manager, gvr meta.GroupVersionResource) *informer.Informer[T] {
-	return InformerForWithOptions[T](m, gvr, informer.InformerForOptions{})
-}
-
-// InformerForWithOptions is For with another namespace or other selectors than the manager's
-// factory's for this informer (see informer.InformerForWithOptions).
-func InformerForWithOptions[T meta.Object](m *Manager, gvr meta.GroupVersionResource, opts informer.InformerForOptions) *informer.Informer[T] {
-	inf := informer.InformerForWithOptions[T](m.factory, gvr, opts)
-	m.track(inf.Name(), inf)
-	if info, ok := kinds.BuiltinForResource(gvr); ok {
-		if _, known := m.opts.Kinds.Lookup(reflect.TypeFor[T]()); !known {
-			_ = m.opts.Kinds.Register(reflect.TypeFor[T](), info) // cannot conflict: T is not registered
-		}
-	}
-	return inf
 }
 
 func (m *Manager) track(name string, inf trackedInformer) {
