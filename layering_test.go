@@ -39,7 +39,7 @@ type rule struct {
 }
 
 // testOnly are the packages only tests may import.
-var testOnly = []string{"apitest", "apitest/...", "controller/controllertest", "internal/testobj", "internal/promtest"}
+var testOnly = []string{"apitest", "apitest/...", "controller/controllertest", "internal/testobj", "internal/promtest", "internal/kuberecord"}
 
 func match(pattern, path string) bool {
 	if base, ok := strings.CutSuffix(pattern, "/..."); ok {

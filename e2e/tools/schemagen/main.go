@@ -146,36 +146,54 @@ var conditional = map[string]struct{ value, when string }{
 
 func main() {
 	out := flag.String("o", "../../internal/kubeschema/schema.json", "output file")
-	check := flag.Bool("check", false, "compare with the output file instead of writing it")
+	stubsOut := flag.String("stubs", "../../testdata/kube-apiserver/stubs.json", "the stubs' output file")
+	check := flag.Bool("check", false, "compare with the output files instead of writing them")
 	flag.Parse()
-	g := &gen{types: map[string]*Type{}, protos: map[string]*protoMessage{}, openapi: map[string]*oaSchema{}}
-	if err := g.run(); err != nil {
+	if err := run(*out, *stubsOut, *check); err != nil {
 		fmt.Fprintln(os.Stderr, "schemagen:", err)
 		os.Exit(1)
+	}
+}
+
+func run(out, stubsOut string, check bool) error {
+	g := &gen{types: map[string]*Type{}, protos: map[string]*protoMessage{}, openapi: map[string]*oaSchema{}}
+	if err := g.run(); err != nil {
+		return err
 	}
 	b, err := g.encode()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "schemagen:", err)
-		os.Exit(1)
+		return err
 	}
-	if *check {
-		old, err := os.ReadFile(*out)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "schemagen:", err)
-			os.Exit(1)
+	stubs, err := g.stubs()
+	if err != nil {
+		return err
+	}
+	files := []struct {
+		path string
+		b    []byte
+		what string
+	}{
+		{out, b, fmt.Sprintf("%d types", len(g.types))},
+		{stubsOut, stubs, "stubs"},
+	}
+	for _, f := range files {
+		if check {
+			old, err := os.ReadFile(f.path)
+			if err != nil {
+				return err
+			}
+			if !bytes.Equal(old, f.b) {
+				return fmt.Errorf("%s is not what its sources generate: run `make schema` (cd e2e/tools && go run ./schemagen)", f.path)
+			}
+			fmt.Printf("schemagen: %s is up to date (%s)\n", f.path, f.what)
+			continue
 		}
-		if !bytes.Equal(old, b) {
-			fmt.Fprintf(os.Stderr, "schemagen: %s is not what its sources generate: run `make schema` (cd e2e/tools && go run ./schemagen)\n", *out)
-			os.Exit(1)
+		if err := os.WriteFile(f.path, f.b, 0o644); err != nil {
+			return err
 		}
-		fmt.Printf("schemagen: %s is up to date (%d types)\n", *out, len(g.types))
-		return
+		fmt.Printf("schemagen: wrote %s (%s, %d bytes)\n", f.path, f.what, len(f.b))
 	}
-	if err := os.WriteFile(*out, b, 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, "schemagen:", err)
-		os.Exit(1)
-	}
-	fmt.Printf("schemagen: wrote %s (%d types, %d bytes)\n", *out, len(g.types), len(b))
+	return nil
 }
 
 // Table is the file's content (kubeschema parses the same shape).
