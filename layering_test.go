@@ -289,10 +289,58 @@ func TestLayeringCatchesForbiddenImports(t *testing.T) {
 // TestRootModuleHasNoKubernetesDependency: k8s.io modules belong to the nested modules only.
 func TestRootModuleHasNoKubernetesDependency(t *testing.T) {
 	_, external := goList(t)
-	allowed := []string{"github.com/gorilla/websocket", "golang.org/x/time", "go.yaml.in/yaml/v3", "sigs.k8s.io/yaml"}
+	allowed := append([]string{"github.com/gorilla/websocket", "golang.org/x/time", "go.yaml.in/yaml/v3", "sigs.k8s.io/yaml"}, celModules...)
 	for _, m := range external {
 		if strings.HasPrefix(m, "k8s.io/") || !slices.Contains(allowed, m) {
 			t.Errorf("the root module's packages depend on %s, which DESIGN.md does not allow", m)
 		}
+	}
+}
+
+// celModules are the CEL implementation apitest evaluates x-kubernetes-validations rules
+// with (README.md, "Dependencies") and the modules it needs. Only the test server may
+// depend on them: TestOnlyTheTestServerDependsOnCEL.
+var celModules = []string{"github.com/google/cel-go", "cel.dev/expr", "github.com/antlr4-go/antlr/v4",
+	"github.com/stoewer/go-strcase", "golang.org/x/exp", "golang.org/x/text", "google.golang.org/protobuf",
+	"google.golang.org/genproto/googleapis/api", "google.golang.org/genproto/googleapis/rpc"}
+
+// serverSide are the packages that may pull the CEL implementation in: the test server,
+// the workbench built on it, and the commands that run it.
+var serverSide = []string{"apitest", "apitest/...", "controller/controllertest", "cmd/..."}
+
+// TestOnlyTheTestServerDependsOnCEL: no package of the toolkit (nor the examples) links
+// the CEL implementation, not even through another package of the module.
+func TestOnlyTheTestServerDependsOnCEL(t *testing.T) {
+	out, err := exec.Command("go", "list", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var toolkit []string
+	for _, p := range strings.Fields(string(out)) {
+		if rel, ok := relative(p); ok && !matchAny(serverSide, rel) {
+			toolkit = append(toolkit, p)
+		}
+	}
+	if len(toolkit) < 20 {
+		t.Fatalf("only %d toolkit packages", len(toolkit))
+	}
+	args := append([]string{"list", "-deps", "-test=false", "-f", "{{.ImportPath}} {{with .Module}}{{.Path}}{{end}}"}, toolkit...)
+	out, err = exec.Command("go", args...).Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, mod, _ := strings.Cut(line, " ")
+		if slices.Contains(celModules, mod) {
+			t.Errorf("the toolkit depends on %s (module %s), which only the test server may", pkg, mod)
+		}
+	}
+	// The check sees the dependency where it is: apitest does pull it in.
+	out, err = exec.Command("go", "list", "-deps", "-f", "{{with .Module}}{{.Path}}{{end}}", module+"/apitest").Output()
+	if err != nil {
+		t.Fatalf("go list -deps apitest: %v", err)
+	}
+	if !slices.Contains(strings.Fields(string(out)), "github.com/google/cel-go") {
+		t.Error("apitest does not depend on cel-go: the check above checks nothing")
 	}
 }

@@ -159,7 +159,8 @@ func decodeCRD(raw []byte) (*crdObject, error) {
 
 // admitCRD validates a CustomResourceDefinition about to be written and fills in what the
 // kube-apiserver defaults: conversion, singular, listKind and, on create, the initial status.
-func admitCRD(obj map[string]any, create bool) *meta.Status {
+func admitCRD(obj, old map[string]any) *meta.Status {
+	create := old == nil
 	raw, _ := json.Marshal(obj)
 	c, err := decodeCRD(raw)
 	if err != nil {
@@ -194,6 +195,7 @@ func admitCRD(obj map[string]any, create bool) *meta.Status {
 	} else if storage != 1 {
 		errs = append(errs, apierr.InvalidValue("spec.versions", sp.Versions, "must have exactly one version marked as storage version"))
 	}
+	errs = append(errs, crdRuleErrors(obj, old)...)
 	if len(errs) > 0 {
 		return apierr.Invalid("CustomResourceDefinition", crdGroup, name, errs)
 	}
@@ -348,6 +350,7 @@ func (s *Server) serveCRDLocked(c *crdObject) {
 	// its history is gone (a watch from before the change gets 410).
 	r.typ, r.crdSpec, r.served = t, spec, served
 	r.mergeOnce, r.merge = sync.Once{}, nil
+	r.celOnce, r.cel = sync.Once{}, nil
 	r.compactedRV = s.rv
 	s.teardownWatchesLocked(r)
 	s.openapi = nil

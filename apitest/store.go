@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest/internal/celrules"
 	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
 	"github.com/informerkit/informerkit/apitest/internal/mergeschema"
 	"github.com/informerkit/informerkit/apitest/internal/ssa"
@@ -49,6 +50,9 @@ type resource struct {
 	mergeOnce sync.Once
 	merge     mergeschema.Type
 	managers  map[string]*ssa.FieldManager
+	// celOnce compiles cel, the rules of a custom resource's schema (celrules.go).
+	celOnce sync.Once
+	cel     *celrules.Validator
 
 	objects map[string]*storedObj
 	sorted  []string // sorted keys; nil when objects changed set

@@ -115,10 +115,11 @@ func checkNamespace(t *ResourceType, meta map[string]any, ns string) *meta.Statu
 // admitLocked runs the admission of a create (old nil) or update of obj through the
 // endpoint sub ("" or "status"): decoding and defaults, the field manager's record of the
 // write, then the strategy and validation (internal/admission). Custom resources are
-// pruned, defaulted and validated by their CRD's schema (internal/crschema), then recorded. It returns the object to store; the warnings go to wo.
+// pruned, defaulted and validated by their CRD's schema (internal/crschema) and its CEL
+// rules (celrules.go), then recorded. It returns the object to store; the warnings go to wo.
 func (s *Server) admitLocked(r *resource, sub string, obj, old map[string]any, wo writeOptions) (map[string]any, *meta.Status) {
 	if r == s.crdRes && sub == "" {
-		if st := admitCRD(obj, old == nil); st != nil {
+		if st := admitCRD(obj, old); st != nil {
 			return nil, st
 		}
 	}
@@ -127,7 +128,8 @@ func (s *Server) admitLocked(r *resource, sub string, obj, old map[string]any, w
 			// As the apiextensions server: prune, default, then validate.
 			crschema.Prune(obj, schema)
 			crschema.Default(obj, schema)
-			if errs := crschema.Validate(obj, schema); len(errs) > 0 {
+			errs := s.celLocked(r, sub, obj, old, crschema.Validate(obj, schema), wo)
+			if len(errs) > 0 {
 				return nil, apierr.Invalid(r.typ.Kind, r.typ.Group, jsonobj.StrAt(obj, "metadata", "name"), errs)
 			}
 		}
