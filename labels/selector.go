@@ -85,7 +85,8 @@ func (r Requirement) String() string {
 // Selector is a parsed label selector: the conjunction of its requirements. The zero value
 // selects everything.
 type Selector struct {
-	reqs []Requirement
+	reqs    []Requirement
+	nothing bool // Nothing
 }
 
 // Everything returns the selector that matches every object.
@@ -102,13 +103,16 @@ func SelectorFromSet(set map[string]string) Selector {
 }
 
 // Empty reports whether the selector matches everything.
-func (s Selector) Empty() bool { return len(s.reqs) == 0 }
+func (s Selector) Empty() bool { return len(s.reqs) == 0 && !s.nothing }
 
 // Requirements returns a copy of the selector's requirements, sorted by key.
 func (s Selector) Requirements() []Requirement { return slices.Clone(s.reqs) }
 
 // Matches reports whether labels satisfy every requirement.
 func (s Selector) Matches(labels map[string]string) bool {
+	if s.nothing {
+		return false
+	}
 	for _, r := range s.reqs {
 		if !r.Matches(labels) {
 			return false

@@ -2,6 +2,7 @@ package labels
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -127,4 +128,48 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("canonical form is not stable: %q → %q", s.String(), again.String())
 		}
 	})
+}
+
+// NewRequirement checks what Parse checks; a selector built from requirements prints as the
+// one parsed from its String, and Nothing matches nothing.
+func TestNewRequirementAndSelector(t *testing.T) {
+	for _, c := range []struct {
+		key    string
+		op     Operator
+		values []string
+		err    string
+	}{
+		{"tier", In, nil, "for 'in', 'notin' operators, values set can't be empty"},
+		{"tier", Exists, []string{"a"}, "values set must be empty for exists and does not exist"},
+		{"tier", Equals, []string{"a", "b"}, "exact-match compatibility requires one single value"},
+		{"n", GreaterThan, []string{"x"}, "for 'Gt', 'Lt' operators, the value must be an integer"},
+		{"bad key!", Exists, nil, `invalid label key "bad key!"`},
+		{"tier", In, []string{"bad value!"}, `invalid label value: "bad value!"`},
+		{"tier", "~", nil, "operator '~' is not recognized"},
+	} {
+		if _, err := NewRequirement(c.key, c.op, c.values); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("NewRequirement(%q, %q, %q) = %v, want %q", c.key, c.op, c.values, err, c.err)
+		}
+	}
+	in, err := NewRequirement("tier", In, []string{"b", "a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, _ := NewRequirement("app", Equals, []string{"web"})
+	s := NewSelector(in, app)
+	if got := s.String(); got != "app=web,tier in (a,b)" {
+		t.Errorf("String = %q", got)
+	}
+	if !reflect.DeepEqual(s, MustParse(s.String())) {
+		t.Errorf("built %#v, parsed %#v", s, MustParse(s.String()))
+	}
+	if !s.Matches(map[string]string{"app": "web", "tier": "a"}) || s.Matches(map[string]string{"app": "web"}) {
+		t.Error("Matches")
+	}
+	if n := Nothing(); n.Matches(nil) || n.Matches(map[string]string{"a": "b"}) || n.Empty() || n.String() != "" {
+		t.Errorf("Nothing %#v", n)
+	}
+	if !NewSelector().Empty() || !NewSelector().Matches(nil) {
+		t.Error("NewSelector() does not select everything")
+	}
 }
