@@ -7,11 +7,14 @@
 //   - Status: the API server's answer to a failed request, which is an error; IsNotFound,
 //     IsConflict, IsResourceExpired and the other predicates test an error's Status.
 //   - Unstructured and the Nested* helpers: objects of any kind as JSON-shaped maps.
+//   - The field types a custom resource needs: LabelSelector (validated in the API
+//     server's words, FieldErrors, and turned into a labels.Selector), Duration and
+//     IntOrString (a count or a percentage, ScaledValue).
 //   - GroupVersion, GroupVersionKind, GroupVersionResource.
 //   - Object, MetaObject and Accessor: the getters and setters the stages and the
 //     controller helpers rely on.
 //
 // It plays the role of apimachinery's meta/v1, api/errors, runtime/schema and
-// apis/meta/v1/unstructured packages. Every stage of informerkit imports it; it imports
-// nothing of informerkit.
+// apis/meta/v1/unstructured and util/intstr packages. Every stage of informerkit imports it;
+// it imports only package labels.
 package meta

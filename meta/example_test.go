@@ -44,3 +44,32 @@ func ExampleUnstructured() {
 	fmt.Println(u.GroupVersionKind().Kind, u.GetName(), size, found, err)
 	// Output: Widget w 3 true <nil>
 }
+
+// A pool-like custom resource holds a LabelSelector; the controller validates it in the
+// API server's words and lists with it.
+func ExampleLabelSelector_AsSelector() {
+	sel := meta.LabelSelector{
+		MatchLabels:      map[string]string{"pool": "gpu"},
+		MatchExpressions: []meta.LabelSelectorRequirement{{Key: "zone", Operator: meta.LabelSelectorOpIn, Values: []string{"b", "a"}}},
+	}
+	s, err := sel.AsSelector()
+	fmt.Println(s.String(), err, s.Matches(map[string]string{"pool": "gpu", "zone": "a"}))
+
+	bad := meta.LabelSelector{MatchExpressions: []meta.LabelSelectorRequirement{{Key: "zone", Operator: meta.LabelSelectorOpIn}}}
+	fmt.Println(bad.Validate("spec.selector"))
+	// Output:
+	// pool=gpu,zone in (a,b) <nil> true
+	// spec.selector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'
+}
+
+// A maxUnavailable of "25%" of 10 nodes, rounded down as a Deployment's is.
+func ExampleIntOrString_ScaledValue() {
+	var spec struct {
+		MaxUnavailable meta.IntOrString `json:"maxUnavailable"`
+		Grace          meta.Duration    `json:"drainGracePeriod"`
+	}
+	_ = json.Unmarshal([]byte(`{"maxUnavailable":"25%","drainGracePeriod":"5m"}`), &spec)
+	n, err := spec.MaxUnavailable.ScaledValue(10, false)
+	fmt.Println(n, err, spec.Grace.Minutes())
+	// Output: 2 <nil> 5
+}
