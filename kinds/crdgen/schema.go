@@ -76,14 +76,16 @@ func wellKnown(pkg, name string) (*Schema, bool) {
 	switch pkg + "." + name {
 	case metaPkg + ".Time", metav1Pkg + ".Time", metav1Pkg + ".MicroTime":
 		return &Schema{Type: "string", Format: "date-time"}, true
-	case metav1Pkg + ".Duration":
+	case metaPkg + ".Duration", metav1Pkg + ".Duration":
 		return &Schema{Type: "string"}, true
+	case metaPkg + ".LabelSelector", metav1Pkg + ".LabelSelector":
+		return labelSelectorSchema(), true
 	case metaPkg + ".ObjectMeta", metav1Pkg + ".ObjectMeta":
 		// The API server owns metadata's schema; a CRD may only say it is an object.
 		return &Schema{Type: "object"}, true
 	case metaPkg + ".Unstructured", runtimePkg + ".RawExtension", runtimePkg + ".Unknown":
 		return &Schema{Type: "object", XPreserveUnknownFields: &yes}, true
-	case intstrPkg + ".IntOrString":
+	case metaPkg + ".IntOrString", intstrPkg + ".IntOrString":
 		return intOrString(), true
 	case resourcePkg + ".Quantity":
 		s := intOrString()
@@ -93,6 +95,32 @@ func wellKnown(pkg, name string) (*Schema, bool) {
 		return &Schema{XPreserveUnknownFields: &yes}, true
 	}
 	return nil, false
+}
+
+// labelSelectorSchema is the schema of a label selector (meta.LabelSelector) with the
+// kube-apiserver's list and map types (atomic: a selector is replaced whole, never merged)
+// and the four operators as an enum, so that the API server refuses an unknown one.
+func labelSelectorSchema() *Schema {
+	str := func(desc string) *Schema { return &Schema{Description: desc, Type: "string"} }
+	ops := []json.RawMessage{json.RawMessage(`"In"`), json.RawMessage(`"NotIn"`), json.RawMessage(`"Exists"`), json.RawMessage(`"DoesNotExist"`)}
+	return &Schema{
+		Description: "A label selector: an object is selected when it has every label of matchLabels and meets every requirement of matchExpressions. An empty selector selects every object.",
+		Type:        "object",
+		Properties: map[string]*Schema{
+			"matchLabels": {Description: "Labels an object must have, with these values.", Type: "object",
+				AdditionalProperties: &Schema{Type: "string"}},
+			"matchExpressions": {Description: "Requirements on an object's labels.", Type: "array", XListType: "atomic",
+				Items: &Schema{Description: "A requirement: the label key's value is In (or NotIn) values, or the label Exists (or DoesNotExist), without values.",
+					Type: "object", Required: []string{"key", "operator"},
+					Properties: map[string]*Schema{
+						"key":      str("The label key."),
+						"operator": {Description: "In, NotIn, Exists or DoesNotExist.", Type: "string", Enum: ops},
+						"values": {Description: "The values of In and NotIn; empty for Exists and DoesNotExist.", Type: "array", XListType: "atomic",
+							Items: &Schema{Type: "string"}},
+					}}},
+		},
+		XMapType: "atomic",
+	}
 }
 
 // walker turns Go types into schemas.

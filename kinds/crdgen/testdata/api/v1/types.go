@@ -95,6 +95,12 @@ type GadgetSpec struct {
 	Widths [3]uint8 `json:"widths,omitempty"`
 	// Flag is a bool.
 	Flag bool `json:"flag,omitempty"`
+	// Selector picks the nodes.
+	Selector *meta.LabelSelector `json:"selector,omitempty"`
+	// Grace is a duration.
+	Grace meta.Duration `json:"grace,omitzero"`
+	// MaxUnavailable is a count or a percentage.
+	MaxUnavailable *meta.IntOrString `json:"maxUnavailable,omitempty"`
 }
 
 // Mode is how fast.
