@@ -66,25 +66,41 @@ func shallowCopy(m map[string]any) map[string]any {
 }
 
 // crdRuleErrors are the errors of the rules of every version's schema of the
-// CustomResourceDefinition obj (an update of old, or a create: old nil).
+// CustomResourceDefinition obj (an update of old, or a create: old nil). As the
+// kube-apiserver converts a CRD whose versions share one schema to its internal form with
+// that schema under spec.validation, the errors of such a CRD are at
+// spec.validation.openAPIV3Schema..., else at spec.versions[i].schema.openAPIV3Schema....
 func crdRuleErrors(obj, old map[string]any) []apierr.FieldError {
-	oldSchemas := map[string]any{}
-	if old != nil {
-		for _, v := range jsonobj.ListAt(old, "spec", "versions") {
+	schemas := func(crd map[string]any) (names []string, out []map[string]any) {
+		for _, v := range jsonobj.ListAt(crd, "spec", "versions") {
 			vm := jsonobj.Map(v)
-			oldSchemas[jsonobj.Str(vm, "name")] = jsonobj.Map(vm["schema"])["openAPIV3Schema"]
+			names = append(names, jsonobj.Str(vm, "name"))
+			out = append(out, jsonobj.Map(jsonobj.Map(vm["schema"])["openAPIV3Schema"]))
 		}
+		return names, out
+	}
+	names, schs := schemas(obj)
+	oldNames, oldSchs := schemas(old)
+	unchanged := func(i int) bool {
+		for j, n := range oldNames {
+			if n == names[i] {
+				return jsonobj.Equal(any(oldSchs[j]), any(schs[i]))
+			}
+		}
+		return false
+	}
+	if len(schs) > 0 && !slices.ContainsFunc(schs[1:], func(s map[string]any) bool { return !jsonobj.Equal(any(s), any(schs[0])) }) {
+		all := true
+		for i := range schs {
+			all = all && unchanged(i)
+		}
+		return celrules.Check(schs[0], "spec.validation", all)
 	}
 	var errs []apierr.FieldError
-	for i, v := range jsonobj.ListAt(obj, "spec", "versions") {
-		vm := jsonobj.Map(v)
-		sch := jsonobj.Map(jsonobj.Map(vm["schema"])["openAPIV3Schema"])
-		if sch == nil {
-			continue
+	for i, sch := range schs {
+		if sch != nil {
+			errs = append(errs, celrules.Check(sch, fmt.Sprintf("spec.versions[%d].schema", i), unchanged(i))...)
 		}
-		prev, existed := oldSchemas[jsonobj.Str(vm, "name")]
-		unchanged := existed && jsonobj.Equal(prev, any(sch))
-		errs = append(errs, celrules.Check(sch, fmt.Sprintf("spec.versions[%d].schema", i), unchanged)...)
 	}
 	return errs
 }

@@ -140,7 +140,7 @@ func TestCELRulesCheckedWithTheCRD(t *testing.T) {
 	defer c.CloseIdleConnections()
 	code, _, body := httpDo(t, s, c, "POST", ruleCRDs, ruleCRD(`[{"rule":"self.replicas <"},{"rule":"self.nope > 1"}]`), "")
 	_, list := causes(t, body)
-	p := "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations"
+	p := "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations"
 	if code != 422 || len(list) != 2 || !strings.HasPrefix(list[0], "FieldValueInvalid "+p+`[0].rule: Invalid value: {"Rule":"self.replicas \u003c"`) ||
 		!strings.Contains(list[1], "undefined field 'nope'") {
 		t.Fatalf("rules that do not compile: %d %s", code, body)

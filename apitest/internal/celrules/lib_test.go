@@ -99,6 +99,8 @@ func TestLibraryErrors(t *testing.T) {
 	for rule, want := range map[string]string{
 		"quantity(self.cpu + 'x') == quantity('1')": "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' evaluating rule",
 		"quantity('500m').asInteger() == 0":         "cannot convert value to integer evaluating rule",
+		"cidr('10.0.0.0/8').containsIP('10.1')":     "'no such overload': call arguments did not match a supported operator, function or macro signature for rule",
+		"cidr('10.0.0.0/8').containsCIDR('10.1')":   "network address parse error during conversion from string: network address parse error during conversion from string",
 		"ip('10.1.2') == ip('10.1.2.3')":            `IP Address "10.1.2" parse error during conversion from string: ParseAddr("10.1.2"): IPv4 address too short evaluating rule`,
 		"url('x') == url('y')":                      "URL parse error during conversion from string: parse \"x\": invalid URI for request evaluating rule",
 		"[0][1:2] == []":                            "",

@@ -273,7 +273,9 @@ func cidrFunctions() []cel.EnvOption {
 		}
 		a, ok := o.(ipVal)
 		if !ok {
-			return types.MaybeNoSuchOverloadErr(o)
+			// The server answers "no such overload" here, even for an IP string that
+			// does not parse.
+			return types.MaybeNoSuchOverloadErr(c)
 		}
 		return types.Bool(x.p.Contains(a.a))
 	}
