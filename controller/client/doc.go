@@ -2,7 +2,8 @@
 // writes them to the API server (controller-runtime's client). TypedFor[T] gives the client of a
 // Go type registered with package kinds; reads start the type's informer on first use
 // (Options.DisableStartOnRead to fail instead), return deep copies the caller may change,
-// and select by namespace, label selector or cache index.
+// and select by namespace, label selector or cache index. PatchFrom writes the merge,
+// strategic merge or JSON patch made from two objects, optimistic lock optional.
 //
 // # Read your writes
 //
@@ -20,7 +21,6 @@
 //
 // docs/read-your-writes.md explains the design and compares it with client-go 1.36's
 // consistency store and controller-runtime's read-your-own-write client.
-//
 // The cache's progress comes from informer.Informer's AppliedResourceVersion, which advances
 // with every applied event and list, and to the reflector's resourceVersion (bookmarks
 // included) whenever the informer has applied everything it was given. Writes outside the
