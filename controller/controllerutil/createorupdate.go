@@ -49,18 +49,36 @@ var ErrMutateChangedKey = errors.New("controllerutil: the mutate function change
 // Conflict (meta.IsConflict): return the error and reconcile again. It returns the
 // object as last written (or read, if unchanged) and what it did.
 func CreateOrUpdate[T meta.Accessor](ctx context.Context, c *client.Typed[T], obj T, mutate func(T) error) (T, OperationResult, error) {
-	return createOr(ctx, c, obj, mutate, false)
+	return createOr(ctx, c, obj, mutate, writeMode{})
 }
 
 // CreateOrPatch is CreateOrUpdate writing JSON merge patches of what mutate changed instead
 // of whole objects (controller-runtime's CreateOrPatch): the object's changes, then its
 // status's through the status subresource. A patch carries no resourceVersion, so it does
-// not conflict with concurrent changes of other fields.
+// not conflict with concurrent changes of other fields; it overwrites a concurrent change
+// of a field it sets (CreateOrPatchWithOptions with OptimisticLock refuses to).
 func CreateOrPatch[T meta.Accessor](ctx context.Context, c *client.Typed[T], obj T, mutate func(T) error) (T, OperationResult, error) {
-	return createOr(ctx, c, obj, mutate, true)
+	return CreateOrPatchWithOptions(ctx, c, obj, mutate, CreateOrPatchOptions{})
 }
 
-func createOr[T meta.Accessor](ctx context.Context, c *client.Typed[T], obj T, mutate func(T) error, patch bool) (T, OperationResult, error) {
+// CreateOrPatchOptions are the optional settings of CreateOrPatchWithOptions.
+type CreateOrPatchOptions struct {
+	// OptimisticLock makes each patch carry the resourceVersion it was computed from
+	// (client.PatchFromOptions.OptimisticLock): if the object changed since it was read, the
+	// patch fails with 409 Conflict (meta.IsConflict; return it and reconcile again)
+	// instead of overwriting the change. Default false.
+	OptimisticLock bool
+}
+
+// CreateOrPatchWithOptions is CreateOrPatch with options.
+func CreateOrPatchWithOptions[T meta.Accessor](ctx context.Context, c *client.Typed[T], obj T, mutate func(T) error, opts CreateOrPatchOptions) (T, OperationResult, error) {
+	return createOr(ctx, c, obj, mutate, writeMode{patch: true, lock: opts.OptimisticLock})
+}
+
+// writeMode is how createOr writes: whole objects, or merge patches (with the lock).
+type writeMode struct{ patch, lock bool }
+
+func createOr[T meta.Accessor](ctx context.Context, c *client.Typed[T], obj T, mutate func(T) error, mode writeMode) (T, OperationResult, error) {
 	var zero T
 	if reflect.ValueOf(&obj).Elem().IsZero() || mutate == nil {
 		return zero, OperationResultNone, errors.New("controllerutil: CreateOrUpdate needs an object and a mutate function")
@@ -91,7 +109,7 @@ func createOr[T meta.Accessor](ctx context.Context, c *client.Typed[T], obj T, m
 		if err != nil || jsonEqual(wanted["status"], got["status"]) || isEmptyJSON(wanted["status"]) {
 			return created, OperationResultCreated, err
 		}
-		out, err := writeStatus(ctx, c, created, wanted["status"], patch, got["status"])
+		out, err := writeStatus(ctx, c, created, wanted["status"], mode, got["status"])
 		if err != nil {
 			return created, OperationResultCreated, fmt.Errorf("controllerutil: created %s, but writing its status: %w", key(created), err)
 		}
@@ -113,8 +131,8 @@ func createOr[T meta.Accessor](ctx context.Context, c *client.Typed[T], obj T, m
 	restChanged := !jsonEqual(withoutStatus(before, withStatus), withoutStatus(after, withStatus))
 	out := cur
 	if restChanged {
-		if patch {
-			data, err := json.Marshal(mergePatch(withoutStatus(before, withStatus), withoutStatus(after, withStatus)))
+		if mode.patch {
+			data, err := client.MergePatch(withoutStatus(before, withStatus), withoutStatus(after, withStatus), client.PatchFromOptions{OptimisticLock: mode.lock})
 			if err != nil {
 				return zero, OperationResultNone, err
 			}
@@ -137,7 +155,7 @@ func createOr[T meta.Accessor](ctx context.Context, c *client.Typed[T], obj T, m
 		}
 		return out, OperationResultNone, nil
 	}
-	out, err = writeStatus(ctx, c, out, after["status"], patch, before["status"])
+	out, err = writeStatus(ctx, c, out, after["status"], mode, before["status"])
 	if err != nil {
 		res := OperationResultNone
 		if restChanged {
@@ -153,10 +171,12 @@ func createOr[T meta.Accessor](ctx context.Context, c *client.Typed[T], obj T, m
 
 // writeStatus writes status (JSON) as the status of base through the status subresource: an
 // update of base with that status (carrying base's resourceVersion), or a merge patch from
-// oldStatus.
-func writeStatus[T meta.Accessor](ctx context.Context, c *client.Typed[T], base T, status any, patch bool, oldStatus any) (T, error) {
-	if patch {
-		data, err := json.Marshal(map[string]any{"status": mergePatchValue(oldStatus, status)})
+// oldStatus (carrying it with the lock).
+func writeStatus[T meta.Accessor](ctx context.Context, c *client.Typed[T], base T, status any, mode writeMode, oldStatus any) (T, error) {
+	if mode.patch {
+		md := map[string]any{"resourceVersion": base.GetResourceVersion()}
+		data, err := client.MergePatch(map[string]any{"metadata": md, "status": oldStatus}, map[string]any{"metadata": md, "status": status},
+			client.PatchFromOptions{OptimisticLock: mode.lock})
 		if err != nil {
 			var zero T
 			return zero, err
@@ -241,36 +261,4 @@ func isEmptyJSON(v any) bool {
 	}
 	m, ok := v.(map[string]any)
 	return ok && len(m) == 0
-}
-
-// mergePatch is the JSON merge patch (RFC 7386) that turns a into b.
-func mergePatch(a, b map[string]any) map[string]any {
-	p := map[string]any{}
-	for k, bv := range b {
-		av, ok := a[k]
-		if !ok {
-			p[k] = bv
-			continue
-		}
-		if reflect.DeepEqual(av, bv) {
-			continue
-		}
-		p[k] = mergePatchValue(av, bv)
-	}
-	for k := range a {
-		if _, ok := b[k]; !ok {
-			p[k] = nil
-		}
-	}
-	return p
-}
-
-// mergePatchValue is the patch of one value: a nested patch for two objects, else b.
-func mergePatchValue(a, b any) any {
-	am, aok := a.(map[string]any)
-	bm, bok := b.(map[string]any)
-	if aok && bok {
-		return mergePatch(am, bm)
-	}
-	return b
 }

@@ -2,6 +2,7 @@ package controllerutil
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -220,11 +221,33 @@ func TestCreateOrUpdateErrors(t *testing.T) {
 	}
 }
 
-func TestMergePatch(t *testing.T) {
-	a := map[string]any{"keep": 1.0, "drop": "x", "nested": map[string]any{"a": 1.0, "b": 2.0}, "list": []any{1.0, 2.0}}
-	b := map[string]any{"keep": 1.0, "new": true, "nested": map[string]any{"a": 1.0, "c": 3.0}, "list": []any{1.0}}
-	want := map[string]any{"drop": nil, "new": true, "nested": map[string]any{"b": nil, "c": 3.0}, "list": []any{1.0}}
-	if got := mergePatch(a, b); !reflect.DeepEqual(got, want) {
-		t.Fatalf("mergePatch = %v, want %v", got, want)
+// Someone else changes the Widget between CreateOrPatch's read and its patch (inside
+// mutate, deterministically): with OptimisticLock the patch is refused with 409 Conflict
+// and the other change stands; without, the patch overwrites the size they set.
+func TestCreateOrPatchOptimisticLock(t *testing.T) {
+	for _, lock := range []bool{true, false} {
+		t.Run(fmt.Sprint("lock=", lock), func(t *testing.T) {
+			e := newCUEnv(t)
+			if _, err := e.srv.Create("widgets", map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
+				"metadata": map[string]any{"namespace": "shop", "name": "w"}, "spec": map[string]any{"size": 1}}); err != nil {
+				t.Fatal(err)
+			}
+			mutate := func(w *testobj.Widget) error {
+				if _, err := e.srv.Mutate("widgets", "shop", "w", func(o apitest.Object) { o["spec"].(map[string]any)["size"] = 5 }); err != nil {
+					return err
+				}
+				w.Spec.Size = 2
+				return nil
+			}
+			_, res, err := CreateOrPatchWithOptions(ctxT(t), e.widgets, testobj.NewWidget("shop", "w"), mutate, CreateOrPatchOptions{OptimisticLock: lock})
+			o, _ := e.srv.Get("widgets", "shop", "w")
+			size := o["spec"].(map[string]any)["size"]
+			if lock && (!meta.IsConflict(err) || size != json.Number("5")) {
+				t.Fatalf("locked: %q, %v, size %v; want a 409 and their size 5", res, err, size)
+			}
+			if !lock && (err != nil || res != OperationResultUpdated || size != json.Number("2")) {
+				t.Fatalf("unlocked: %q, %v, size %v; want updated to 2", res, err, size)
+			}
+		})
 	}
 }
