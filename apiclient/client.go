@@ -48,8 +48,6 @@ const (
 	// Retry back-off when the server gives no Retry-After: 250 ms doubling, capped.
 	retryBaseDelay = 250 * time.Millisecond
 	retryMaxDelay  = 8 * time.Second
-	// dialTimeout bounds the opening of a connection.
-	dialTimeout = 30 * time.Second
 	// errorBodyLimit bounds how much of an error response is read.
 	errorBodyLimit = 1 << 20
 )
@@ -122,12 +120,14 @@ func New(cfg *Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	dial := dialFunc(cfg)
+	tmo := newTimeouts(cfg)
+	logger := loggerOf(cfg)
+	dial := dialWithin(dialFunc(cfg), tmo.dial, func() *slog.Logger { return logger })
 	tr := &http.Transport{
 		Proxy:                 proxy,
 		DialContext:           dial,
 		TLSClientConfig:       tlsConf,
-		TLSHandshakeTimeout:   10 * time.Second,
+		TLSHandshakeTimeout:   tmo.tlsHandshake,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          100,
 		MaxIdleConnsPerHost:   25,
@@ -149,11 +149,11 @@ func New(cfg *Config) (*Client, error) {
 		watchProtocol: cfg.WatchProtocol,
 		jsonDecoder:   cfg.JSONDecoder,
 		noProtobuf:    cfg.DisableProtobuf,
-		logger:        cfg.Logger,
+		logger:        logger,
 		namespace:     cfg.Namespace,
 
 		followCrossHost: cfg.FollowCrossHostRedirects,
-		timeouts:        newTimeouts(cfg),
+		timeouts:        tmo,
 	}
 	c.reach.c = c
 	if c.userAgent == "" {
@@ -166,9 +166,6 @@ func New(cfg *Config) (*Client, error) {
 	}
 	if c.maxEventSize <= 0 {
 		c.maxEventSize = DefaultMaxEventSize
-	}
-	if c.logger == nil {
-		c.logger = slog.New(slog.DiscardHandler)
 	}
 	qps, burst := float64(cfg.QPS), cfg.Burst
 	if qps == 0 {
@@ -193,7 +190,7 @@ func New(cfg *Config) (*Client, error) {
 		Transport:     &authTransport{base: rt, auth: auth, userAgent: c.userAgent, origin: base},
 		CheckRedirect: c.checkRedirect,
 	}
-	c.wsDial = newWSDialer(tlsConf, proxy, dial)
+	c.wsDial = newWSDialer(tlsConf, proxy, dial, tmo.tlsHandshake, c.deadlinePassed)
 	return c, nil
 }
 
@@ -209,19 +206,22 @@ func proxyFunc(cfg *Config) (func(*http.Request) (*url.URL, error), error) {
 	return http.ProxyURL(pu), nil
 }
 
-// dialFunc opens cfg's connections: Config.Dial, or a net.Dialer, within dialTimeout.
+// dialFunc opens cfg's connections: Config.Dial, or a net.Dialer. dialWithin bounds either
+// by the dial deadline: net/http dials apart from the request's context (a dial a cancelled
+// request started may serve the next one).
 func dialFunc(cfg *Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	custom := cfg.Dial
-	if custom == nil {
-		return (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext
+	if cfg.Dial != nil {
+		return cfg.Dial
 	}
-	// net/http dials apart from the request's context (a dial a cancelled request started
-	// may serve the next one): bound a custom dial as the default one is.
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		ctx, cancel := context.WithTimeout(ctx, dialTimeout)
-		defer cancel()
-		return custom(ctx, network, addr)
+	return (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext
+}
+
+// loggerOf is Config.Logger, or slog.Default().
+func loggerOf(cfg *Config) *slog.Logger {
+	if cfg.Logger != nil {
+		return cfg.Logger
 	}
+	return slog.Default()
 }
 
 // DefaultUserAgent is the User-Agent sent when Config.UserAgent is "".

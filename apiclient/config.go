@@ -35,12 +35,22 @@ type Config struct {
 	FollowCrossHostRedirects bool
 	// TLS configures server verification and client certificates.
 	TLS TLSConfig
-	// ProxyURL, if set, sends requests through this HTTP(S) or SOCKS5 proxy.
+	// ProxyURL, if set, sends requests through this HTTP(S) or SOCKS5 proxy; without it the
+	// environment's (HTTPS_PROXY, NO_PROXY...) applies. WebSocket handshakes go through the
+	// same proxy (a CONNECT tunnel for http:// and https:// proxies).
 	ProxyURL string
-	// Dial, if set, opens the client's network connections (HTTP and WebSocket) instead of
-	// a net.Dialer with a 30 s timeout: for tunnels, or for tests that serve an API in
-	// memory (apitest.Options.InMemory). It must honour ctx.
+	// Dial, if set, opens the client's network connections (HTTP and WebSocket, to the
+	// server or to the proxy) instead of a net.Dialer: for tunnels, or for tests that serve
+	// an API in memory (apitest.Options.InMemory). It must honour ctx. DialTimeout bounds it
+	// either way.
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+	// DialTimeout bounds the opening of a connection (0 means DefaultDialTimeout, 30 s;
+	// negative: no limit but the request's); TLSHandshakeTimeout bounds a TLS handshake, with
+	// the server or an https:// proxy (0 means DefaultTLSHandshakeTimeout, 10 s; negative:
+	// none). Both apply to WebSocket handshakes as to HTTP requests, and fail the request
+	// with a *TimeoutError. client-go's transport has the same two defaults.
+	DialTimeout         time.Duration
+	TLSHandshakeTimeout time.Duration
 	// QPS and Burst limit non-watch requests on the client side (0 means the defaults).
 	QPS   float32
 	Burst int
@@ -53,7 +63,8 @@ type Config struct {
 	// watch; WatchResponseHeaderTimeout the wait for a watch's answer (headers, or the
 	// WebSocket handshake); ResponseBodyIdleTimeout the silence of a response body that has
 	// started (not a watch stream: HTTP/2 and WebSocket pings and the reflector's stall
-	// detection watch those). A deadline that passes fails the request with a *TimeoutError.
+	// detection watch those). A deadline that passes fails the request with a *TimeoutError,
+	// logged at Warn when it passes.
 	// 0 means DefaultResponseHeaderTimeout, DefaultWatchResponseHeaderTimeout and
 	// DefaultResponseBodyIdleTimeout; a negative value means no deadline. client-go has none
 	// of the three.
@@ -80,8 +91,10 @@ type Config struct {
 	// MaxEventSize is the largest watch event, in bytes, the decoder accepts before it ends
 	// the watch with ErrEventTooLarge (0 means DefaultMaxEventSize).
 	MaxEventSize int
-	// Logger receives debug logs (retries, WebSocket fallback). nil discards them. Tokens
-	// are never logged.
+	// Logger receives the client's logs: a Warn line for every deadline that passes (naming
+	// its setting, as the *TimeoutError does), an Info line for every fallback (WebSocket to
+	// chunked watches, protobuf to JSON; once per client or resource), debug lines for
+	// retries. nil means slog.Default(). Tokens are never logged.
 	Logger *slog.Logger
 	// Metrics, if set, observes every request's result and latency (see RequestMetrics;
 	// the controller Manager sets its Registry's).
@@ -150,8 +163,9 @@ type WatchProtocol int
 
 const (
 	// WatchAuto, the default, opens every watch over WebSocket, one connection per watch,
-	// and falls back to chunked streams (remembered for the client) if the server refuses
-	// the upgrade. On kube-apiserver v1.36 with protobuf a WebSocket watch costs the server
+	// and falls back to chunked streams at once (remembered for the client, logged once) if
+	// the server refuses the upgrade, a 200 from a proxy without WebSocket support included
+	// (ErrWebSocketRefused, decided at the answer's headers). On kube-apiserver v1.36 with protobuf a WebSocket watch costs the server
 	// about a third less CPU per event than a chunked stream over HTTP/2 (no HTTP/2 framing
 	// or flow control), which shortens the time to sync, and the client a little less; the
 	// pings of WebSocket find a dead connection. A process with hundreds of informers may
@@ -160,6 +174,7 @@ const (
 	WatchAuto WatchProtocol = iota
 	// WatchChunked uses a chunked HTTP/1.1 or HTTP/2 response stream.
 	WatchChunked
-	// WatchWebSocket uses WebSocket only: one connection per watch.
+	// WatchWebSocket uses WebSocket only: one connection per watch; a refused upgrade is the
+	// watch's error (ErrWebSocketRefused).
 	WatchWebSocket
 )

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"strings"
 	"time"
 )
 
@@ -26,32 +29,57 @@ const (
 	// not a watch stream, which has its own health checks). A kube-apiserver writes a body
 	// from memory once it has started it.
 	DefaultResponseBodyIdleTimeout = 30 * time.Second
+	// DefaultTLSHandshakeTimeout bounds a TLS handshake (with the server, or an https://
+	// proxy) when Config.TLSHandshakeTimeout is 0: net/http's and client-go's 10 s.
+	DefaultTLSHandshakeTimeout = 10 * time.Second
+	// DefaultDialTimeout bounds the opening of a TCP connection when Config.DialTimeout is
+	// 0: client-go's 30 s.
+	DefaultDialTimeout = 30 * time.Second
 )
 
 // ErrTimeout is matched (errors.Is) by every *TimeoutError.
 var ErrTimeout = errors.New("apiclient: timeout")
 
-// TimeoutError is the error of a wait that reached one of the client's deadlines: response
-// headers, a WebSocket handshake, a response body that went silent, an exec credential
-// plugin. It is a net.Error whose Timeout() is true, so the client's retries and the
-// reflector's backoff treat it as the transport error it stands for.
+// TimeoutError is the error of a wait that reached one of the client's deadlines: a dial, a
+// TLS handshake, response headers, a WebSocket handshake, a response body that went silent,
+// an exec credential plugin. It is a net.Error whose Timeout() is true, so the client's
+// retries and the reflector's backoff treat it as the transport error it stands for. The
+// client logs each one at Warn (Config.Logger) when it passes, naming its Setting.
 type TimeoutError struct {
-	// Op is what the client waited for: "response headers", "watch response headers",
-	// "WebSocket handshake", "response body" or "exec plugin".
+	// Op is what the client waited for: "dial", "TLS handshake", "response headers",
+	// "watch response headers", "WebSocket handshake", "response body" or "exec plugin".
 	Op string
-	// Method and Path are the request's; for an exec plugin Method is "" and Path the
-	// plugin's command.
+	// Method and Path are the request's; for a dial Method is "" and Path the address, for
+	// an exec plugin Method is "" and Path the plugin's command.
 	Method, Path string
 	// Limit is the deadline that passed.
 	Limit time.Duration
+	// Setting names the configuration field that sets Limit: "Config.DialTimeout",
+	// "Config.TLSHandshakeTimeout", "Config.ResponseHeaderTimeout",
+	// "Config.WatchResponseHeaderTimeout", "Config.ResponseBodyIdleTimeout" or
+	// "ExecConfig.Timeout".
+	Setting string
 }
 
-// Error says what did not arrive in time.
+// Error says what did not arrive in time, and which setting gave up.
 func (e *TimeoutError) Error() string {
-	if e.Method == "" {
-		return fmt.Sprintf("apiclient: %s %q: no answer within %v", e.Op, e.Path, e.Limit)
+	set := ""
+	if e.Setting != "" {
+		set = " (" + e.Setting + ")"
 	}
-	return fmt.Sprintf("apiclient: %s %s: no %s within %v", e.Method, e.Path, e.Op, e.Limit)
+	if e.Method == "" {
+		return fmt.Sprintf("apiclient: %s %q: no answer within %v%s", e.Op, e.Path, e.Limit, set)
+	}
+	return fmt.Sprintf("apiclient: %s %s: no %s within %v%s", e.Method, e.Path, e.Op, e.Limit, set)
+}
+
+// deadlinePassed logs te, a deadline that has just passed: once, at Warn, whatever the
+// request does next (a retry, an error for its caller).
+func (c *Client) deadlinePassed(te *TimeoutError) { logDeadline(c.logger, te) }
+
+func logDeadline(l *slog.Logger, te *TimeoutError) {
+	l.Warn("apiclient: a deadline passed; giving up the wait", "op", te.Op, "method", te.Method, "path", te.Path,
+		"limit", te.Limit, "setting", te.Setting, "err", te)
 }
 
 // Timeout reports true (net.Error).
@@ -66,7 +94,7 @@ func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
 // timeouts are the client's deadlines with defaults applied; a negative Config value is
 // kept as "no deadline" (0 here).
 type timeouts struct {
-	header, watchHeader, bodyIdle time.Duration
+	header, watchHeader, bodyIdle, tlsHandshake, dial time.Duration
 }
 
 func newTimeouts(cfg *Config) timeouts {
@@ -83,7 +111,23 @@ func newTimeouts(cfg *Config) timeouts {
 		header:      pick(cfg.ResponseHeaderTimeout, DefaultResponseHeaderTimeout),
 		watchHeader: pick(cfg.WatchResponseHeaderTimeout, DefaultWatchResponseHeaderTimeout),
 		bodyIdle:    pick(cfg.ResponseBodyIdleTimeout, DefaultResponseBodyIdleTimeout),
+
+		tlsHandshake: pick(cfg.TLSHandshakeTimeout, DefaultTLSHandshakeTimeout),
+		dial:         pick(cfg.DialTimeout, DefaultDialTimeout),
 	}
+}
+
+// settingOf names the Config field of the deadline of an attempt's op.
+func settingOf(op string) string {
+	switch op {
+	case "response headers":
+		return "Config.ResponseHeaderTimeout"
+	case "watch response headers", "WebSocket handshake":
+		return "Config.WatchResponseHeaderTimeout"
+	case "response body":
+		return "Config.ResponseBodyIdleTimeout"
+	}
+	return ""
 }
 
 // attempt is one request from the moment it is sent until the server's first answer
@@ -117,10 +161,13 @@ var errSuperseded = errors.New("apiclient: the server answered a newer request w
 func (c *Client) startAttempt(ctx context.Context, op, method, path string, timeout time.Duration) *attempt {
 	actx, cancel := context.WithCancelCause(ctx)
 	a := &attempt{c: c, ctx: actx, cancel: cancel, start: time.Now(),
-		te: TimeoutError{Op: op, Method: method, Path: path, Limit: timeout}}
+		te: TimeoutError{Op: op, Method: method, Path: path, Limit: timeout, Setting: settingOf(op)}}
 	if timeout > 0 {
 		te := a.te
-		a.timer = time.AfterFunc(timeout, func() { cancel(&te) })
+		a.timer = time.AfterFunc(timeout, func() {
+			c.deadlinePassed(&te)
+			cancel(&te)
+		})
 	}
 	c.reach.register(a)
 	a.suspectT = time.AfterFunc(suspectAfter, func() { c.reach.suspect(a) })
@@ -156,7 +203,40 @@ func (a *attempt) err(err error) error {
 			return cause
 		}
 	}
+	if isTLSHandshakeTimeout(err) {
+		// net/http's own deadline (Transport.TLSHandshakeTimeout), named as the client's.
+		te := &TimeoutError{Op: "TLS handshake", Method: a.te.Method, Path: a.te.Path,
+			Limit: a.c.timeouts.tlsHandshake, Setting: "Config.TLSHandshakeTimeout"}
+		a.c.deadlinePassed(te)
+		return te
+	}
 	return unwrapRedirect(err)
+}
+
+// isTLSHandshakeTimeout reports net/http's TLS handshake timeout, whose type is unexported:
+// a timeout whose message has been "net/http: TLS handshake timeout" since Go 1.3.
+func isTLSHandshakeTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() && strings.HasSuffix(err.Error(), "TLS handshake timeout")
+}
+
+// dialWithin bounds dial by timeout (0: none) and makes its deadline a *TimeoutError, logged
+// by l when it passes. net/http and the WebSocket handshakes dial through it.
+func dialWithin(dial func(ctx context.Context, network, addr string) (net.Conn, error), timeout time.Duration, l func() *slog.Logger) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if timeout <= 0 {
+		return dial
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		conn, err := dial(dctx, network, addr)
+		if err != nil && ctx.Err() == nil && dctx.Err() != nil {
+			te := &TimeoutError{Op: "dial", Path: addr, Limit: timeout, Setting: "Config.DialTimeout"}
+			logDeadline(l(), te)
+			return nil, te
+		}
+		return conn, err
+	}
 }
 
 // idleBody bounds the silence of a response body: a Read that waits longer than d for the
@@ -174,9 +254,13 @@ func (a *attempt) body(r io.Reader) io.Reader {
 		return r
 	}
 	te := a.te
-	te.Op, te.Limit = "response body", a.bodyIdle
+	te.Op, te.Limit, te.Setting = "response body", a.bodyIdle, settingOf("response body")
 	cancel := a.cancel
-	t := time.AfterFunc(time.Hour, func() { cancel(&te) })
+	c := a.c
+	t := time.AfterFunc(time.Hour, func() {
+		c.deadlinePassed(&te)
+		cancel(&te)
+	})
 	t.Stop()
 	return &idleBody{a: a, r: r, timer: t}
 }

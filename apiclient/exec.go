@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -46,6 +47,7 @@ var ErrExecOutputTooLarge = errors.New("output too large")
 type execProvider struct {
 	cfg  ExecConfig
 	info []byte // KUBERNETES_EXEC_INFO
+	log  *slog.Logger
 
 	mu   sync.Mutex
 	cred *execResult
@@ -130,7 +132,7 @@ func newExecProvider(cfg *Config) (*execProvider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &execProvider{cfg: ec, info: info}, nil
+	return &execProvider{cfg: ec, info: info, log: loggerOf(cfg)}, nil
 }
 
 // get returns the cached credential or runs the plugin.
@@ -162,7 +164,11 @@ func (p *execProvider) run(ctx context.Context) (*execResult, error) {
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if timeout := p.cfg.Timeout; timeout > 0 {
-		t := time.AfterFunc(timeout, func() { cancel(&TimeoutError{Op: "exec plugin", Path: name, Limit: timeout}) })
+		t := time.AfterFunc(timeout, func() {
+			te := &TimeoutError{Op: "exec plugin", Path: name, Limit: timeout, Setting: "ExecConfig.Timeout"}
+			logDeadline(p.log, te)
+			cancel(te)
+		})
 		defer t.Stop()
 	}
 	cmd := exec.CommandContext(rctx, name, p.cfg.Args...)

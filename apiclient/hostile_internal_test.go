@@ -3,6 +3,7 @@ package apiclient
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +16,11 @@ import (
 // The exec plugin runs as a process, which a synctest bubble cannot wait for: these tests
 // use real time, with short limits, and assert the typed errors, not durations.
 
+// writerFunc is a func as an io.Writer.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
 func TestExecPluginDeadlineAndOutputLimit(t *testing.T) {
 	dir := t.TempDir()
 	hang := filepath.Join(dir, "hang.sh")
@@ -24,8 +30,15 @@ func TestExecPluginDeadlineAndOutputLimit(t *testing.T) {
 	for _, p := range []string{hang, flood} {
 		os.Chmod(p, 0o755)
 	}
+	var logs strings.Builder
+	var logMu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		return logs.Write(p)
+	}), nil))
 	run := func(ec *ExecConfig) error {
-		c, err := New(&Config{Host: "https://api.example", QPS: -1, MaxRetries: -1, Exec: ec,
+		c, err := New(&Config{Host: "https://api.example", QPS: -1, MaxRetries: -1, Exec: ec, Logger: logger,
 			WrapTransport: handlerTransport(func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]any{}) })})
 		if err != nil {
 			t.Fatal(err)
@@ -37,9 +50,14 @@ func TestExecPluginDeadlineAndOutputLimit(t *testing.T) {
 
 	err := run(&ExecConfig{Command: hang, Timeout: 300 * time.Millisecond})
 	var te *TimeoutError
-	if !errors.As(err, &te) || te.Op != "exec plugin" || te.Path != hang || !errors.Is(err, ErrTimeout) {
-		t.Errorf("hanging plugin: err = %v, want a *TimeoutError for the exec plugin", err)
+	if !errors.As(err, &te) || te.Op != "exec plugin" || te.Path != hang || !errors.Is(err, ErrTimeout) || te.Setting != "ExecConfig.Timeout" {
+		t.Errorf("hanging plugin: err = %v, want a *TimeoutError for the exec plugin naming ExecConfig.Timeout", err)
 	}
+	logMu.Lock()
+	if n := strings.Count(logs.String(), "level=WARN"); n != 1 || !strings.Contains(logs.String(), "setting=ExecConfig.Timeout") {
+		t.Errorf("hanging plugin: %d Warn lines, want 1 naming ExecConfig.Timeout:\n%s", n, logs.String())
+	}
+	logMu.Unlock()
 	if IsUnreachable(err) {
 		t.Errorf("a hanging plugin is not an unreachable server: %v", err)
 	}

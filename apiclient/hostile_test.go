@@ -261,6 +261,8 @@ func testDeadlines(t *testing.T, tc hostileTransport) {
 	srv, cfg := serveHostile(t, netw, tc, mux)
 	defer srv.Close()
 	cfg.MaxRetries = -1
+	logs := &logLines{}
+	cfg.Logger = logs.logger()
 	c, err := apiclient.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -269,13 +271,27 @@ func testDeadlines(t *testing.T, tc hostileTransport) {
 	ctx := context.Background()
 	pods := apiclient.NewResource[*testobj.Pod](c, testobj.PodGVR).Namespace("ns")
 
+	settings := map[string]string{
+		"response headers":       "Config.ResponseHeaderTimeout",
+		"watch response headers": "Config.WatchResponseHeaderTimeout",
+		"WebSocket handshake":    "Config.WatchResponseHeaderTimeout",
+		"response body":          "Config.ResponseBodyIdleTimeout",
+	}
+	// Every deadline is logged once at Warn when it passes, naming its setting, which its
+	// error names too.
 	wantTimeout := func(op string, f func() error, wantOp string, want time.Duration) {
 		t.Helper()
+		setting := settings[wantOp]
+		logged := len(logs.matching("level=WARN", "setting="+setting))
 		start := time.Now()
 		err := f()
 		var te *apiclient.TimeoutError
-		if !errors.As(err, &te) || te.Op != wantOp || te.Limit != want || !errors.Is(err, apiclient.ErrTimeout) {
-			t.Errorf("%s: err = %v, want a *TimeoutError for %s after %v", op, err, wantOp, want)
+		if !errors.As(err, &te) || te.Op != wantOp || te.Limit != want || !errors.Is(err, apiclient.ErrTimeout) ||
+			te.Setting != setting || !strings.Contains(err.Error(), setting) {
+			t.Errorf("%s: err = %v, want a *TimeoutError for %s after %v naming %s", op, err, wantOp, want, setting)
+		}
+		if n := len(logs.matching("level=WARN", "setting="+setting)) - logged; n != 1 {
+			t.Errorf("%s: %d Warn lines naming %s, want 1", op, n, setting)
 		}
 		if d := time.Since(start); d != want {
 			t.Errorf("%s: failed after %v, want %v", op, d, want)
@@ -319,6 +335,8 @@ func testDeadlines(t *testing.T, tc hostileTransport) {
 
 	// The deadlines are configurable.
 	cfg.ResponseHeaderTimeout, cfg.WatchResponseHeaderTimeout, cfg.ResponseBodyIdleTimeout = 3*time.Second, 2*time.Second, time.Second
+	logs = &logLines{}
+	cfg.Logger = logs.logger()
 	c2, err := apiclient.New(cfg)
 	if err != nil {
 		t.Fatal(err)

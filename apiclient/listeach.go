@@ -21,7 +21,7 @@ func listEach[T any](ctx context.Context, c *Client, dc decoding, gvr meta.Group
 	kc := &kindCheck{want: dc.kind}
 	lm, err := listEachOnce(ctx, c, dc, pk, req, kc, fn)
 	if pk != nil && refusedMedia(err) {
-		c.refuseProtobuf(gvr)
+		c.refuseProtobuf(gvr, err)
 		req.Accept = ""
 		lm, err = listEachOnce(ctx, c, dc, nil, req, kc, fn)
 	}

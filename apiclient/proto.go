@@ -124,11 +124,14 @@ func (c *Client) protoKind(gvr meta.GroupVersionResource, pk *protoKind) *protoK
 	return pk
 }
 
-// refuseProtobuf records that the server refused protobuf for gvr.
-func (c *Client) refuseProtobuf(gvr meta.GroupVersionResource) {
+// refuseProtobuf records that the server refused protobuf for gvr with err, which it
+// returns, logged once per resource.
+func (c *Client) refuseProtobuf(gvr meta.GroupVersionResource, err error) error {
 	if _, loaded := c.protoRefused.LoadOrStore(gvr, true); !loaded {
-		c.logger.Debug("apiclient: the server refused protobuf; reading the resource as JSON from now on", "resource", gvr.String())
+		c.logger.Info("apiclient: the server refused protobuf; reading the resource as JSON from now on",
+			"resource", gvr.String(), "setting", "Config.DisableProtobuf", "err", err)
 	}
+	return err
 }
 
 // refusedMedia reports whether err is the server's refusal of the Accept header (406) or

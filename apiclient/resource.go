@@ -93,7 +93,7 @@ func (r *Resource[T]) read(ctx context.Context, req Request) (response, error) {
 	}
 	resp, err := r.c.doRead(ctx, req)
 	if pk != nil && refusedMedia(err) {
-		r.c.refuseProtobuf(r.gvr)
+		r.c.refuseProtobuf(r.gvr, err)
 		req.Accept = ""
 		return r.c.doRead(ctx, req)
 	}

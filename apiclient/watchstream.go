@@ -37,6 +37,9 @@ type streamWatcher[T any] struct {
 	dec    *objectDecoder
 	pk     *protoKind
 
+	// fallbacks: see Fallbacks (set before the watcher is returned, read-only after).
+	fallbacks []error
+
 	mu  sync.Mutex
 	err error
 }
@@ -83,6 +86,13 @@ func (w *streamWatcher[T]) Err() error {
 	defer w.mu.Unlock()
 	return w.err
 }
+
+// Fallbacks returns what the watch gave up to open, in order, as the errors that made it:
+// WebSocket for chunked HTTP (ErrWebSocketRefused, Config.WatchProtocol), protobuf for JSON
+// (a 406 or 415, Config.DisableProtobuf). Each is logged once per client (per resource for
+// protobuf) when it first happens; a later watch of the client opens the fallback directly
+// and reports none. The reflector counts them in its Stats.
+func (w *streamWatcher[T]) Fallbacks() []error { return w.fallbacks }
 
 func (w *streamWatcher[T]) setErr(err error) {
 	w.mu.Lock()
@@ -191,33 +201,52 @@ func openWatch[T any](ctx context.Context, c *Client, dc decoding, gvr meta.Grou
 	if pk != nil {
 		accept = acceptProtobuf
 	}
-	src, err := c.openSource(wctx, path, query, accept)
+	src, fallback, err := c.openSource(wctx, path, query, accept)
+	var fallbacks []error
+	if fallback != nil {
+		fallbacks = append(fallbacks, fallback)
+	}
 	if pk != nil && refusedMedia(err) {
-		c.refuseProtobuf(gvr)
-		src, err = c.openSource(wctx, path, query, "")
+		fallbacks = append(fallbacks, c.refuseProtobuf(gvr, err))
+		src, fallback, err = c.openSource(wctx, path, query, "")
+		if fallback != nil {
+			fallbacks = append(fallbacks, fallback)
+		}
 	}
 	if err != nil {
 		stop()
 		return nil, err
 	}
-	return newStreamWatcher[T](wctx, stop, src, kind, dc), nil
+	w := newStreamWatcher[T](wctx, stop, src, kind, dc)
+	w.fallbacks = fallbacks
+	return w, nil
 }
 
 // openSource opens the stream of a watch over the transport Config.WatchProtocol selects.
-func (c *Client) openSource(ctx context.Context, path string, query url.Values, accept string) (eventSource, error) {
+// fallback is what made it give up WebSocket for chunked HTTP (nil if nothing did).
+func (c *Client) openSource(ctx context.Context, path string, query url.Values, accept string) (src eventSource, fallback, err error) {
 	switch proto := c.watchProtocol; {
 	case proto == WatchWebSocket:
-		return c.openWebSocket(ctx, path, query, accept)
-	case proto == WatchAuto && !c.wsRefused.Load():
-		src, err := c.openWebSocket(ctx, path, query, accept)
-		if errors.Is(err, errUpgradeRefused) {
-			c.wsRefused.Store(true)
-			c.logger.Debug("apiclient: server refused the WebSocket upgrade; using chunked watches from now on", "path", path)
-			return c.openChunked(ctx, path, query, accept)
+		src, err = c.openWebSocket(ctx, path, query, accept)
+		if errors.Is(err, ErrWebSocketRefused) {
+			err = fmt.Errorf("%w; Config.WatchProtocol is WatchWebSocket, so there is no fallback to chunked HTTP", err)
 		}
-		return src, err
+		return src, nil, err
+	case proto == WatchAuto && !c.wsRefused.Load():
+		src, err = c.openWebSocket(ctx, path, query, accept)
+		if !errors.Is(err, ErrWebSocketRefused) {
+			return src, nil, err
+		}
+		if c.wsRefused.CompareAndSwap(false, true) {
+			c.logger.Info("apiclient: the server does not speak WebSocket (or a proxy in front of it does not); "+
+				"every watch of the client goes over chunked HTTP from now on",
+				"host", c.base.Host, "path", path, "setting", "Config.WatchProtocol", "err", err)
+		}
+		src, cerr := c.openChunked(ctx, path, query, accept)
+		return src, err, cerr
 	}
-	return c.openChunked(ctx, path, query, accept)
+	src, err = c.openChunked(ctx, path, query, accept)
+	return src, nil, err
 }
 
 // openChunked sends the watch GET and checks the answer; the body becomes the stream, in

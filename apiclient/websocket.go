@@ -23,34 +23,48 @@ import (
 // "base64url.bearer.authorization.k8s.io.<base64url(token), no padding>" and strips it.
 const bearerProtocolPrefix = "base64url.bearer.authorization.k8s.io."
 
-// errUpgradeRefused means the server answered a WebSocket watch with an ordinary HTTP
-// response (it does not speak WebSocket there); WatchAuto then falls back to chunked.
-var errUpgradeRefused = errors.New("apiclient: the server refused the WebSocket upgrade")
+// ErrWebSocketRefused is the error of a WebSocket watch the server (or a proxy in front of
+// it) answered with an ordinary HTTP response: a 200 (the watch as a chunked stream, from a
+// proxy that dropped the Upgrade header), 400, 405, 426 or 501. It is decided at the
+// answer's status line and headers. WatchAuto then opens the watch over chunked HTTP at
+// once, and every later watch of the client too; with WatchWebSocket it is the watch's
+// error.
+var ErrWebSocketRefused = errors.New("apiclient: the server refused the WebSocket upgrade")
 
+// wsDialer makes the gorilla/websocket dialers of the client's handshakes.
 type wsDialer struct {
-	d *websocket.Dialer
+	conn wsConnector
 }
 
-func newWSDialer(tlsConf *tls.Config, proxy func(*http.Request) (*url.URL, error), dial func(ctx context.Context, network, addr string) (net.Conn, error)) wsDialer {
+func newWSDialer(tlsConf *tls.Config, proxy func(*http.Request) (*url.URL, error), dial func(ctx context.Context, network, addr string) (net.Conn, error), tlsTimeout time.Duration, deadline func(*TimeoutError)) wsDialer {
 	tc := tlsConf.Clone()
 	tc.NextProtos = []string{"http/1.1"} // WebSocket needs HTTP/1.1; never negotiate h2
-	return wsDialer{d: &websocket.Dialer{
-		// gorilla/websocket honours the context while dialing only; closing the connection
-		// when it is done makes the TLS and HTTP handshakes honour it too (the deadline and
-		// the recovery of an attempt, see attempt). The context lives as long as the watch.
-		NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			conn, err := dial(ctx, network, addr)
+	pc := tlsConf.Clone()
+	pc.NextProtos = nil // a CONNECT to an https:// proxy is HTTP/1.1, as in net/http
+	return wsDialer{conn: wsConnector{proxy: proxy, dial: dial, tls: tc, proxyTLS: pc, tlsTimeout: tlsTimeout, deadline: deadline}}
+}
+
+// dialer returns a gorilla/websocket Dialer for one handshake of a watch of path. The
+// connection comes from the wsConnector (proxy, deadlines, TLS); gorilla's own proxy and TLS
+// are not used. The connection lives until ctx is done: gorilla honours the context while
+// dialing only, and closing the connection makes the handshake honour it too (the deadline
+// and the recovery of an attempt, see attempt). The context lives as long as the watch.
+func (d wsDialer) dialer(path string) *websocket.Dialer {
+	open := func(secure bool) func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := d.conn.connect(ctx, secure, addr, path)
 			if err != nil {
 				return nil, err
 			}
-			context.AfterFunc(ctx, func() { conn.Close() })
-			return conn, nil
-		},
-		Proxy:           proxy,
-		TLSClientConfig: tc,
-		ReadBufferSize:  32 << 10,
-		WriteBufferSize: 4 << 10,
-	}}
+			return &answerConn{Conn: conn}, nil
+		}
+	}
+	return &websocket.Dialer{
+		NetDialContext:    open(false),
+		NetDialTLSContext: open(true),
+		ReadBufferSize:    32 << 10,
+		WriteBufferSize:   4 << 10,
+	}
 }
 
 // openWebSocket opens a watch over WebSocket: the same URL as a chunked watch, one event
@@ -150,7 +164,7 @@ func (c *Client) dialWebSocket(ctx context.Context, wsURL, path, accept string, 
 	if authz != "" {
 		h.Set("Authorization", authz)
 	}
-	d := *c.wsDial.d
+	d := c.wsDial.dialer(path)
 	if bearer != "" {
 		d.Subprotocols = []string{bearerProtocolPrefix + base64.RawURLEncoding.EncodeToString([]byte(bearer))}
 	}
@@ -185,9 +199,10 @@ func (c *Client) dialWebSocket(ctx context.Context, wsURL, path, accept string, 
 // classifyRefusal decides whether a failed handshake means "no WebSocket here" (fall back
 // to chunked) or is an API error to return as it is (401, 403, 410, 429, 5xx...).
 func classifyRefusal(resp *http.Response) error {
+	refused := fmt.Errorf("%w: it answered %q", ErrWebSocketRefused, resp.Status)
 	switch resp.StatusCode {
 	case http.StatusOK, http.StatusUpgradeRequired, http.StatusNotImplemented, http.StatusMethodNotAllowed:
-		return errUpgradeRefused
+		return refused
 	}
 	st := statusFromResponse(resp)
 	if resp.StatusCode == http.StatusBadRequest && st.Kind == "Status" && st.Message != "" &&
@@ -195,7 +210,7 @@ func classifyRefusal(resp *http.Response) error {
 		return st // a real Status: bad parameters
 	}
 	if resp.StatusCode == http.StatusBadRequest {
-		return errUpgradeRefused
+		return refused
 	}
 	return st
 }

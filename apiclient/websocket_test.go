@@ -139,7 +139,7 @@ func TestWatchAutoFallsBackAndRemembers(t *testing.T) {
 	}
 	// WebSocket only: the refusal is an error.
 	c.watchProtocol = WatchWebSocket
-	if _, err := pods.Watch(context.Background(), ListOptions{}); !errors.Is(err, errUpgradeRefused) {
+	if _, err := pods.Watch(context.Background(), ListOptions{}); !errors.Is(err, ErrWebSocketRefused) {
 		t.Fatalf("WatchWebSocket against a chunked server: %v", err)
 	}
 }
