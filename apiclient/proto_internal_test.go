@@ -61,7 +61,7 @@ func TestResourceNamesOfBuiltinKinds(t *testing.T) {
 		t.Fatalf("only %d served kinds of the schema table checked", checked)
 	}
 	// Every other resource name gives no protobuf kind: JSON.
-	for _, gvr := range []meta.GroupVersionResource{{Version: "v1", Resource: "nodes"}, {Group: "example.com", Version: "v1", Resource: "pods"}, {Version: "v2", Resource: "pods"}} {
+	for _, gvr := range []meta.GroupVersionResource{{Version: "v1", Resource: "widgets"}, {Group: "example.com", Version: "v1", Resource: "pods"}, {Version: "v2", Resource: "pods"}} {
 		if pk := protoKindFor(gvr, ""); pk != nil {
 			t.Errorf("%v: %+v", gvr, pk)
 		}
