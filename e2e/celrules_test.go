@@ -75,7 +75,12 @@ const (
 "size":{"x-kubernetes-int-or-string":true,"x-kubernetes-validations":[{"rule":"type(self) == int ? self < 10 : self.endsWith('%')","message":"size is 0-9 or a percentage"}]},
 "tags":{"type":"array","maxItems":10,"items":{"type":"string","maxLength":10},"x-kubernetes-list-type":"set",
  "x-kubernetes-validations":[{"rule":"self.all(x, x.size() > 1)","messageExpression":"'tags must be longer than one character: ' + self.join(',')"}]},
-"big":{"type":"array","maxItems":10000,"items":{"type":"string","maxLength":100}}`
+"big":{"type":"array","maxItems":10000,"items":{"type":"string","maxLength":100}},
+"limits":{"type":"object","maxProperties":5,"additionalProperties":{"type":"integer","x-kubernetes-validations":[{"rule":"self >= oldSelf","message":"limits only grow"}]}},
+"tmpl":{"type":"object","x-kubernetes-embedded-resource":true,"x-kubernetes-preserve-unknown-fields":true,
+ "x-kubernetes-validations":[{"rule":"self.kind == 'ConfigMap' && self.metadata.name.startsWith('t-')","message":"tmpl must be a ConfigMap named t-*"}]},
+"dup":{"type":"array","maxItems":5,"items":{"type":"string","maxLength":5},"x-kubernetes-validations":[{"rule":"self.size() == 0 || self[0] != 'x'","reason":"FieldValueDuplicate"}]},
+"pair":{"type":"object","properties":{"a":{"type":"string","maxLength":5}},"x-kubernetes-validations":[{"rule":"!has(self.a) || self.a != 'no'","fieldPath":"['a']","message":"a is no","messageExpression":"'a is ' + self.a.substring(10)"}]}`
 	celRules = `[{"rule":"self.replicas <= self.max","messageExpression":"'replicas over max in mode ' + self.mode"},
 {"rule":"!has(self.forbidden)","reason":"FieldValueForbidden","fieldPath":".forbidden","message":"must not be set"},
 {"rule":"self.mode == oldSelf.mode","message":"mode is immutable"},
@@ -121,6 +126,15 @@ func (r *celRun) run() []string {
 			r.deleteCRD()
 		}
 	}
+	// Versions of different schemas: the causes are at each version's schema.
+	two := strings.Replace(celCRD(`[{"rule":"self.x >"}]`, `"x":{"type":"integer"}`), `"versions":[{"name":"v1","served":true,"storage":true,`,
+		`"versions":[{"name":"v1beta1","served":true,"storage":false,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true,
+"x-kubernetes-validations":[{"rule":"self.nope"}]}}},{"name":"v1","served":true,"storage":true,`, 1)
+	code, body := r.req("POST", crds, two, "")
+	r.step("STEP crd-two-versions: %s", summarizeStatus(code, body))
+	if code == 201 {
+		r.deleteCRD()
+	}
 	// Costs within the limits, some close to them: the estimates must agree to pass alike.
 	for _, ok := range []struct{ name, rules, props string }{
 		{"cost-bounded", `[{"rule":"self.items.all(a, self.items.all(b, a == b))"}]`, `"items":{"type":"array","maxItems":300,"items":{"type":"string","maxLength":100}}`},
@@ -133,7 +147,7 @@ func (r *celRun) run() []string {
 		}
 	}
 
-	code, body := r.req("POST", crds, celCRD(celRules, celProps), "")
+	code, body = r.req("POST", crds, celCRD(celRules, celProps), "")
 	r.step("STEP crd: %s", summarizeStatus(code, body))
 	if code != 201 {
 		return r.lines
@@ -166,6 +180,9 @@ func (r *celRun) run() []string {
 		{"format", obj("c15", `{"replicas":1,"max":2,"mode":"a","host":"Not_A_Label"}`)},
 		{"several", obj("c16", `{"replicas":5,"max":2,"mode":"a","name":"y","size":"x"}`)},
 		{"blocking", obj("c17", `{"replicas":"many","max":2,"mode":"a","name":"y"}`)},
+		{"embedded", obj("c19", `{"replicas":1,"max":2,"mode":"a","tmpl":{"apiVersion":"v1","kind":"Secret","metadata":{"name":"t-1"}}}`)},
+		{"duplicate", obj("c20", `{"replicas":1,"max":2,"mode":"a","dup":["x","y"]}`)},
+		{"field-path-and-failed-message", obj("c21", `{"replicas":1,"max":2,"mode":"a","pair":{"a":"no"}}`)},
 		{"runtime-cost", obj("c18", `{"replicas":1,"max":2,"mode":"a","big":[`+strings.TrimSuffix(strings.Repeat(`"`+strings.Repeat("x", 100)+`",`, 10000), ",")+`]}`)},
 	} {
 		code, body := r.req("POST", path, w.body, "")
@@ -176,6 +193,8 @@ func (r *celRun) run() []string {
 		{"transition", "", `{"spec":{"mode":"b"}}`},
 		{"map-list-transition", "", `{"spec":{"ports":[{"name":"http","port":81}]}}`},
 		{"map-list-new-item", "", `{"spec":{"ports":[{"name":"http","port":80},{"name":"grpc","port":90}]}}`},
+		{"map-value-transition-set", "", `{"spec":{"limits":{"cpu":5}}}`},
+		{"map-value-transition", "", `{"spec":{"limits":{"cpu":4,"mem":1}}}`},
 		{"status", "/status", `{"status":{"ready":-1}}`},
 		{"status-ok", "/status", `{"status":{"ready":1}}`},
 	} {
