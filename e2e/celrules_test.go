@@ -79,7 +79,7 @@ const (
 "limits":{"type":"object","maxProperties":5,"additionalProperties":{"type":"integer","x-kubernetes-validations":[{"rule":"self >= oldSelf","message":"limits only grow"}]}},
 "tmpl":{"type":"object","x-kubernetes-embedded-resource":true,"x-kubernetes-preserve-unknown-fields":true,
  "x-kubernetes-validations":[{"rule":"self.kind == 'ConfigMap' && self.metadata.name.startsWith('t-')","message":"tmpl must be a ConfigMap named t-*"}]},
-"dup":{"type":"array","maxItems":5,"items":{"type":"string","maxLength":5},"x-kubernetes-validations":[{"rule":"self.size() == 0 || self[0] != 'x'","reason":"FieldValueDuplicate"}]},
+"q":{"type":"string","maxLength":5},"dup":{"type":"array","maxItems":5,"items":{"type":"string","maxLength":5},"x-kubernetes-validations":[{"rule":"self.size() == 0 || self[0] != 'x'","reason":"FieldValueDuplicate"}]},
 "pair":{"type":"object","properties":{"a":{"type":"string","maxLength":5}},"x-kubernetes-validations":[{"rule":"!has(self.a) || self.a != 'no'","fieldPath":"['a']","message":"a is no","messageExpression":"'a is ' + self.a.substring(10)"}]}`
 	celRules = `[{"rule":"self.replicas <= self.max","messageExpression":"'replicas over max in mode ' + self.mode"},
 {"rule":"!has(self.forbidden)","reason":"FieldValueForbidden","fieldPath":".forbidden","message":"must not be set"},
@@ -90,6 +90,7 @@ const (
 {"rule":"!has(self.site) || url(self.site).getScheme() == 'https'","message":"site must be https"},
 {"rule":"!has(self.ver) || semver(self.ver, true).isGreaterThan(semver('1.0.0'))","message":"ver must be above 1.0.0"},
 {"rule":"!has(self.host) || !format.dns1123Label().validate(self.host).hasValue()","message":"host must be a DNS label"},
+{"rule":"!has(self.q) || quantity(self.q).add(1) == quantity('2') && quantity('2') == quantity(self.q).add(1)","message":"q is not 1"},
 {"rule":"!has(self.big) || self.big.all(x, !x.matches('^(ab|cd|ef|gh|ij|kl|mn|op|qr|st|uv|wx)+$'))","message":"no pairs"}]`
 )
 
@@ -181,6 +182,7 @@ func (r *celRun) run() []string {
 		{"several", obj("c16", `{"replicas":5,"max":2,"mode":"a","name":"y","size":"x"}`)},
 		{"blocking", obj("c17", `{"replicas":"many","max":2,"mode":"a","name":"y"}`)},
 		{"embedded", obj("c19", `{"replicas":1,"max":2,"mode":"a","tmpl":{"apiVersion":"v1","kind":"Secret","metadata":{"name":"t-1"}}}`)},
+		{"quantity-sum-equality", obj("c22", `{"replicas":1,"max":2,"mode":"a","q":"1"}`)},
 		{"duplicate", obj("c20", `{"replicas":1,"max":2,"mode":"a","dup":["x","y"]}`)},
 		{"field-path-and-failed-message", obj("c21", `{"replicas":1,"max":2,"mode":"a","pair":{"a":"no"}}`)},
 		{"runtime-cost", obj("c18", `{"replicas":1,"max":2,"mode":"a","big":[`+strings.TrimSuffix(strings.Repeat(`"`+strings.Repeat("x", 100)+`",`, 10000), ",")+`]}`)},

@@ -48,7 +48,7 @@ func TestLibraries(t *testing.T) {
 		// quantities
 		"quantity(self.cpu).isLessThan(quantity('1')) && quantity('1Gi').isGreaterThan(quantity('1G'))",
 		"quantity('1.5').asApproximateFloat() == 1.5 && quantity('2k').asInteger() == 2000 && !quantity('500m').isInteger()",
-		"quantity('1').add(quantity('500m')).compareTo(quantity('1500m')) == 0 && quantity('2').sub(1).asInteger() == 1",
+		"quantity('1').add(quantity('500m')).compareTo(quantity('1500m')) == 0 && quantity('2').sub(1).asInteger() == 1 && quantity('1').add(1) == quantity('2')",
 		"isQuantity('10Mi') && !isQuantity('10 Mi') && !isQuantity('1ki') && sign(quantity('-1')) == -1",
 		"quantity('1e3') == quantity('1k') && quantity('0.0000000001').isGreaterThan(quantity('0'))",
 		// IPs and CIDRs
@@ -106,6 +106,7 @@ func TestLibraryErrors(t *testing.T) {
 		"[0][1:2] == []":                            "",
 		"self.ints.filter(i, i > 5).min() == 0":     "min called on empty list evaluating rule",
 		"semver('1.0') == semver('1.0.0')":          "No Major.Minor.Patch elements found evaluating rule",
+		"quantity('2') == quantity('1').add(1)":     "'no such overload': call arguments did not match",
 		"'a'.findAll('(') == []":                    "",
 	} {
 		s := decode(t, libSchema)

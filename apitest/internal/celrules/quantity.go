@@ -25,14 +25,18 @@ type quantity struct {
 	// dec is set for quantities the server keeps as arbitrary decimals (many digits, or a
 	// binary suffix with a fraction), which it never reads as an int64.
 	dec bool
+	// sum is set for results of add and sub, which the server returns as pointers: they
+	// compare equal to a quantity() but a quantity() compares to them with "no such
+	// overload".
+	sum bool
 }
 
-func newQuantity(v *big.Rat, dec bool) quantity { return quantity{opaque{quantityType}, v, dec} }
+func newQuantity(v *big.Rat, dec bool) quantity { return quantity{opaque: opaque{quantityType}, v: v, dec: dec} }
 
 func (q quantity) ConvertToType(t ref.Type) ref.Val { return convertTo(q, quantityType, nil, t) }
 func (q quantity) Equal(o ref.Val) ref.Val {
 	x, ok := o.(quantity)
-	if !ok {
+	if !ok || x.sum {
 		return types.MaybeNoSuchOverloadErr(o)
 	}
 	return types.Bool(q.v.Cmp(x.v) == 0)
@@ -202,8 +206,9 @@ func quantityFunctions() []cel.EnvOption {
 			return f(x, new(big.Rat).SetInt64(i))
 		}
 	}
-	sum := func(a quantity, b *big.Rat) ref.Val { return newQuantity(new(big.Rat).Add(a.v, b), a.dec) }
-	diff := func(a quantity, b *big.Rat) ref.Val { return newQuantity(new(big.Rat).Sub(a.v, b), a.dec) }
+	result := func(v *big.Rat, dec bool) ref.Val { q := newQuantity(v, dec); q.sum = true; return q }
+	sum := func(a quantity, b *big.Rat) ref.Val { return result(new(big.Rat).Add(a.v, b), a.dec) }
+	diff := func(a quantity, b *big.Rat) ref.Val { return result(new(big.Rat).Sub(a.v, b), a.dec) }
 	qt := []*cel.Type{quantityType, quantityType}
 	return []cel.EnvOption{
 		cel.Function("quantity", cel.Overload("string_to_quantity", []*cel.Type{cel.StringType}, quantityType, cel.UnaryBinding(func(v ref.Val) ref.Val {
