@@ -31,7 +31,9 @@ type quantity struct {
 	sum bool
 }
 
-func newQuantity(v *big.Rat, dec bool) quantity { return quantity{opaque: opaque{quantityType}, v: v, dec: dec} }
+func newQuantity(v *big.Rat, dec bool) quantity {
+	return quantity{opaque: opaque{quantityType}, v: v, dec: dec}
+}
 
 func (q quantity) ConvertToType(t ref.Type) ref.Val { return convertTo(q, quantityType, nil, t) }
 func (q quantity) Equal(o ref.Val) ref.Val {
