@@ -26,6 +26,12 @@ var (
 	// ErrWatchListUnsupported: the server refused a streaming list (400/422) or ignored
 	// sendInitialEvents. The reflector falls back to LIST (see WatchListMode).
 	ErrWatchListUnsupported = errors.New("streaming list (sendInitialEvents) not supported by the server")
+	// ErrBadBookmark: a bookmark the reflector cannot use, one without a resourceVersion. At
+	// the end of a streaming list's initial events it fails the streaming list (wrapped
+	// with ErrWatchListUnsupported: WatchListAuto then lists for WatchListReprobe); later in
+	// a watch it is reported and skipped, and the watch goes on from the last usable
+	// resourceVersion. client-go takes "" as the resourceVersion in both cases.
+	ErrBadBookmark = errors.New("bookmark without a resourceVersion")
 	// ErrWatchListIncomplete: a streaming list ended before its initial-events-end bookmark.
 	// The reflector falls back to LIST for this attempt.
 	ErrWatchListIncomplete = errors.New("streaming list ended before the initial-events-end bookmark")

@@ -142,6 +142,37 @@ func testHungRequests(t *testing.T, tc transportCase) {
 	}); !errors.Is(err, apiclient.ErrTimeout) {
 		t.Errorf("watch error %v", err)
 	}
+	if st := r.Stats(); st.Deadlines != 2 {
+		t.Errorf("Stats().Deadlines = %d, want 2 (the list's, the watch's)", st.Deadlines)
+	}
+}
+
+// TestATransportFallbackIsCounted: a watch that apiclient opened over chunked HTTP because
+// the server refused WebSocket is a fallback in the reflector's Stats; the watches after it
+// go over chunked HTTP directly and are not.
+func TestATransportFallbackIsCounted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, _ := newNetEnv(t, transportCase{"auto", false, apiclient.WatchAuto}, apitest.Options{RefuseWebSocket: true}, nil)
+		e.create("a")
+		rec := newRecStore()
+		opts := e.options(rec)
+		opts.WatchList = WatchListOff
+		r := e.run(opts)
+		w := e.waitWatch(0)
+		e.waitContent(rec)
+		synctest.Wait() // the reflector is past the opening of the watch, reading it
+		if st := r.Stats(); st.Fallbacks != 1 || w.Protocol == "websocket" {
+			t.Errorf("Stats().Fallbacks = %d over %s, want 1 over chunked HTTP", st.Fallbacks, w.Protocol)
+		}
+		e.must(e.srv.CutWatches(cms))
+		e.waitWatch(w.ID)
+		e.create("b")
+		e.waitContent(rec)
+		synctest.Wait()
+		if st := r.Stats(); st.Fallbacks != 1 || st.Watches != 2 {
+			t.Errorf("after a re-watch: %d fallbacks, %d watches; want 1, 2", st.Fallbacks, st.Watches)
+		}
+	})
 }
 
 func TestRetryAfterFromAStatusIsCapped(t *testing.T) {

@@ -58,7 +58,8 @@ func (r *Reflector[T]) listAt(ctx context.Context, rv string) error {
 			if opts.Continue == "" || !isExpired(err) || ctx.Err() != nil {
 				return err
 			}
-			r.log.Info("continue token expired, falling back to one full list", "err", err)
+			r.st.fallbacks.Add(1)
+			r.log.Info("continue token expired, falling back to one full list", "err", err, "setting", "reflector.Options.PageSize")
 			s.abort()
 			s = r.newSink()
 			full := apiclient.ListOptions{ResourceVersion: rv}

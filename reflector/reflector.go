@@ -57,7 +57,7 @@ type counters struct {
 	lists, relists, listRequests, listErrors, listedItems     atomic.Uint64
 	watchListSyncs, watchListFallbacks                        atomic.Uint64
 	watches, watchErrors, events, bookmarks, stalls, resyncs  atomic.Uint64
-	connectionsLost, skipped                                  atomic.Uint64
+	connectionsLost, skipped, fallbacks, deadlines, badRVs    atomic.Uint64
 	backoffs, recoveries                                      atomic.Uint64
 	lastSync, lastEvent, lastBookmark, lastContact, lastError atomic.Int64
 }
@@ -197,12 +197,19 @@ func (r *Reflector[T]) listAndWatch(ctx context.Context) error {
 func (r *Reflector[T]) report(ctx context.Context, err error) {
 	r.st.lastError.Store(r.sinceCreated())
 	switch {
+	case errors.Is(err, apiclient.ErrTimeout):
+		// The client logged the deadline at Warn when it passed, naming its setting.
+		r.st.deadlines.Add(1)
+		r.log.Debug("a request's deadline passed, trying again", "err", err)
 	case isExpired(err):
 		r.log.Info("resourceVersion expired, relisting", "err", err)
 	case errors.Is(err, ErrWatchStalled):
-		r.log.Warn("watch stalled, re-opening it", "err", err, "stallTimeout", r.cfg.StallTimeout)
+		r.st.deadlines.Add(1)
+		r.log.Warn("watch stalled, re-opening it", "err", err, "stallTimeout", r.cfg.StallTimeout, "setting", "reflector.Options.StallTimeout")
 	case errors.Is(err, ErrConnectionLost):
 		r.log.Warn("watch connection lost, re-opening it", "err", err)
+	case errors.Is(err, ErrBadBookmark):
+		r.log.Warn("bookmark without a resourceVersion skipped", "err", err)
 	case errors.Is(err, apiclient.ErrWrongKind):
 		r.log.Error("watch event of another kind than the resource's skipped", "err", err)
 	case retryWithoutRelist(err):
@@ -323,6 +330,23 @@ type Stats struct {
 	// Skipped events: an object of another kind than the resource's); nothing of them
 	// reached the store.
 	Skipped uint64
+	// Fallbacks counts the times the reflector, or the ListerWatcher for one of its
+	// requests, gave up a way of doing something for another: a streaming list for a LIST
+	// (WatchListFallbacks counts these alone), a paged list whose continue token expired for
+	// one full list, a WebSocket watch for a chunked one, protobuf for JSON (apiclient's
+	// watchers report those two through a Fallbacks method). Each is logged at Info with
+	// the setting that decides it.
+	Fallbacks uint64
+	// Deadlines counts the deadlines that passed on the reflector's requests: the client's
+	// (an *apiclient.TimeoutError: dial, TLS handshake, headers, body, exec plugin; the
+	// client logs each), StallTimeout (Stalls counts these alone), WatchListTimeout and
+	// WatchListGap.
+	Deadlines uint64
+	// BadResourceVersions counts bookmarks and events the reflector could not take a
+	// resourceVersion from (none): an end-of-initial-events bookmark without one fails its
+	// streaming list (ErrBadBookmark), a later bookmark without one is skipped, an event
+	// without one is applied but does not move LastSyncResourceVersion.
+	BadResourceVersions uint64
 	// Resyncs counts Store.Resync calls.
 	Resyncs uint64
 	// Backoffs counts waits between attempts; Recoveries the waits cut short because the
@@ -353,6 +377,9 @@ func (r *Reflector[T]) Stats() Stats {
 		Stalls:                  r.st.stalls.Load(),
 		ConnectionsLost:         r.st.connectionsLost.Load(),
 		Skipped:                 r.st.skipped.Load(),
+		Fallbacks:               r.st.fallbacks.Load(),
+		Deadlines:               r.st.deadlines.Load(),
+		BadResourceVersions:     r.st.badRVs.Load(),
 		Resyncs:                 r.st.resyncs.Load(),
 		Backoffs:                r.st.backoffs.Load(),
 		Recoveries:              r.st.recoveries.Load(),

@@ -116,6 +116,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w apiclient.Watcher[T], resync
 				}
 				continue
 			}
+			r.opened(w)
 			r.touch()
 		}
 		err := r.handleWatch(ctx, w, start, propagate, resyncErr)
@@ -246,6 +247,10 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w apiclient.Watcher[T], 
 				seenNonAdded = true
 				err = r.store.Delete(obj)
 			case apiclient.Bookmark:
+				if obj.GetResourceVersion() == "" {
+					r.badBookmark(ctx)
+					continue
+				}
 				seenNonAdded = true
 				r.st.bookmarks.Add(1)
 				r.st.lastBookmark.Store(now)
@@ -263,8 +268,12 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w apiclient.Watcher[T], 
 			events++
 			r.st.lastEvent.Store(now)
 			r.touchAt(now)
-			if propagate || seenNonAdded {
-				r.setLastSyncRV(obj.GetResourceVersion()) // last: see ResourceVersionUpdater
+			switch rv := obj.GetResourceVersion(); {
+			case rv == "":
+				// Applied, but the watch goes on from the last resourceVersion it had.
+				r.st.badRVs.Add(1)
+			case propagate || seenNonAdded:
+				r.setLastSyncRV(rv) // last: see ResourceVersionUpdater
 			}
 		}
 	}
@@ -308,4 +317,22 @@ func (r *Reflector[T]) skipped(ctx context.Context, err error) {
 		err = errors.New("skipped watch event")
 	}
 	r.report(ctx, r.wrap("watch", err))
+}
+
+// badBookmark reports a bookmark without a resourceVersion in the watch phase: it is
+// skipped, so that a re-watch starts from the last resourceVersion the reflector had, not
+// from "" (any state, which could miss deletions); client-go takes "" from it.
+func (r *Reflector[T]) badBookmark(ctx context.Context) {
+	r.st.badRVs.Add(1)
+	r.report(ctx, r.wrap("watch", fmt.Errorf("%w: skipped (the watch goes on from resourceVersion %q)", ErrBadBookmark, r.LastSyncResourceVersion())))
+}
+
+// opened counts what the ListerWatcher gave up to open w (apiclient's watchers report a
+// WebSocket refused for chunked HTTP, protobuf refused for JSON; the client logged each).
+func (r *Reflector[T]) opened(w apiclient.Watcher[T]) {
+	if f, ok := w.(interface{ Fallbacks() []error }); ok {
+		if n := len(f.Fallbacks()); n > 0 {
+			r.st.fallbacks.Add(uint64(n))
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
@@ -21,6 +22,10 @@ func (r *Reflector[T]) tryWatchList() bool {
 // WatchListReprobe.
 func (r *Reflector[T]) watchListFailed(ctx context.Context, err error) {
 	r.st.watchListFallbacks.Add(1)
+	r.st.fallbacks.Add(1)
+	if errors.Is(err, apiclient.ErrTimeout) {
+		r.st.deadlines.Add(1) // the client logged it; the fallback is logged below
+	}
 	r.st.lastError.Store(r.sinceCreated())
 	if errors.Is(err, ErrWatchListUnsupported) && r.cfg.WatchList == WatchListAuto {
 		until := farFuture
@@ -32,9 +37,14 @@ func (r *Reflector[T]) watchListFailed(ctx context.Context, err error) {
 		r.mu.Lock()
 		r.watchListOffUntil = until
 		r.mu.Unlock()
-		r.log.Info("streaming list not supported by the server, using LIST", "err", err, "retryStreamingListAfter", again)
+		level := slog.LevelInfo
+		if errors.Is(err, ErrBadBookmark) {
+			level = slog.LevelWarn // not a server without streaming lists: a broken one
+		}
+		r.log.Log(ctx, level, "streaming list not supported by the server, using LIST", "err", err, "retryStreamingListAfter", again,
+			"setting", "reflector.Options.WatchList")
 	} else {
-		r.log.Info("streaming list failed, falling back to LIST for this sync", "err", err)
+		r.log.Info("streaming list failed, falling back to LIST for this sync", "err", err, "setting", "reflector.Options.WatchList")
 	}
 	if h := r.cfg.WatchErrorHandler; h != nil {
 		h(ctx, r.wrap("watch-list", err))
@@ -72,6 +82,7 @@ func (r *Reflector[T]) watchList(ctx context.Context) (apiclient.Watcher[T], err
 			err = errNoWatcher
 		}
 		if err == nil {
+			r.opened(w)
 			err = r.initialEvents(ctx, w, start)
 			if err == nil {
 				r.touch()
@@ -128,11 +139,12 @@ func (r *Reflector[T]) initialEvents(ctx context.Context, w apiclient.Watcher[T]
 				t.Reset(timeout - idle)
 				continue
 			}
+			r.st.deadlines.Add(1)
 			if n > 0 {
-				return fmt.Errorf("%w: the initial events stopped for %v after %d of them, without the initial-events-end bookmark (the server sent the objects, not a streaming list)",
+				return fmt.Errorf("%w: the initial events stopped for %v after %d of them, without the initial-events-end bookmark (the server sent the objects, not a streaming list; reflector.Options.WatchListGap)",
 					ErrWatchListUnsupported, timeout, n)
 			}
-			return fmt.Errorf("%w: no initial event and no initial-events-end bookmark within %v",
+			return fmt.Errorf("%w: no initial event and no initial-events-end bookmark within %v (reflector.Options.WatchListTimeout)",
 				ErrWatchListUnsupported, timeout)
 		case ev, ok := <-ch:
 			if !ok {
@@ -173,6 +185,14 @@ func (r *Reflector[T]) initialEvents(ctx context.Context, w apiclient.Watcher[T]
 						ErrWatchListUnsupported, apiclient.InitialEventsEndAnnotation)
 				}
 				rv := obj.GetResourceVersion()
+				if rv == "" {
+					// Replace at "" would make the store current as of nothing: the next
+					// watch would start from "" (any state, deletions missed), and the
+					// informer's freshness would never move. client-go accepts it.
+					r.st.badRVs.Add(1)
+					return fmt.Errorf("%w: %w: the initial-events-end bookmark has no resourceVersion, after %d initial events",
+						ErrWatchListUnsupported, ErrBadBookmark, n)
+				}
 				now := r.sinceCreated()
 				r.st.bookmarks.Add(1)
 				r.st.lastBookmark.Store(now)
