@@ -23,15 +23,17 @@ var (
 	// Watched) belongs to one Builder.
 	ErrAlreadyBuilt = errors.New("controller: already built")
 	// ErrKindMismatch: the Go type is registered (package kinds) as another resource than the
-	// one the builder watches it through, so owner references written from the registry
-	// would name a kind the watched objects are not (see KindMismatchError).
+	// one given as the exception (an input's Resource option), or the server serves its
+	// resource as another kind or scope, so owner references written from the registry would
+	// name a kind the watched objects are not (see KindMismatchError).
 	ErrKindMismatch = errors.New("controller: registered kind does not match the watched resource")
 	// ErrNotBuilt: Owned.ChildrenOf called before the Builder that owns it was built.
 	ErrNotBuilt = errors.New("controller: the builder has not been built yet")
 )
 
-// KindMismatchError says that a Go type's registered kind is not the resource a Builder
-// watches it through: an owner reference written from the registry (SetControllerReference)
+// KindMismatchError says that a Go type's registered kind is not what it is watched
+// through: a Resource option names another resource, or discovery serves the resource as
+// another kind or scope. An owner reference written from the registry (SetControllerReference)
 // would carry the registered apiVersion and kind, which no object of the watched resource
 // has, and Owns would never find the owner. It wraps ErrKindMismatch.
 type KindMismatchError struct {
@@ -70,26 +72,28 @@ func gvString(group, version string) string {
 // type (For), the types it creates and owns (Owns), other types mapped to its Requests
 // (Watches), predicates for every source (WithEventFilter) and its Options:
 //
-//	pods := controller.Owned[*Pod](podsGVR)
+//	pods := controller.Owned[*Pod]()
 //	ctl, err := controller.NewBuilder(mgr, "widgets").
-//		For(controller.Primary[*Widget](widgetsGVR, controller.GenerationChanged[*Widget]())).
+//		For(controller.Primary[*Widget](controller.GenerationChanged[*Widget]())).
 //		Owns(pods).
 //		WithOptions(controller.Options{MaxConcurrentReconciles: 4, MaxRetries: 15}).
 //		Build(reconciler)
 //	// in Reconcile: children, err := pods.ChildrenOf(widget)
 //
 // Go methods cannot have type parameters, so the types come in typed inputs made by the
-// generic functions Primary, Owned and Watched, which the Builder's methods take. Every
-// input uses the Manager's shared informer of its type and resource (controller.InformerFor), so
-// two controllers watching Pods share one cache.
+// generic functions Primary, Owned and Watched, which the Builder's methods take. Each
+// type's kind and resource come from the Manager's type registry (ManagerOptions.Kinds), and
+// each input uses the Manager's shared informer of it (InformerFor), so two controllers
+// watching Pods share one cache. The inputs' Resource option is the exception, for a type
+// with no one resource (*meta.Unstructured, a type served at two resources).
 //
-// Errors are collected and returned by Build (or Complete): a type the Manager's registry
-// does not know (kinds.ErrNotRegistered; built-in resources are registered on use), a type
-// registered as another resource than the one given (*KindMismatchError), Owns without For
-// (ErrNoPrimary). When the controller starts, the primary type's registered kind and scope
-// are checked against the API server's discovery: a kind the server does not serve under
-// that resource (a typo in the kinds.Info) would make every owner reference name nothing,
-// so the controller fails at once with a *KindMismatchError instead.
+// Errors are collected and returned by Build (or Complete): a type the registry does not
+// know (kinds.ErrNotRegistered), a type registered as another resource than a Resource
+// option (*KindMismatchError), Owns without For (ErrNoPrimary). When the controller
+// starts, the primary type's registered kind and scope are checked against the API server's
+// discovery: a kind the server does not serve under that resource (a typo in the
+// kinds.Info) would make every owner reference name nothing, so the controller fails at
+// once with a *KindMismatchError instead.
 type Builder struct {
 	mgr     *Manager
 	name    string
@@ -140,8 +144,13 @@ func (b *Builder) Owns(o OwnedInput) *Builder {
 		b.errs = append(b.errs, errors.New("controller: Builder.Owns: nil input"))
 		return b
 	}
+	gvr, err := o.resource(b.mgr)
+	if err != nil {
+		b.errs = append(b.errs, err)
+		return b
+	}
 	b.others = append(b.others, func(owner *kinds.Info) (Source, error) { return o.bindOwned(b, owner) })
-	b.owned = append(b.owned, o.resource())
+	b.owned = append(b.owned, gvr)
 	return b
 }
 
@@ -152,8 +161,13 @@ func (b *Builder) Watches(w WatchedInput) *Builder {
 		b.errs = append(b.errs, errors.New("controller: Builder.Watches: nil input"))
 		return b
 	}
+	gvr, err := w.resource(b.mgr)
+	if err != nil {
+		b.errs = append(b.errs, err)
+		return b
+	}
 	b.others = append(b.others, func(*kinds.Info) (Source, error) { return w.bindWatched(b) })
-	b.watched = append(b.watched, w.resource())
+	b.watched = append(b.watched, gvr)
 	return b
 }
 
@@ -311,27 +325,6 @@ func (s *discoveryChecked) trackedInformer() (string, trackedInformer) {
 
 // String names the wrapped source.
 func (s *discoveryChecked) String() string { return fmt.Sprint(s.Source) }
-
-// resolveKind returns T's kind in the Manager's registry, registering a built-in resource on
-// the way (controller.InformerFor does), and checks that it is the resource gvr.
-func resolveKind[T meta.Object](m *Manager, gvr meta.GroupVersionResource) (kinds.Info, error) {
-	t := reflect.TypeFor[T]()
-	info, ok := m.Kinds().Lookup(t)
-	if !ok {
-		builtin, isBuiltin := kinds.BuiltinForResource(gvr)
-		if !isBuiltin {
-			return kinds.Info{}, &kinds.NotRegisteredError{Type: t}
-		}
-		if err := m.Kinds().Register(t, builtin); err != nil {
-			return kinds.Info{}, err
-		}
-		info = builtin
-	}
-	if info.Group != gvr.Group || info.Resource != gvr.Resource || info.Kind == "" {
-		return kinds.Info{}, &KindMismatchError{Type: t, Registered: info, Watched: gvr}
-	}
-	return info, nil
-}
 
 // withFilters returns the input's predicates followed by the builder's event filters,
 // adapted to T.

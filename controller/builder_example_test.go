@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/controller/client"
@@ -33,7 +32,8 @@ func ExampleBuilder() {
 	_, _ = srv.Create("widgets", map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
 		"metadata": map[string]any{"namespace": "default", "name": "w"}, "spec": map[string]any{"color": "blue"}})
 
-	// The type registry gives owner references, events and the client their group and kind.
+	// The type registry gives the Builder, owner references, events and the client the kind
+	// and resource of each type: stated once.
 	_ = kinds.Register[*Widget](kinds.Info{Group: "example.com", Version: "v1", Kind: "Widget", Resource: "widgets", Namespaced: true})
 	mgr, err := controller.NewManager(srv.Config(), controller.ManagerOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -41,11 +41,11 @@ func ExampleBuilder() {
 	}
 	widgets := client.TypedFor[*Widget](mgr.Client())
 	configMaps := client.TypedFor[*ConfigMap](mgr.Client())
-	children := controller.Owned[*ConfigMap](meta.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+	children := controller.Owned[*ConfigMap]()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	_, err = controller.NewBuilder(mgr, "widgets").
-		For(controller.Primary[*Widget](meta.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"})).
+		For(controller.Primary[*Widget]()).
 		Owns(children).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2, MaxRetries: 15}).
 		Build(controller.ReconcilerFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
@@ -69,7 +69,7 @@ func ExampleBuilder() {
 				return controller.Result{}, err
 			}
 			fmt.Println("creating", cm.Name)
-			_, err = configMaps.Create(ctx, cm, apiclient.CreateOptions{})
+			_, err = configMaps.Create(ctx, cm, client.CreateOptions{})
 			return controller.Result{}, err // the child's event reconciles w again
 		}))
 	if err != nil {

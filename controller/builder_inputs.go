@@ -29,13 +29,13 @@ type PrimaryInput interface {
 // OwnedInput is a type of children of a Builder, made by Owned.
 type OwnedInput interface {
 	bindOwned(b *Builder, owner *kinds.Info) (Source, error)
-	resource() meta.GroupVersionResource
+	resource(m *Manager) (meta.GroupVersionResource, error)
 }
 
 // WatchedInput is another watched type of a Builder, made by Watched.
 type WatchedInput interface {
 	bindWatched(b *Builder) (Source, error)
-	resource() meta.GroupVersionResource
+	resource(m *Manager) (meta.GroupVersionResource, error)
 }
 
 // PrimaryOptions are the optional settings of PrimaryWithOptions.
@@ -46,28 +46,30 @@ type PrimaryOptions[T meta.Object] struct {
 	// WrapHandler, if set, wraps the handler that enqueues the object's Request (after the
 	// predicates), for tracing or metrics. Default none.
 	WrapHandler func(EventHandler[T]) EventHandler[T]
+	// Resource is the exception to T's registered resource (see Resource's doc on
+	// InformerOptions). Default: the resource T is registered as.
+	Resource meta.GroupVersionResource
 }
 
 // PrimaryType is the typed input of Builder.For.
 type PrimaryType[T meta.Object] struct {
-	gvr   meta.GroupVersionResource
 	opts  PrimaryOptions[T]
 	mu    sync.Mutex
 	built bool
 	inf   *informer.Informer[T]
 }
 
-// Primary returns the Builder.For input of T, watched through gvr with the Manager's shared
-// informer; predicates filter its events. T must be registered in the Manager's type
-// registry as gvr (built-in resources are registered on use), because Owns takes the owner's
-// group and kind from there.
-func Primary[T meta.Object](gvr meta.GroupVersionResource, predicates ...Predicate[T]) *PrimaryType[T] {
-	return PrimaryWithOptions(gvr, PrimaryOptions[T]{Predicates: predicates})
+// Primary returns the Builder.For input of T, watched with the Manager's shared informer of
+// the resource T is registered as in the Manager's type registry (kinds.MustRegister,
+// ManagerOptions.Kinds); predicates filter its events. The registry also gives the kind that
+// Owns finds in owner references.
+func Primary[T meta.Object](predicates ...Predicate[T]) *PrimaryType[T] {
+	return PrimaryWithOptions(PrimaryOptions[T]{Predicates: predicates})
 }
 
 // PrimaryWithOptions is Primary with options.
-func PrimaryWithOptions[T meta.Object](gvr meta.GroupVersionResource, opts PrimaryOptions[T]) *PrimaryType[T] {
-	return &PrimaryType[T]{gvr: gvr, opts: opts}
+func PrimaryWithOptions[T meta.Object](opts PrimaryOptions[T]) *PrimaryType[T] {
+	return &PrimaryType[T]{opts: opts}
 }
 
 // Informer returns the shared informer the input was bound to by Build (nil before). For a
@@ -82,7 +84,7 @@ func (p *PrimaryType[T]) Informer() *informer.Informer[T] {
 func (p *PrimaryType[T]) goType() reflect.Type { return reflect.TypeFor[T]() }
 
 func (p *PrimaryType[T]) bindPrimary(b *Builder) (Source, kinds.Info, error) {
-	info, err := resolveKind[T](b.mgr, p.gvr)
+	info, gvr, err := kindOf[T](b.mgr, p.opts.Resource)
 	if err != nil {
 		return nil, kinds.Info{}, err
 	}
@@ -97,7 +99,7 @@ func (p *PrimaryType[T]) bindPrimary(b *Builder) (Source, kinds.Info, error) {
 		return nil, kinds.Info{}, errors.New("controller: Options.Sharded and FollowResources cannot be combined")
 	}
 	if b.opts.Sharded {
-		g, children, err := shardPrimary[T](b, p.gvr, info)
+		g, children, err := shardPrimary[T](b, gvr, info)
 		if err != nil {
 			return nil, kinds.Info{}, err
 		}
@@ -105,7 +107,7 @@ func (p *PrimaryType[T]) bindPrimary(b *Builder) (Source, kinds.Info, error) {
 	}
 	var h EventHandler[T] = EnqueueRequestForObject[T]()
 	if b.shard != nil {
-		b.shard.bindUIDs(cachedUID(InformerFor[T](b.mgr, p.gvr)))
+		b.shard.bindUIDs(cachedUID(sharedInformer[T](b.mgr, gvr)))
 		h = gateDeletions(b.shard, h)
 	}
 	if p.opts.WrapHandler != nil {
@@ -117,7 +119,7 @@ func (p *PrimaryType[T]) bindPrimary(b *Builder) (Source, kinds.Info, error) {
 		p.inf = inf
 		return nil
 	}
-	return bindSource(b, p.gvr, h, withFilters(p.opts.Predicates, b.filters), set), info, nil
+	return bindSource(b, gvr, h, withFilters(p.opts.Predicates, b.filters), set), info, nil
 }
 
 // bindSource is the source of an input: Kind over the Manager's shared informer, taken
@@ -128,11 +130,11 @@ func bindSource[T meta.Object](b *Builder, gvr meta.GroupVersionResource, h Even
 	if b.opts.FollowResources {
 		return &acquiredKind[T]{rerunnable: rerunnable[T]{dispatcher: dispatcher[T]{handler: h, predicates: predicates}, m: b.mgr, gvr: gvr}, bound: set}
 	}
-	inf := InformerFor[T](b.mgr, gvr)
+	inf := sharedInformer[T](b.mgr, gvr)
 	if err := set(inf); err != nil {
 		return errSource{err}
 	}
-	return Kind(inf, h, predicates...)
+	return FromInformer[T](inf, h, predicates...)
 }
 
 // errSource is a source that fails at once (an input whose binding failed).
@@ -163,28 +165,30 @@ type OwnedOptions[T meta.Accessor] struct {
 	// WrapHandler, if set, wraps the handler that enqueues the owner (after the predicates),
 	// for tracing or metrics. Default none.
 	WrapHandler func(EventHandler[T]) EventHandler[T]
+	// Resource is the exception to T's registered resource (see Resource's doc on
+	// InformerOptions). Default: the resource T is registered as.
+	Resource meta.GroupVersionResource
 }
 
 // OwnedType is the typed input of Builder.Owns, and the reconciler's typed view of the
 // children: ChildrenOf.
 type OwnedType[T meta.Accessor] struct {
-	gvr   meta.GroupVersionResource
 	opts  OwnedOptions[T]
 	mu    sync.Mutex
 	built bool
 	inf   *informer.Informer[T]
 }
 
-// Owned returns the Builder.Owns input of the child type T, watched through gvr with the
-// Manager's shared informer; predicates filter its events. Keep it: its ChildrenOf lists an
-// owner's children from the cache.
-func Owned[T meta.Accessor](gvr meta.GroupVersionResource, predicates ...Predicate[T]) *OwnedType[T] {
-	return OwnedWithOptions(gvr, OwnedOptions[T]{Predicates: predicates})
+// Owned returns the Builder.Owns input of the child type T, watched with the Manager's
+// shared informer of the resource T is registered as; predicates filter its events. Keep it:
+// its ChildrenOf lists an owner's children from the cache.
+func Owned[T meta.Accessor](predicates ...Predicate[T]) *OwnedType[T] {
+	return OwnedWithOptions(OwnedOptions[T]{Predicates: predicates})
 }
 
 // OwnedWithOptions is Owned with options (expectations, ...).
-func OwnedWithOptions[T meta.Accessor](gvr meta.GroupVersionResource, opts OwnedOptions[T]) *OwnedType[T] {
-	return &OwnedType[T]{gvr: gvr, opts: opts}
+func OwnedWithOptions[T meta.Accessor](opts OwnedOptions[T]) *OwnedType[T] {
+	return &OwnedType[T]{opts: opts}
 }
 
 // Informer returns the shared informer the input was bound to by Build (nil before; for a
@@ -226,7 +230,9 @@ func controllerUID[T meta.Accessor](obj T) ([]string, error) {
 	return nil, nil
 }
 
-func (o *OwnedType[T]) resource() meta.GroupVersionResource { return o.gvr }
+func (o *OwnedType[T]) resource(m *Manager) (meta.GroupVersionResource, error) {
+	return resourceOf[T](m, o.opts.Resource)
+}
 
 // controllerOwnerOf returns a function that finds the Request of an object's controlling
 // owner when that owner is of owner's kind (group and kind; any version).
@@ -257,7 +263,8 @@ func (o *OwnedType[T]) bindOwned(b *Builder, owner *kinds.Info) (Source, error) 
 	if owner == nil {
 		return nil, ErrNoPrimary
 	}
-	if err := checkKind[T](b.mgr, o.gvr); err != nil {
+	gvr, err := o.resource(b.mgr)
+	if err != nil {
 		return nil, err
 	}
 	o.mu.Lock()
@@ -267,7 +274,7 @@ func (o *OwnedType[T]) bindOwned(b *Builder, owner *kinds.Info) (Source, error) 
 	}
 	o.built = true
 	o.mu.Unlock()
-	if err := shardOwned[T](b, o.gvr); err != nil {
+	if err := shardOwned[T](b, gvr); err != nil {
 		return nil, err
 	}
 	set := func(inf *informer.Informer[T]) error {
@@ -285,7 +292,7 @@ func (o *OwnedType[T]) bindOwned(b *Builder, owner *kinds.Info) (Source, error) 
 	}
 	if !b.opts.FollowResources {
 		// The index is added at Build, so that an error shows there.
-		if err := set(InformerFor[T](b.mgr, o.gvr)); err != nil {
+		if err := set(sharedInformer[T](b.mgr, gvr)); err != nil {
 			return nil, err
 		}
 	}
@@ -303,7 +310,7 @@ func (o *OwnedType[T]) bindOwned(b *Builder, owner *kinds.Info) (Source, error) 
 	d := &dispatcher[T]{handler: enqueue, predicates: withFilters(o.opts.Predicates, b.filters)}
 	exp := o.opts.Expectations
 	if exp == nil {
-		return bindSource(b, o.gvr, EventHandler[T](dispatchHandler[T]{d}), nil, set), nil
+		return bindSource(b, gvr, EventHandler[T](dispatchHandler[T]{d}), nil, set), nil
 	}
 	deleted := func(obj T) {
 		if r, ok := ownerOf(obj); ok {
@@ -312,7 +319,7 @@ func (o *OwnedType[T]) bindOwned(b *Builder, owner *kinds.Info) (Source, error) 
 	}
 	// Observations come first, then the predicates and the enqueue: the reconcile the event
 	// causes must find the expectation already lowered.
-	return bindSource(b, o.gvr, EventHandler[T](EventHandlerFuncs[T]{
+	return bindSource(b, gvr, EventHandler[T](EventHandlerFuncs[T]{
 		CreateFunc: func(ctx context.Context, e CreateEvent[T], q Queue) {
 			if !isNil(e.Object) {
 				if e.Object.GetDeletionTimestamp() != nil {
@@ -359,21 +366,34 @@ func (h dispatchHandler[T]) Generic(ctx context.Context, e GenericEvent[T], q Qu
 	h.d.generic(ctx, e, q)
 }
 
-// WatchedType is the typed input of Builder.Watches.
-type WatchedType[T meta.Object] struct {
-	gvr        meta.GroupVersionResource
-	handler    EventHandler[T]
-	predicates []Predicate[T]
-	mu         sync.Mutex
-	built      bool
-	inf        *informer.Informer[T]
+// WatchedOptions are the optional settings of WatchedWithOptions.
+type WatchedOptions[T meta.Object] struct {
+	// Predicates filter the events before the handler. Default none.
+	Predicates []Predicate[T]
+	// Resource is the exception to T's registered resource (see Resource's doc on
+	// InformerOptions). Default: the resource T is registered as.
+	Resource meta.GroupVersionResource
 }
 
-// Watched returns the Builder.Watches input of T, watched through gvr with the Manager's
-// shared informer: handler (usually EnqueueRequestsFromMapFunc) turns its events, filtered
-// by predicates, into Requests.
-func Watched[T meta.Object](gvr meta.GroupVersionResource, handler EventHandler[T], predicates ...Predicate[T]) *WatchedType[T] {
-	return &WatchedType[T]{gvr: gvr, handler: handler, predicates: predicates}
+// WatchedType is the typed input of Builder.Watches.
+type WatchedType[T meta.Object] struct {
+	handler EventHandler[T]
+	opts    WatchedOptions[T]
+	mu      sync.Mutex
+	built   bool
+	inf     *informer.Informer[T]
+}
+
+// Watched returns the Builder.Watches input of T, watched with the Manager's shared informer
+// of the resource T is registered as: handler (usually EnqueueRequestsFromMapFunc) turns its
+// events, filtered by predicates, into Requests.
+func Watched[T meta.Object](handler EventHandler[T], predicates ...Predicate[T]) *WatchedType[T] {
+	return WatchedWithOptions(handler, WatchedOptions[T]{Predicates: predicates})
+}
+
+// WatchedWithOptions is Watched with options.
+func WatchedWithOptions[T meta.Object](handler EventHandler[T], opts WatchedOptions[T]) *WatchedType[T] {
+	return &WatchedType[T]{handler: handler, opts: opts}
 }
 
 // Informer returns the shared informer the input was bound to by Build (nil before; for a
@@ -384,13 +404,16 @@ func (w *WatchedType[T]) Informer() *informer.Informer[T] {
 	return w.inf
 }
 
-func (w *WatchedType[T]) resource() meta.GroupVersionResource { return w.gvr }
+func (w *WatchedType[T]) resource(m *Manager) (meta.GroupVersionResource, error) {
+	return resourceOf[T](m, w.opts.Resource)
+}
 
 func (w *WatchedType[T]) bindWatched(b *Builder) (Source, error) {
 	if w.handler == nil {
 		return nil, errors.New("controller: Watched: nil handler")
 	}
-	if err := checkKind[T](b.mgr, w.gvr); err != nil {
+	gvr, err := w.resource(b.mgr)
+	if err != nil {
 		return nil, err
 	}
 	w.mu.Lock()
@@ -406,15 +429,5 @@ func (w *WatchedType[T]) bindWatched(b *Builder) (Source, error) {
 		w.inf = inf
 		return nil
 	}
-	return bindSource(b, w.gvr, w.handler, withFilters(w.predicates, b.filters), set), nil
-}
-
-// checkKind is resolveKind for types whose kind the builder does not need: an unregistered
-// custom type is fine, a registered one must match gvr.
-func checkKind[T meta.Object](m *Manager, gvr meta.GroupVersionResource) error {
-	_, err := resolveKind[T](m, gvr)
-	if errors.Is(err, kinds.ErrNotRegistered) {
-		return nil
-	}
-	return err
+	return bindSource(b, gvr, w.handler, withFilters(w.opts.Predicates, b.filters), set), nil
 }

@@ -20,10 +20,7 @@ import (
 // widgetManager returns a Manager whose registry knows Widget.
 func widgetManager(t *testing.T, srv *apitest.Server) *Manager {
 	t.Helper()
-	reg := kinds.NewRegistry()
-	if err := reg.Register(reflect.TypeFor[*testobj.Widget](), testobj.WidgetInfo); err != nil {
-		t.Fatal(err)
-	}
+	reg := testobj.NewRegistry()
 	return newManager(t, srv, ManagerOptions{Kinds: reg})
 }
 
@@ -49,9 +46,9 @@ func TestBuilderForOwnsChildrenOf(t *testing.T) {
 	srv, _ := newWidgetServer(t)
 	m := widgetManager(t, srv)
 	got := make(chan Request, 100)
-	children := Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)
+	children := Owned[*testobj.ConfigMap]()
 	ctl, err := NewBuilder(m, "widgets").
-		For(Primary[*testobj.Widget](testobj.WidgetGVR)).
+		For(Primary[*testobj.Widget]()).
 		Owns(children).
 		WithOptions(Options{Logger: quiet}).
 		Build(recordingReconciler(got))
@@ -128,8 +125,8 @@ func TestBuilderEventFilter(t *testing.T) {
 	got := make(chan Request, 100)
 	skip := NewPredicateFuncs(func(o meta.Object) bool { return o.GetLabels()["skip"] != "true" })
 	_, err := NewBuilder(m, "filtered").
-		For(Primary[*testobj.Widget](testobj.WidgetGVR)).
-		Owns(Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)).
+		For(Primary[*testobj.Widget]()).
+		Owns(Owned[*testobj.ConfigMap]()).
 		WithEventFilter(skip).
 		WithOptions(Options{Logger: quiet}).
 		Build(recordingReconciler(got))
@@ -167,7 +164,7 @@ func TestBuilderErrors(t *testing.T) {
 
 	t.Run("unregistered primary", func(t *testing.T) {
 		m := newManager(t, srv, ManagerOptions{Kinds: kinds.NewRegistry()})
-		_, err := NewBuilder(m, "w").For(Primary[*testobj.Widget](testobj.WidgetGVR)).Owns(Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)).Build(r)
+		_, err := NewBuilder(m, "w").For(Primary[*testobj.Widget]()).Owns(Owned[*testobj.ConfigMap]()).Build(r)
 		if !errors.Is(err, kinds.ErrNotRegistered) {
 			t.Fatalf("err = %v, want kinds.ErrNotRegistered", err)
 		}
@@ -175,7 +172,7 @@ func TestBuilderErrors(t *testing.T) {
 			t.Fatal("a failed Build added a controller")
 		}
 	})
-	t.Run("registered as another resource", func(t *testing.T) {
+	t.Run("registered as another resource than the one given", func(t *testing.T) {
 		reg := kinds.NewRegistry()
 		wrong := testobj.WidgetInfo
 		wrong.Group = "examples.com" // a typo: owner references would name examples.com/v1
@@ -183,13 +180,13 @@ func TestBuilderErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := newManager(t, srv, ManagerOptions{Kinds: reg})
-		_, err := NewBuilder(m, "w").For(Primary[*testobj.Widget](testobj.WidgetGVR)).Build(r)
+		_, err := NewBuilder(m, "w").For(PrimaryWithOptions(PrimaryOptions[*testobj.Widget]{Resource: testobj.WidgetGVR})).Build(r)
 		var km *KindMismatchError
 		if !errors.Is(err, ErrKindMismatch) || !errors.As(err, &km) || km.Registered != wrong || km.Watched != testobj.WidgetGVR {
 			t.Fatalf("err = %v", err)
 		}
 	})
-	t.Run("built-in child registered as another kind", func(t *testing.T) {
+	t.Run("built-in child registered as another kind than the resource given", func(t *testing.T) {
 		reg := kinds.NewRegistry()
 		if err := reg.Register(reflect.TypeFor[*testobj.Widget](), testobj.WidgetInfo); err != nil {
 			t.Fatal(err)
@@ -198,14 +195,15 @@ func TestBuilderErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := newManager(t, srv, ManagerOptions{Kinds: reg})
-		_, err := NewBuilder(m, "w").For(Primary[*testobj.Widget](testobj.WidgetGVR)).Owns(Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)).Build(r)
+		_, err := NewBuilder(m, "w").For(Primary[*testobj.Widget]()).
+			Owns(OwnedWithOptions(OwnedOptions[*testobj.ConfigMap]{Resource: testobj.ConfigMapGVR})).Build(r)
 		if !errors.Is(err, ErrKindMismatch) {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("Owns without For", func(t *testing.T) {
 		m := widgetManager(t, srv)
-		if _, err := NewBuilder(m, "w").Owns(Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)).Build(r); !errors.Is(err, ErrNoPrimary) {
+		if _, err := NewBuilder(m, "w").Owns(Owned[*testobj.ConfigMap]()).Build(r); !errors.Is(err, ErrNoPrimary) {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -217,7 +215,7 @@ func TestBuilderErrors(t *testing.T) {
 	})
 	t.Run("built twice, input reused", func(t *testing.T) {
 		m := widgetManager(t, srv)
-		p := Primary[*testobj.Widget](testobj.WidgetGVR)
+		p := Primary[*testobj.Widget]()
 		b := NewBuilder(m, "w").For(p)
 		if _, err := b.Build(r); err != nil {
 			t.Fatal(err)
@@ -230,13 +228,13 @@ func TestBuilderErrors(t *testing.T) {
 		}
 	})
 	t.Run("ChildrenOf before Build", func(t *testing.T) {
-		if _, err := Owned[*testobj.ConfigMap](testobj.ConfigMapGVR).ChildrenOfUID("u"); !errors.Is(err, ErrNotBuilt) {
+		if _, err := Owned[*testobj.ConfigMap]().ChildrenOfUID("u"); !errors.Is(err, ErrNotBuilt) {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("For twice", func(t *testing.T) {
 		m := widgetManager(t, srv)
-		if _, err := NewBuilder(m, "w").For(Primary[*testobj.Widget](testobj.WidgetGVR)).For(Primary[*testobj.Widget](testobj.WidgetGVR)).Build(r); err == nil {
+		if _, err := NewBuilder(m, "w").For(Primary[*testobj.Widget]()).For(Primary[*testobj.Widget]()).Build(r); err == nil {
 			t.Fatal("no error")
 		}
 	})
@@ -247,11 +245,11 @@ func TestBuilderOwnsSharedIndex(t *testing.T) {
 	srv, _ := newWidgetServer(t)
 	m := widgetManager(t, srv)
 	r := ReconcilerFunc(func(context.Context, Request) (Result, error) { return Result{}, nil })
-	first, second := Owned[*testobj.ConfigMap](testobj.ConfigMapGVR), Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)
-	if _, err := NewBuilder(m, "one").For(Primary[*testobj.Widget](testobj.WidgetGVR)).Owns(first).WithOptions(Options{Logger: quiet}).Build(r); err != nil {
+	first, second := Owned[*testobj.ConfigMap](), Owned[*testobj.ConfigMap]()
+	if _, err := NewBuilder(m, "one").For(Primary[*testobj.Widget]()).Owns(first).WithOptions(Options{Logger: quiet}).Build(r); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewBuilder(m, "two").For(Primary[*testobj.Widget](testobj.WidgetGVR)).Owns(second).WithOptions(Options{Logger: quiet}).Build(r); err != nil {
+	if _, err := NewBuilder(m, "two").For(Primary[*testobj.Widget]()).Owns(second).WithOptions(Options{Logger: quiet}).Build(r); err != nil {
 		t.Fatal(err)
 	}
 	if first.Informer() != second.Informer() {
@@ -296,7 +294,7 @@ func TestBuilderKindCheckedAgainstDiscovery(t *testing.T) {
 			}
 			m := newManager(t, srv, ManagerOptions{Kinds: reg})
 			r := ReconcilerFunc(func(context.Context, Request) (Result, error) { return Result{}, nil })
-			if _, err := NewBuilder(m, "w").For(Primary[*testobj.Widget](testobj.WidgetGVR)).Owns(Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)).
+			if _, err := NewBuilder(m, "w").For(Primary[*testobj.Widget]()).Owns(Owned[*testobj.ConfigMap]()).
 				WithOptions(Options{Logger: quiet}).Build(r); err != nil {
 				t.Fatal(err)
 			}
@@ -339,8 +337,8 @@ func TestBuilderOwnsObservesBeforePredicates(t *testing.T) {
 	got := make(chan Request, 100)
 	dropChildren := NewPredicateFuncs(func(o meta.Object) bool { return o.GetLabels()["child"] != "true" })
 	_, err := NewBuilder(m, "observed").
-		For(Primary[*testobj.Widget](testobj.WidgetGVR)).
-		Owns(OwnedWithOptions(testobj.ConfigMapGVR, OwnedOptions[*testobj.ConfigMap]{Expectations: obs})).
+		For(Primary[*testobj.Widget]()).
+		Owns(OwnedWithOptions(OwnedOptions[*testobj.ConfigMap]{Expectations: obs})).
 		WithEventFilter(dropChildren).
 		WithOptions(Options{Logger: quiet}).
 		Build(recordingReconciler(got))
@@ -403,8 +401,8 @@ func TestBuilderWatches(t *testing.T) {
 		return nil
 	})
 	_, err := NewBuilder(m, "watcher").
-		For(Primary[*testobj.Widget](testobj.WidgetGVR)).
-		Watches(Watched(testobj.ConfigMapGVR, toWidget)).
+		For(Primary[*testobj.Widget]()).
+		Watches(Watched(toWidget)).
 		WatchesSource(Channel(generic, EnqueueRequestForObject[*testobj.Widget]())).
 		WithOptions(Options{Logger: quiet}).
 		Build(recordingReconciler(got))

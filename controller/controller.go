@@ -221,6 +221,13 @@ func (c *Controller) Watch(src Source) error {
 	if c.started {
 		return fmt.Errorf("controller %q: Watch after Start", c.name)
 	}
+	if b, ok := src.(binder); ok {
+		bound, err := b.bind(c.opts.FollowResources)
+		if err != nil {
+			return fmt.Errorf("controller %q: Watch: %w", c.name, err)
+		}
+		src = bound
+	}
 	c.sources = append(c.sources, src)
 	return nil
 }

@@ -5,23 +5,26 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/controller/client"
 	"github.com/informerkit/informerkit/controller/events"
+	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/meta"
 )
 
-// ConfigMap declares the fields the example reads.
+// ConfigMap declares the fields the example reads. Registered once, as the built-in kind
+// ConfigMap, it is watched, read and written without a resource named anywhere else.
 type ConfigMap struct {
 	meta.TypeMeta
 	meta.ObjectMeta `json:"metadata"`
 	Data            map[string]string `json:"data,omitempty"`
 }
 
-// A Manager with one controller: a shared informer of ConfigMaps feeds the controller's
-// queue, and the reconciler reads the object from the informer's cache.
+var _ = kinds.MustRegister[*ConfigMap](kinds.ConfigMap)
+
+// A controller of ConfigMaps: the Builder watches them with the Manager's shared informer,
+// and the reconciler reads each one through the Manager's client (from that cache).
 func Example() {
 	srv := apitest.NewServer()
 	defer srv.Close()
@@ -34,8 +37,48 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	configMaps := controller.InformerFor[*ConfigMap](mgr, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+	configMaps := client.TypedFor[*ConfigMap](mgr.Client())
+	ctx, cancel := context.WithCancel(context.Background())
+	err = controller.NewBuilder(mgr, "greeter").
+		For(controller.Primary[*ConfigMap]()).
+		Complete(controller.ReconcilerFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
+			cm, err := configMaps.Get(ctx, req.Namespace, req.Name, client.GetOptions{})
+			if meta.IsNotFound(err) {
+				return controller.Result{}, nil // deleted meanwhile: nothing to do
+			} else if err != nil {
+				return controller.Result{}, err // retried with backoff
+			}
+			fmt.Printf("reconcile %s: greeting=%s\n", req, cm.Data["greeting"])
+			cancel() // one is enough for the example
+			return controller.Result{}, nil
+		}))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("Start:", mgr.Start(ctx))
+	// Output:
+	// reconcile default/hello: greeting=world
+	// Start: <nil>
+}
 
+// A controller made with New watches a Kind source: the Manager's shared informer of the
+// registered type, here read directly through its Lister.
+func ExampleKind() {
+	srv := apitest.NewServer()
+	defer srv.Close()
+	_, _ = srv.Create("configmaps", map[string]any{
+		"metadata": map[string]any{"namespace": "default", "name": "hello"},
+		"data":     map[string]any{"greeting": "world"},
+	})
+
+	mgr, err := controller.NewManager(srv.Config(), controller.ManagerOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		panic(err)
+	}
+	configMaps, err := controller.InformerFor[*ConfigMap](mgr)
+	if err != nil {
+		panic(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c, err := controller.New("greeter", controller.ReconcilerFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
 		cm, err := configMaps.Lister().Get(req.Namespace, req.Name)
@@ -52,7 +95,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	if err := c.Watch(controller.Kind(configMaps, controller.EnqueueRequestForObject[*ConfigMap]())); err != nil {
+	if err := c.Watch(controller.Kind(mgr, controller.EnqueueRequestForObject[*ConfigMap]())); err != nil {
 		panic(err)
 	}
 	if err := mgr.Add(c); err != nil {
@@ -116,8 +159,6 @@ func ExampleManager_Client() {
 	if err != nil {
 		panic(err)
 	}
-	// For registers *ConfigMap as the built-in kind ConfigMap in the manager's type registry.
-	cmInformer := controller.InformerFor[*ConfigMap](mgr, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"})
 	configMaps := client.TypedFor[*ConfigMap](mgr.Client())
 	recorder := mgr.EventRecorderFor("stamper")
 
@@ -135,16 +176,16 @@ func ExampleManager_Client() {
 			return controller.Result{}, nil
 		}
 		cm.Data = map[string]string{"stamped": "yes"} // a copy: the cache is untouched
-		if _, err := configMaps.Update(ctx, cm, apiclient.UpdateOptions{}); err != nil {
+		if _, err := configMaps.Update(ctx, cm, client.UpdateOptions{}); err != nil {
 			return controller.Result{}, err
 		}
-		recorder.Event(cm, events.Normal, "Stamped", "stamped the ConfigMap")
+		recorder.Event(cm, controller.EventTypeNormal, "Stamped", "stamped the ConfigMap")
 		return controller.Result{Requeue: true}, nil // the next read sees the update
 	}), controller.Options{MaxRetries: 15})
 	if err != nil {
 		panic(err)
 	}
-	_ = c.Watch(controller.Kind(cmInformer, controller.EnqueueRequestForObject[*ConfigMap]()))
+	_ = c.Watch(controller.Kind(mgr, controller.EnqueueRequestForObject[*ConfigMap]()))
 	_ = mgr.Add(c)
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -110,7 +110,7 @@ func (c *Controller) Waiting() []meta.GroupVersionResource {
 	return slices.Clone(c.waiting)
 }
 
-// rerunnable is what the sources that can run again (KindFor's and ScopedKindFor's) share:
+// rerunnable is what the sources that can run again (Kind's and Scoped's) share:
 // the handler, the resource they follow, the guard against two runs at once, and the
 // registration of the current run's handler.
 type rerunnable[T meta.Object] struct {
@@ -162,38 +162,28 @@ func (s *rerunnable[T]) HasSynced() bool {
 
 func (s *rerunnable[T]) followedResource() (meta.GroupVersionResource, bool) { return s.gvr, true }
 
-// acquiredKind is the Source of KindFor: Kind over the Manager's shared informer of T for a
-// resource, acquired when the source runs and released when it stops.
+// acquiredKind is the Source of Kind (and of a Builder's inputs) in a controller that
+// follows its resources: over the Manager's shared informer of T for a resource, acquired
+// when the source runs and released when it stops, so that it can run again and the
+// informer stops (its cache dropped) when no source or other holder uses it.
 type acquiredKind[T meta.Object] struct {
 	rerunnable[T]
+	iopts informer.InformerForOptions
 	// bound, if set, is called with the informer before the source's handler is added
 	// (the Builder's inputs keep it for Informer and ChildrenOf, and add their indexes), and
 	// with nil once the informer is released.
 	bound func(inf *informer.Informer[T]) error
 }
 
-// KindFor returns a Source of the events of the Manager's shared informer of T for gvr (with
-// the Manager's namespace and selectors), like Kind, but the informer is taken with
-// informer.Acquire each time the source runs and released when it stops: the source can run
-// again, as a controller that follows its resources (Options.FollowResources) needs, and the
-// informer stops (its cache dropped) when no source or other holder uses it. It follows gvr
-// for such a controller. The handler and predicates are Kind's.
-func KindFor[T meta.Object](m *Manager, gvr meta.GroupVersionResource, handler EventHandler[T], predicates ...Predicate[T]) Source {
-	if m == nil {
-		panic("controller: KindFor: nil Manager")
-	}
-	return &acquiredKind[T]{rerunnable: rerunnable[T]{dispatcher: dispatcher[T]{handler: handler, predicates: predicates}, m: m, gvr: gvr}}
-}
-
 func (s *acquiredKind[T]) Run(ctx context.Context, q Queue) error {
-	if err := s.begin("KindFor"); err != nil {
+	if err := s.begin("Kind"); err != nil {
 		return err
 	}
 	defer s.end()
 	if err := s.m.startInformers(); err != nil {
 		return err
 	}
-	ref := informer.Acquire[T](s.m.factory, s.gvr)
+	ref := informer.AcquireWithOptions[T](s.m.factory, s.gvr, s.iopts)
 	// The last holder's release stops the informer and waits for it: a following
 	// controller's stop frees its caches before it waits again.
 	defer func() { _ = ref.ReleaseAndWait(context.WithoutCancel(ctx)) }()
@@ -246,8 +236,6 @@ type followers struct {
 	mu        sync.Mutex
 	tracker   *resourceTracker
 	cachesCtx context.Context
-	// scoped are the informers of ScopedInformerFor (scoped.go), run with the caches.
-	scoped []interface{ Run(ctx context.Context) }
 }
 
 // resourceTracker returns the Manager's tracker, creating it.

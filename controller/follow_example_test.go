@@ -10,7 +10,6 @@ import (
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/kinds"
-	"github.com/informerkit/informerkit/meta"
 )
 
 // A controller that follows its CustomResourceDefinition (Options.FollowResources): it waits
@@ -19,7 +18,6 @@ import (
 func ExampleOptions_followResources() {
 	srv := apitest.NewServer()
 	defer srv.Close()
-	widgetsGVR := meta.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 	reg := kinds.NewRegistry()
 	_ = reg.Register(reflect.TypeFor[*Widget](), kinds.Info{Group: "example.com", Version: "v1", Kind: "Widget", Resource: "widgets", Namespaced: true})
 	mgr, err := controller.NewManager(srv.Config(), controller.ManagerOptions{Kinds: reg, Logger: slog.New(slog.DiscardHandler)})
@@ -28,7 +26,7 @@ func ExampleOptions_followResources() {
 	}
 	reconciled := make(chan controller.Request, 10)
 	ctl, err := controller.NewBuilder(mgr, "widgets").
-		For(controller.Primary[*Widget](widgetsGVR)).
+		For(controller.Primary[*Widget]()).
 		WithOptions(controller.Options{FollowResources: true}).
 		Build(controller.ReconcilerFunc(func(_ context.Context, req controller.Request) (controller.Result, error) {
 			reconciled <- req

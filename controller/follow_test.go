@@ -100,15 +100,12 @@ func readyz(t *testing.T, m *Manager) string {
 // watching gvr, and starts it.
 func followingWidgets(t *testing.T, srv *apitest.Server, gvr meta.GroupVersionResource, log *levelLog) (*Manager, *Controller, <-chan Request) {
 	t.Helper()
-	reg := kinds.NewRegistry()
-	if err := reg.Register(reflect.TypeFor[*testobj.Widget](), testobj.WidgetInfo); err != nil {
-		t.Fatal(err)
-	}
+	reg := testobj.NewRegistry()
 	m := newManager(t, srv, ManagerOptions{Kinds: reg, Logger: slog.New(log), HTTPAddress: "127.0.0.1:0"})
 	got := make(chan Request, 100)
 	ctl, err := NewBuilder(m, "widgets").
-		For(Primary[*testobj.Widget](gvr)).
-		Owns(Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)).
+		For(PrimaryWithOptions(PrimaryOptions[*testobj.Widget]{Resource: gvr})).
+		Owns(Owned[*testobj.ConfigMap]()).
 		WithOptions(Options{FollowResources: true}).
 		Build(recordingReconciler(got))
 	if err != nil {
@@ -226,13 +223,13 @@ func TestControllerFollowsAServedVersion(t *testing.T) {
 func TestFollowResourcesNeedsSourcesThatRunAgain(t *testing.T) {
 	srv := newTestServer(t)
 	m := newManager(t, srv, ManagerOptions{})
-	cms := InformerFor[*testobj.ConfigMap](m, testobj.ConfigMapGVR)
+	cms := mustInformer[*testobj.ConfigMap](t, m)
 	c, err := New("fixed", ReconcilerFunc(func(context.Context, Request) (Result, error) { return Result{}, nil }),
 		Options{FollowResources: true, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Watch(Kind[*testobj.ConfigMap](cms, EnqueueRequestForObject[*testobj.ConfigMap]())); err != nil {
+	if err := c.Watch(FromInformer[*testobj.ConfigMap](cms, EnqueueRequestForObject[*testobj.ConfigMap]())); err != nil {
 		t.Fatal(err)
 	}
 	// Without a Manager: no resource tracker.
@@ -242,7 +239,7 @@ func TestFollowResourcesNeedsSourcesThatRunAgain(t *testing.T) {
 
 	c2, _ := New("fixed", ReconcilerFunc(func(context.Context, Request) (Result, error) { return Result{}, nil }),
 		Options{FollowResources: true, Logger: quiet})
-	_ = c2.Watch(Kind[*testobj.ConfigMap](cms, EnqueueRequestForObject[*testobj.ConfigMap]()))
+	_ = c2.Watch(FromInformer[*testobj.ConfigMap](cms, EnqueueRequestForObject[*testobj.ConfigMap]()))
 	if err := m.Add(c2); err != nil {
 		t.Fatal(err)
 	}
@@ -253,14 +250,21 @@ func TestFollowResourcesNeedsSourcesThatRunAgain(t *testing.T) {
 	}
 }
 
-// A KindFor source runs, stops and runs again, each time over a fresh informer that its
-// stop releases.
-func TestKindForRunsAgain(t *testing.T) {
+// A Kind source of a controller that follows its resources runs, stops and runs again,
+// each time over a fresh informer that its stop releases.
+func TestFollowingKindRunsAgain(t *testing.T) {
 	srv := newTestServer(t)
 	m := newManager(t, srv, ManagerOptions{})
-	src := KindFor[*testobj.ConfigMap](m, testobj.ConfigMapGVR, EnqueueRequestForObject[*testobj.ConfigMap]())
+	unbound := Kind[*testobj.ConfigMap](m, EnqueueRequestForObject[*testobj.ConfigMap]())
+	if err := unbound.Run(context.Background(), newQueue()); err == nil {
+		t.Fatal("an unbound Kind source ran")
+	}
+	src, err := unbound.(binder).bind(true)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := src.Run(context.Background(), newQueue()); err == nil {
-		t.Fatal("KindFor ran before the Manager started")
+		t.Fatal("Kind ran before the Manager started")
 	}
 	if _, err := srv.Create("configmaps", map[string]any{"metadata": map[string]any{"namespace": "default", "name": "a"}}); err != nil {
 		t.Fatal(err)
@@ -329,7 +333,7 @@ func TestFollowingControllerKindCheckedAgainstItsCRD(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := newManager(t, srv, ManagerOptions{Kinds: reg, DiscoveryInterval: time.Hour})
-	ctl, err := NewBuilder(m, "widgets").For(Primary[*testobj.Widget](testobj.WidgetGVR)).
+	ctl, err := NewBuilder(m, "widgets").For(Primary[*testobj.Widget]()).
 		WithOptions(Options{FollowResources: true, Logger: quiet}).
 		Build(ReconcilerFunc(func(context.Context, Request) (Result, error) { return Result{}, nil }))
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/informerkit/informerkit/meta"
 )
 
-// kindSource is the Source returned by Kind.
+// kindSource is the Source returned by FromInformer, and by Kind once bound.
 type kindSource[T meta.Object] struct {
 	dispatcher[T]
 	inf     informer.SharedIndexInformer[T]
@@ -20,25 +20,89 @@ type kindSource[T meta.Object] struct {
 	synced  chan struct{} // closed once the handler has synced
 }
 
-// Kind returns a Source of the events of an informer (usually one of the Manager's shared
-// informers, see InformerFor): the controller registers one handler on it, which passes every add,
-// update and delete through predicates and then handler (controller-runtime's source.Kind).
-// The source has synced once that handler has processed the informer's whole initial list,
-// so the controller's first reconciles see a complete cache.
+// KindOptions are the optional settings of KindWithOptions.
+type KindOptions[T meta.Object] struct {
+	// Predicates filter the events before the handler. Default none.
+	Predicates []Predicate[T]
+	// Informer selects the informer: another resource than T's registered one (the
+	// exception), a namespace, selectors. Default: InformerFor's.
+	Informer InformerOptions
+}
+
+// Kind returns a Source of the events of T (controller-runtime's source.Kind), for a
+// controller made with New; a Builder makes these from For, Owns and Watches. Its informer
+// is the Manager's shared informer of the resource T is registered as (InformerFor). The
+// controller registers one handler on it, which passes every add, update and delete through
+// predicates and then handler; the source has synced once that handler has processed the
+// informer's whole initial list, so the first reconciles see a complete cache. For a
+// controller that follows its resources (Options.FollowResources) the informer is acquired
+// each time the source runs and released when it stops, so that a CRD's removal frees its
+// cache. Give it to Controller.Watch, which binds it (and returns an unregistered T's
+// error).
 //
 // Informer handlers never block the informer: if the controller's handler falls behind,
 // the informer coalesces its pending notifications by key. Enqueueing is quick, so in
 // practice it never does.
-func Kind[T meta.Object](inf informer.SharedIndexInformer[T], handler EventHandler[T], predicates ...Predicate[T]) Source {
+func Kind[T meta.Object](m *Manager, handler EventHandler[T], predicates ...Predicate[T]) Source {
+	return KindWithOptions(m, handler, KindOptions[T]{Predicates: predicates})
+}
+
+// KindWithOptions is Kind with options.
+func KindWithOptions[T meta.Object](m *Manager, handler EventHandler[T], opts KindOptions[T]) Source {
+	if m == nil {
+		panic("controller: Kind: nil Manager")
+	}
+	return &unboundKind[T]{m: m, handler: handler, opts: opts}
+}
+
+// unboundKind is Kind's source until Controller.Watch binds it (bindSource).
+type unboundKind[T meta.Object] struct {
+	m       *Manager
+	handler EventHandler[T]
+	opts    KindOptions[T]
+}
+
+// bind returns the source to run: over the shared informer, or acquiring it at each run for
+// a controller that follows its resources.
+func (s *unboundKind[T]) bind(follow bool) (Source, error) {
+	gvr, err := resourceOf[T](s.m, s.opts.Informer.Resource)
+	if err != nil {
+		return nil, err
+	}
+	iopts := informer.InformerForOptions{Namespace: s.opts.Informer.Namespace, LabelSelector: s.opts.Informer.LabelSelector, FieldSelector: s.opts.Informer.FieldSelector}
+	if follow {
+		return &acquiredKind[T]{rerunnable: rerunnable[T]{dispatcher: dispatcher[T]{handler: s.handler, predicates: s.opts.Predicates}, m: s.m, gvr: gvr},
+			iopts: iopts}, nil
+	}
+	inf := informer.InformerForWithOptions[T](s.m.factory, gvr, iopts)
+	s.m.track(inf.Name(), inf)
+	return FromInformer[T](inf, s.handler, s.opts.Predicates...), nil
+}
+
+func (s *unboundKind[T]) Run(context.Context, Queue) error {
+	return errors.New("controller: a Kind source runs once given to Controller.Watch (or Builder.WatchesSource)")
+}
+
+func (s *unboundKind[T]) HasSynced() bool { return false }
+
+// binder is a source that Controller.Watch replaces by the one it binds.
+type binder interface {
+	bind(follow bool) (Source, error)
+}
+
+// FromInformer returns a Source of the events of an informer the Manager does not make (one
+// of another cluster's client, a test's): Kind's source over inf. It runs once; a controller
+// that follows its resources needs Kind.
+func FromInformer[T meta.Object](inf informer.SharedIndexInformer[T], handler EventHandler[T], predicates ...Predicate[T]) Source {
 	return &kindSource[T]{dispatcher: dispatcher[T]{handler: handler, predicates: predicates}, inf: inf, synced: make(chan struct{})}
 }
 
 func (s *kindSource[T]) Run(ctx context.Context, q Queue) error {
 	if s.inf == nil || s.handler == nil {
-		return errors.New("controller: Kind source needs an informer and a handler")
+		return errors.New("controller: FromInformer's source needs an informer and a handler")
 	}
 	if !s.running.CompareAndSwap(false, true) {
-		return errors.New("controller: a Kind source can run only once")
+		return errors.New("controller: FromInformer's source can run only once")
 	}
 	reg, err := s.inf.AddEventHandlerWithOptions(&kindHandler[T]{ctx: ctx, q: q, d: &s.dispatcher, inf: strings.TrimPrefix(s.String(), "informer ")},
 		informer.HandlerOptions{Name: "controller:" + s.String()})

@@ -103,10 +103,10 @@ func TestKindSourcesOwnersAndPredicatesAgainstAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Watch(Kind[*testobj.Widget](widgets, EnqueueRequestForObject[*testobj.Widget](), GenerationChanged[*testobj.Widget]())); err != nil {
+	if err := c.Watch(FromInformer[*testobj.Widget](widgets, EnqueueRequestForObject[*testobj.Widget](), GenerationChanged[*testobj.Widget]())); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Watch(Kind[*testobj.ConfigMap](cms, EnqueueRequestForOwner[*testobj.ConfigMap]("example.com", "Widget", OwnerOptions{OnlyController: true}))); err != nil {
+	if err := c.Watch(FromInformer[*testobj.ConfigMap](cms, EnqueueRequestForOwner[*testobj.ConfigMap]("example.com", "Widget", OwnerOptions{OnlyController: true}))); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -180,14 +180,14 @@ func TestKindSourceNames(t *testing.T) {
 	srv, client := newWidgetServer(t)
 	_ = srv
 	inf := informer.New[*testobj.Widget](apiclient.NewResource[*testobj.Widget](client, testobj.WidgetGVR), informer.Options[*testobj.Widget]{Name: "widgets", Logger: quiet})
-	src := Kind[*testobj.Widget](inf, EnqueueRequestForObject[*testobj.Widget]())
+	src := FromInformer[*testobj.Widget](inf, EnqueueRequestForObject[*testobj.Widget]())
 	if s := describe(src); s != "informer widgets" {
 		t.Fatalf("describe = %q", s)
 	}
 	if src.HasSynced() {
 		t.Fatal("synced before running")
 	}
-	bad := Kind[*testobj.Widget](nil, EnqueueRequestForObject[*testobj.Widget]())
+	bad := FromInformer[*testobj.Widget](nil, EnqueueRequestForObject[*testobj.Widget]())
 	if err := bad.Run(context.Background(), newQueue()); err == nil {
 		t.Fatal("Kind without informer ran")
 	}

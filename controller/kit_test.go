@@ -67,7 +67,7 @@ func TestManagerEventRecorder(t *testing.T) {
 	inReconcile := make(chan struct{})
 	finish := make(chan struct{})
 	configMapController(t, m, "cm-controller", ReconcilerFunc(func(ctx context.Context, req Request) (Result, error) {
-		cm, err := InformerFor[*testobj.ConfigMap](m, testobj.ConfigMapGVR).Lister().Get(req.Namespace, req.Name)
+		cm, err := mustInformer[*testobj.ConfigMap](t, m).Lister().Get(req.Namespace, req.Name)
 		if err != nil {
 			return Result{}, nil
 		}
@@ -170,7 +170,7 @@ func TestMaxRetries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Watch(Kind[*testobj.ConfigMap](InformerFor[*testobj.ConfigMap](m, testobj.ConfigMapGVR), EnqueueRequestForObject[*testobj.ConfigMap]())); err != nil {
+	if err := c.Watch(FromInformer[*testobj.ConfigMap](mustInformer[*testobj.ConfigMap](t, m), EnqueueRequestForObject[*testobj.ConfigMap]())); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Add(c); err != nil {
@@ -228,7 +228,7 @@ func TestReconcilerMutatingAListerResultIsCaught(t *testing.T) {
 	}})
 	mutated := make(chan struct{})
 	configMapController(t, m, "mutator", ReconcilerFunc(func(ctx context.Context, req Request) (Result, error) {
-		cm, err := InformerFor[*testobj.ConfigMap](m, testobj.ConfigMapGVR).Lister().Get(req.Namespace, req.Name)
+		cm, err := mustInformer[*testobj.ConfigMap](t, m).Lister().Get(req.Namespace, req.Name)
 		if err != nil {
 			return Result{}, nil
 		}

@@ -108,9 +108,10 @@ type ManagerOptions struct {
 	// Registry receives every metric (default a new Registry; see Manager.Registry).
 	Registry *metrics.Registry
 
-	// Kinds is the type registry of the manager's client, event recorders and owner
-	// references (default kinds.Default). For registers the informer's type in it when the
-	// resource is a built-in one.
+	// Kinds is the type registry that gives every Go type its kind and resource: the
+	// Builder's inputs, InformerFor, Kind, the client, event recorders and owner references
+	// read it (default kinds.Default). Nothing is registered in it as a side effect: register
+	// built-in kinds too (kinds.MustRegister[*Pod](kinds.Pod)).
 	Kinds *kinds.Registry
 	// ClientOptions are the options of Manager.Client (read-your-writes timeout, ...). Their
 	// Registry defaults to Kinds and their Logger to Logger.

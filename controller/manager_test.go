@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,8 @@ import (
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/internal/promtest"
 	"github.com/informerkit/informerkit/internal/testobj"
+	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/reflector"
 )
 
@@ -42,6 +45,18 @@ func newManager(t *testing.T, srv *apitest.Server, opts ManagerOptions) *Manager
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = quiet
+	}
+	if opts.Kinds == nil {
+		opts.Kinds = testobj.NewRegistry()
+	}
+	// The built-in test types are registered in every test's registry (a test that needs
+	// one unregistered declares a type of its own).
+	for typ, info := range map[reflect.Type]kinds.Info{reflect.TypeFor[*testobj.ConfigMap](): kinds.ConfigMap, reflect.TypeFor[*testobj.Pod](): kinds.Pod} {
+		if _, ok := opts.Kinds.Lookup(typ); !ok {
+			if err := opts.Kinds.Register(typ, info); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	opts.InformerOptions.Backoff = fastBackoff
 	m, err := NewManager(srv.Config(), opts)
@@ -84,12 +99,12 @@ func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
 // configMapController adds to m a controller of ConfigMaps that sends every Request to got.
 func configMapController(t *testing.T, m *Manager, name string, rec Reconciler) {
 	t.Helper()
-	cms := InformerFor[*testobj.ConfigMap](m, testobj.ConfigMapGVR)
+	cms := mustInformer[*testobj.ConfigMap](t, m)
 	c, err := New(name, rec, Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Watch(Kind[*testobj.ConfigMap](cms, EnqueueRequestForObject[*testobj.ConfigMap]())); err != nil {
+	if err := c.Watch(FromInformer[*testobj.ConfigMap](cms, EnqueueRequestForObject[*testobj.ConfigMap]())); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Add(c); err != nil {
@@ -316,11 +331,11 @@ func TestCacheSyncTimeoutNamesTheInformer(t *testing.T) {
 	srv := newTestServer(t)
 	m := newManager(t, srv, ManagerOptions{CacheSyncTimeout: 300 * time.Millisecond})
 	// Widgets are not served: the informer retries quietly and never syncs.
-	widgets := InformerFor[*testobj.Widget](m, testobj.WidgetGVR)
+	widgets := mustInformer[*testobj.Widget](t, m)
 	c, _ := New("widgets", ReconcilerFunc(func(context.Context, Request) (Result, error) { return Result{}, nil }), Options{Logger: quiet})
-	_ = c.Watch(Kind[*testobj.Widget](widgets, EnqueueRequestForObject[*testobj.Widget]()))
+	_ = c.Watch(FromInformer[*testobj.Widget](widgets, EnqueueRequestForObject[*testobj.Widget]()))
 	_ = m.Add(c)
-	_ = InformerFor[*testobj.ConfigMap](m, testobj.ConfigMapGVR)
+	_ = mustInformer[*testobj.ConfigMap](t, m)
 	err := m.Start(context.Background())
 	var nse *informer.NotSyncedError
 	if !errors.As(err, &nse) || len(nse.Informers) != 1 || nse.Informers[0] != "widgets.v1.example.com" {
@@ -446,4 +461,14 @@ func TestControllersLogThroughTheManagersLogger(t *testing.T) {
 	if got := ownOut.String(); !strings.Contains(got, "controller=own") {
 		t.Errorf("own logger's log = %q, want the own controller's line", got)
 	}
+}
+
+// mustInformer is InformerFor for tests: an error fails the test.
+func mustInformer[T meta.Object](t testing.TB, m *Manager) *informer.Informer[T] {
+	t.Helper()
+	inf, err := InformerFor[T](m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inf
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/informerkit/informerkit/internal/promtest"
 	"github.com/informerkit/informerkit/internal/testobj"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // TestManagerExportsThePipelineMetrics: /metrics has every stage of the pipeline, one series
@@ -101,8 +102,11 @@ func scrapeText(t *testing.T, m *Manager) string {
 func TestPipelineMetricsNameEachInformerOnce(t *testing.T) {
 	srv := newTestServer(t)
 	m := newManager(t, srv, ManagerOptions{})
-	InformerFor[*testobj.ConfigMap](m, testobj.ConfigMapGVR)
-	InformerFor[*testobj.Widget](m, testobj.ConfigMapGVR) // another view of configmaps
+	mustInformer[*testobj.ConfigMap](t, m)
+	// Another view of configmaps: the resource exception.
+	if _, err := InformerForWithOptions[*meta.Unstructured](m, InformerOptions{Resource: testobj.ConfigMapGVR}); err != nil {
+		t.Fatal(err)
+	}
 	fams, err := promtest.Parse(scrapeText(t, m))
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ func TestStartNamesAMissingResource(t *testing.T) {
 		srv := newTestServerWithOptions(t, apitest.Options{InMemory: true})
 		m := newManager(t, srv, ManagerOptions{})
 		configMapController(t, m, "cm", forward(nil))
-		InformerFor[*testobj.Widget](m, testobj.WidgetGVR)
+		mustInformer[*testobj.Widget](t, m)
 		start := time.Now()
 		err := m.Start(context.Background())
 		var mre *MissingResourceError
@@ -44,8 +44,10 @@ func TestMissingResourceMessages(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := newManager(t, srv, ManagerOptions{})
-		InformerFor[*testobj.Widget](m, testobj.WidgetGVR)
-		InformerFor[*testobj.Pod](m, meta.GroupVersionResource{Group: "apps", Version: "v9", Resource: "deployments"})
+		mustInformer[*testobj.Widget](t, m)
+		if _, err := InformerForWithOptions[*meta.Unstructured](m, InformerOptions{Resource: meta.GroupVersionResource{Group: "apps", Version: "v9", Resource: "deployments"}}); err != nil {
+			t.Fatal(err)
+		}
 		err := m.Start(context.Background())
 		want := "controller: deployments.apps/v9 is not served (apps serves v1): does this Kubernetes release serve it?; " +
 			"widgets.example.com/v1 is not served (example.com serves v1beta1): is its CRD up to date?"
@@ -56,7 +58,7 @@ func TestMissingResourceMessages(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := newTestServerWithOptions(t, apitest.Options{InMemory: true})
 		m := newManager(t, srv, ManagerOptions{})
-		InformerFor[*testobj.Widget](m, testobj.WidgetGVR)
+		mustInformer[*testobj.Widget](t, m)
 		go func() {
 			time.Sleep(DefaultMissingResourceTimeout - missingCheckInterval)
 			if err := srv.AddResource(apitest.ResourceType{Group: "example.com", Version: "v1", Kind: "Widget", Plural: "widgets", Namespaced: true}); err != nil {

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"reflect"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -13,7 +12,6 @@ import (
 	"github.com/informerkit/informerkit/controller/events"
 	"github.com/informerkit/informerkit/controller/rbac"
 	"github.com/informerkit/informerkit/internal/testobj"
-	"github.com/informerkit/informerkit/kinds"
 )
 
 // Every request two replicas make in a minute of work is one Manager.Permissions lists, so
@@ -30,10 +28,7 @@ func TestPermissionsCoverEveryRequest(t *testing.T) {
 					Namespaced: true, StatusSubresource: true}); err != nil {
 					t.Fatal(err)
 				}
-				reg := kinds.NewRegistry()
-				if err := reg.Register(reflect.TypeFor[*testobj.Widget](), testobj.WidgetInfo); err != nil {
-					t.Fatal(err)
-				}
+				reg := testobj.NewRegistry()
 				reconciled := make(chan Request, 100)
 				var perms []rbac.Rule
 				mk := func(who string) *Manager {
@@ -47,9 +42,9 @@ func TestPermissionsCoverEveryRequest(t *testing.T) {
 					rec := m.EventRecorderFor("widgets")
 					widgets := client.TypedFor[*testobj.Widget](m.Client())
 					err := NewBuilder(m, "widgets").
-						For(Primary[*testobj.Widget](testobj.WidgetGVR)).
-						Owns(Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)).
-						Watches(Watched(testobj.PodGVR, EnqueueRequestForObject[*testobj.Pod]())).
+						For(Primary[*testobj.Widget]()).
+						Owns(Owned[*testobj.ConfigMap]()).
+						Watches(Watched(EnqueueRequestForObject[*testobj.Pod]())).
 						WithOptions(Options{Logger: quiet, Sharded: mode == "sharding"}).
 						Complete(ReconcilerFunc(func(ctx context.Context, req Request) (Result, error) {
 							w, err := widgets.Get(ctx, req.Namespace, req.Name, client.GetOptions{})

@@ -10,9 +10,7 @@ import (
 
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller/rbac"
-	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/internal/testobj"
-	"github.com/informerkit/informerkit/kinds"
 )
 
 // widgetController builds a controller that is For Widgets, Owns ConfigMaps, Watches Pods,
@@ -21,9 +19,9 @@ func widgetController(t *testing.T, m *Manager) *Controller {
 	t.Helper()
 	m.EventRecorderFor("widgets")
 	ctl, err := NewBuilder(m, "widgets").
-		For(Primary[*testobj.Widget](testobj.WidgetGVR)).
-		Owns(Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)).
-		Watches(Watched(testobj.PodGVR, EnqueueRequestForObject[*testobj.Pod]())).
+		For(Primary[*testobj.Widget]()).
+		Owns(Owned[*testobj.ConfigMap]()).
+		Watches(Watched(EnqueueRequestForObject[*testobj.Pod]())).
 		WithOptions(Options{Logger: quiet, Permissions: []rbac.Rule{{Group: "example.com", Resource: "widgets", Verbs: []string{"update"}}}}).
 		Build(recordingReconciler(make(chan Request, 100)))
 	if err != nil {
@@ -34,10 +32,7 @@ func widgetController(t *testing.T, m *Manager) *Controller {
 
 func TestPermissions(t *testing.T) {
 	srv, _ := newWidgetServer(t)
-	reg := kinds.NewRegistry()
-	if err := reg.Register(reflect.TypeFor[*testobj.Widget](), testobj.WidgetInfo); err != nil {
-		t.Fatal(err)
-	}
+	reg := testobj.NewRegistry()
 	m := newManager(t, srv, ManagerOptions{Kinds: reg, LeaderElection: true, LeaderElectionID: "widgets", LeaderElectionNamespace: "ops"})
 	ctl := widgetController(t, m)
 	read, write := rbac.ReadVerbs, []string{"get", "list", "watch", "create", "update", "patch", "delete"}
@@ -52,7 +47,9 @@ func TestPermissions(t *testing.T) {
 		t.Errorf("Controller.Permissions:\n got %v\nwant %v", got, wantCtl)
 	}
 	// An informer made for a cached read only, in one namespace.
-	InformerForWithOptions[*testobj.ConfigMap](m, testobj.ConfigMapGVR, informer.InformerForOptions{Namespace: "cache-only"})
+	if _, err := InformerForWithOptions[*testobj.ConfigMap](m, InformerOptions{Namespace: "cache-only"}); err != nil {
+		t.Fatal(err)
+	}
 	want := []rbac.Rule{
 		{Resource: "configmaps", Verbs: write},
 		{Resource: "events", Verbs: []string{"create", "patch"}},
@@ -72,10 +69,7 @@ func TestPermissions(t *testing.T) {
 // before any informer lists (no stream of 403s); SkipPermissionCheck starts anyway.
 func TestStartChecksPermissions(t *testing.T) {
 	srv, _ := newWidgetServer(t)
-	reg := kinds.NewRegistry()
-	if err := reg.Register(reflect.TypeFor[*testobj.Widget](), testobj.WidgetInfo); err != nil {
-		t.Fatal(err)
-	}
+	reg := testobj.NewRegistry()
 	if _, err := srv.Deny(apitest.AccessRule{Verb: apitest.VerbDelete, Resource: "configmaps"}); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/informerkit/informerkit/controller/events"
 )
 
 // Request names the object a reconcile is about: its namespace ("" for a cluster-scoped
@@ -104,3 +106,15 @@ func isTerminal(err error) bool {
 	var t *terminalError
 	return errors.As(err, &t)
 }
+
+// EventRecorder records Events about objects (package controller/events); a reconciler
+// gets one from Manager.EventRecorderFor.
+type EventRecorder = events.EventRecorder
+
+// The two types of Event.
+const (
+	// EventTypeNormal reports what a controller did or saw go as expected.
+	EventTypeNormal = events.Normal
+	// EventTypeWarning reports something a human may have to look at.
+	EventTypeWarning = events.Warning
+)

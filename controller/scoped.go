@@ -11,46 +11,15 @@ import (
 	"github.com/informerkit/informerkit/meta"
 )
 
-// ScopedInformerFor returns an informer of T for gvr whose scope (namespaces, label
-// selector) can change while the Manager runs (informer.ScopedInformer): give it to Kind as
-// a controller's source and call SetScope when the set of namespaces or the selector the
-// controller serves changes. Namespaces added are listed and their objects reach the
-// controller as creates; objects that leave the scope reach it as deletes (a reconcile that
-// finds nothing); objects that stay are not delivered again. The Manager runs it with its
-// caches, from Start to the end of the drain, and /readyz covers it. Unlike InformerFor's it
-// is not shared: each call makes one, with the factory's settings (its namespace and
-// selectors do not apply: scope says what it caches). Call it before Start. It runs once: a
-// controller that follows its resources watches ScopedKindFor's source instead.
-func ScopedInformerFor[T meta.Object](m *Manager, gvr meta.GroupVersionResource, scope informer.Scope) *informer.ScopedInformer[T] {
-	inf := informer.NewScopedFor[T](m.factory, gvr, scope)
-	m.follow.mu.Lock()
-	m.follow.scoped = append(m.follow.scoped, inf)
-	m.follow.mu.Unlock()
-	m.track(inf.Name(), inf)
-	return inf
-}
-
-// runScoped runs the scoped informers under the caches' context; the returned function
-// waits for them once that context is done.
-func (m *Manager) runScoped(cachesCtx context.Context) (wait func()) {
-	m.follow.mu.Lock()
-	scoped := m.follow.scoped
-	m.follow.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, inf := range scoped {
-		wg.Go(func() { inf.Run(cachesCtx) })
-	}
-	return wg.Wait
-}
-
-// ScopedKind is a Source of the events of a scoped informer of T (informer.ScopedInformer)
-// made each time the source runs, with the scope last set, and stopped when the source
-// stops. Unlike Kind over ScopedInformerFor's informer it can run again, so a controller
-// that follows its resources (Options.FollowResources) can watch it: each life of the
-// controller lists the scope afresh, and SetScope changes the scope of the running life and
-// of those to come. Make it with ScopedKindFor.
+// ScopedKind is a Source of the events of a scoped informer of T (informer.ScopedInformer):
+// a cache whose namespaces and label selector change while it runs. The informer is made
+// each time the source runs, with the scope last set, and stopped when the source stops, so
+// a controller that follows its resources (Options.FollowResources) can watch it too: each
+// life of the controller lists the scope afresh, and SetScope changes the scope of the
+// running life and of those to come. Make it with Scoped.
 type ScopedKind[T meta.Object] struct {
 	rerunnable[T]
+	err error // resolving T's resource
 
 	// setMu orders SetScope calls, so that the running informer ends at the last scope set.
 	setMu sync.Mutex
@@ -60,17 +29,26 @@ type ScopedKind[T meta.Object] struct {
 	inf   *informer.ScopedInformer[T]
 }
 
-// ScopedKindFor returns a Source of the events of T for gvr in scope (namespaces, label
-// selector), over an informer made each time the source runs, with the factory's settings
-// (its namespace and selectors do not apply: the scope says what is cached). The handler and
-// predicates are Kind's. It follows gvr for a controller that follows its resources.
-func ScopedKindFor[T meta.Object](m *Manager, gvr meta.GroupVersionResource, scope informer.Scope, handler EventHandler[T], predicates ...Predicate[T]) *ScopedKind[T] {
+// Scoped returns a Source of the events of T (the resource T is registered as) in scope
+// (namespaces, label selector), over an informer made each time the source runs, with the
+// factory's settings (its namespace and selectors do not apply: the scope says what is
+// cached). Namespaces added by SetScope are listed and their objects reach the controller as
+// creates; objects that leave the scope reach it as deletes (a reconcile that finds
+// nothing); objects that stay are not delivered again. The handler and predicates are
+// Kind's; /readyz covers the informer while it runs. Give it to Controller.Watch (or
+// Builder.WatchesSource), which returns an unregistered T's error, and keep it to call
+// SetScope.
+func Scoped[T meta.Object](m *Manager, scope informer.Scope, handler EventHandler[T], predicates ...Predicate[T]) *ScopedKind[T] {
 	if m == nil {
-		panic("controller: ScopedKindFor: nil Manager")
+		panic("controller: Scoped: nil Manager")
 	}
-	return &ScopedKind[T]{rerunnable: rerunnable[T]{dispatcher: dispatcher[T]{handler: handler, predicates: predicates}, m: m, gvr: gvr},
+	gvr, err := resourceOf[T](m, meta.GroupVersionResource{})
+	return &ScopedKind[T]{rerunnable: rerunnable[T]{dispatcher: dispatcher[T]{handler: handler, predicates: predicates}, m: m, gvr: gvr}, err: err,
 		scope: informer.Scope{Namespaces: slices.Clone(scope.Namespaces), LabelSelector: scope.LabelSelector}}
 }
+
+// bind lets Controller.Watch report an unregistered T.
+func (s *ScopedKind[T]) bind(bool) (Source, error) { return s, s.err }
 
 // SetScope sets the scope. While the source runs, its informer moves to it as
 // ScopedInformer.SetScope does (what enters reaches the handler as creates, what leaves as
@@ -110,7 +88,10 @@ func (s *ScopedKind[T]) Informer() *informer.ScopedInformer[T] {
 
 // Run makes the informer with the current scope, runs it until ctx is done, and stops it.
 func (s *ScopedKind[T]) Run(ctx context.Context, q Queue) error {
-	if err := s.begin("ScopedKindFor"); err != nil {
+	if s.err != nil {
+		return s.err
+	}
+	if err := s.begin("Scoped"); err != nil {
 		return err
 	}
 	defer s.end()

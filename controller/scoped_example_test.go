@@ -8,14 +8,13 @@ import (
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/informer"
-	"github.com/informerkit/informerkit/meta"
 )
 
 // A controller whose cache holds the ConfigMaps of the namespaces it serves: a namespace
 // added while it runs is listed on its own and its objects reconciled; those already cached
-// are not reconciled again. ScopedKindFor also serves a controller that follows its
-// resources (each life starts with the scope last set).
-func ExampleScopedKindFor() {
+// are not reconciled again. Scoped also serves a controller that follows its resources
+// (each life starts with the scope last set).
+func ExampleScoped() {
 	srv := apitest.NewServer()
 	defer srv.Close()
 	for _, ns := range []string{"team-a", "team-b"} {
@@ -34,8 +33,7 @@ func ExampleScopedKindFor() {
 	if err != nil {
 		panic(err)
 	}
-	src := controller.ScopedKindFor[*ConfigMap](mgr, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"},
-		informer.Scope{Namespaces: []string{"team-a"}}, controller.EnqueueRequestForObject[*ConfigMap]())
+	src := controller.Scoped(mgr, informer.Scope{Namespaces: []string{"team-a"}}, controller.EnqueueRequestForObject[*ConfigMap]())
 	if err := c.Watch(src); err != nil {
 		panic(err)
 	}

@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"log/slog"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/internal/testobj"
-	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/labels"
 )
 
@@ -35,14 +33,14 @@ func TestControllerScopeChangesWithoutARestart(t *testing.T) {
 	cm("a", "old", map[string]any{"team": "red"})
 	cm("b", "y", map[string]any{"team": "blue"})
 	m := newManager(t, srv, ManagerOptions{})
-	scoped := ScopedInformerFor[*testobj.ConfigMap](m, testobj.ConfigMapGVR,
-		informer.Scope{Namespaces: []string{"a"}, LabelSelector: labels.MustParse("team=blue")})
+	scoped := Scoped[*testobj.ConfigMap](m, informer.Scope{Namespaces: []string{"a"}, LabelSelector: labels.MustParse("team=blue")},
+		EnqueueRequestForObject[*testobj.ConfigMap]())
 	got := make(chan Request, 100)
 	c, err := New("scoped", recordingReconciler(got), Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Watch(Kind[*testobj.ConfigMap](scoped, EnqueueRequestForObject[*testobj.ConfigMap]())); err != nil {
+	if err := c.Watch(scoped); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Add(c); err != nil {
@@ -92,7 +90,7 @@ func TestControllerScopeChangesWithoutARestart(t *testing.T) {
 		t.Fatalf("reconciles after removing a: %v", reqs)
 	}
 	settled("after removing a")
-	if _, err := scoped.Lister().Get("a", "x"); err == nil {
+	if _, err := scoped.Informer().Lister().Get("a", "x"); err == nil {
 		t.Fatal("an object of the removed namespace is still cached")
 	}
 }
@@ -107,13 +105,10 @@ func TestScopedKindFollowsItsCRD(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	reg := kinds.NewRegistry()
-	if err := reg.Register(reflect.TypeFor[*testobj.Widget](), testobj.WidgetInfo); err != nil {
-		t.Fatal(err)
-	}
+	reg := testobj.NewRegistry()
 	log := &levelLog{}
 	m := newManager(t, srv, ManagerOptions{Kinds: reg, Logger: slog.New(log), HTTPAddress: "127.0.0.1:0"})
-	src := ScopedKindFor[*testobj.Widget](m, testobj.WidgetGVR, informer.Scope{Namespaces: []string{"a"}},
+	src := Scoped[*testobj.Widget](m, informer.Scope{Namespaces: []string{"a"}},
 		EnqueueRequestForObject[*testobj.Widget]())
 	got := make(chan Request, 100)
 	c, err := New("scoped-widgets", recordingReconciler(got), Options{FollowResources: true, Logger: slog.New(log)})

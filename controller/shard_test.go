@@ -100,8 +100,8 @@ func startShardedReplica(t *testing.T, srv *apitest.Server, reg *kinds.Registry,
 	t.Helper()
 	m := newManager(t, srv, ManagerOptions{Kinds: reg, Sharding: ShardingOptions{Ring: "widgets", Identity: name, Field: field,
 		LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}})
-	children := Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)
-	primary := Primary[*testobj.Widget](gvr)
+	children := Owned[*testobj.ConfigMap]()
+	primary := Primary[*testobj.Widget]()
 	cached := func(key string) (*testobj.Widget, bool) {
 		w, ok, _ := primary.Informer().GetStore().GetByKey(key)
 		return w, ok
@@ -166,10 +166,7 @@ func TestShardedControllersSplitWorkAndCaches(t *testing.T) {
 
 func testShardedControllers(t *testing.T, field sharding.Field) {
 	srv, _ := newWidgetServer(t)
-	reg := kinds.NewRegistry()
-	if err := reg.Register(reflect.TypeFor[*testobj.Widget](), testobj.WidgetInfo); err != nil {
-		t.Fatal(err)
-	}
+	reg := testobj.NewRegistry()
 	namespaces := []string{"shop", "payments", "search", "billing", "auth", "media", "mail", "ads"}
 	hash := map[string]uint64{} // widget key -> the hash that places it
 	var keys []string
@@ -222,7 +219,7 @@ func testShardedControllers(t *testing.T, field sharding.Field) {
 						want = append(want, k)
 					}
 				}
-				for _, w := range InformerFor[*testobj.Widget](r.mgr, gvr).GetStore().List() {
+				for _, w := range mustInformer[*testobj.Widget](t, r.mgr).GetStore().List() {
 					got = append(got, w.Namespace+"/"+w.Name)
 				}
 				for _, c := range r.children.Informer().GetStore().List() {
@@ -330,10 +327,7 @@ func testShardedControllers(t *testing.T, field sharding.Field) {
 // then dropped as not placeable, never reconciled).
 func TestShardedDeletionDuringAReconcileIsReconciled(t *testing.T) {
 	srv, _ := newWidgetServer(t)
-	reg := kinds.NewRegistry()
-	if err := reg.Register(reflect.TypeFor[*testobj.Widget](), testobj.WidgetInfo); err != nil {
-		t.Fatal(err)
-	}
+	reg := testobj.NewRegistry()
 	if _, err := srv.Create("namespaces", map[string]any{"metadata": map[string]any{"name": "shop"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +336,7 @@ func TestShardedDeletionDuringAReconcileIsReconciled(t *testing.T) {
 	}
 	m := newManager(t, srv, ManagerOptions{Kinds: reg, Sharding: ShardingOptions{Ring: "widgets", Identity: "a",
 		LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}})
-	primary := Primary[*testobj.Widget](testobj.WidgetGVR)
+	primary := Primary[*testobj.Widget]()
 	type seen struct{ size, cached int } // cached: 1 if the reconcile found the Widget cached
 	got := make(chan seen, 10)
 	entered, release := make(chan struct{}), make(chan struct{})
@@ -455,7 +449,7 @@ func TestShardedClusterScopedByUID(t *testing.T) {
 		t.Errorf("gadgets reconciled by %v: not spread by uid", by)
 	}
 	for _, r := range reps {
-		if n := len(InformerFor[*testobj.Widget](r.mgr, gvr).GetStore().ListKeys()); n != by[r.name] {
+		if n := len(mustInformer[*testobj.Widget](t, r.mgr).GetStore().ListKeys()); n != by[r.name] {
 			t.Errorf("%s caches %d gadgets, holds %d", r.name, n, by[r.name])
 		}
 	}
@@ -466,22 +460,19 @@ func TestShardedClusterScopedByUID(t *testing.T) {
 // already watches unsharded; New refuses Options.Sharded.
 func TestShardedBuilderErrors(t *testing.T) {
 	srv, _ := newWidgetServer(t)
-	reg := kinds.NewRegistry()
-	if err := reg.Register(reflect.TypeFor[*testobj.Widget](), testobj.WidgetInfo); err != nil {
-		t.Fatal(err)
-	}
+	reg := testobj.NewRegistry()
 	plain := newManager(t, srv, ManagerOptions{Kinds: reg})
-	_, err := NewBuilder(plain, "w").For(Primary[*testobj.Widget](testobj.WidgetGVR)).WithOptions(Options{Sharded: true}).Build(forward(nil))
+	_, err := NewBuilder(plain, "w").For(Primary[*testobj.Widget]()).WithOptions(Options{Sharded: true}).Build(forward(nil))
 	if !errors.Is(err, ErrNoRing) {
 		t.Errorf("without a ring: %v, want ErrNoRing", err)
 	}
 	m := newManager(t, srv, ManagerOptions{Kinds: reg, Sharding: ShardingOptions{Ring: "r", Identity: "a"}})
-	src := Kind(InformerFor[*testobj.ConfigMap](m, testobj.ConfigMapGVR), EnqueueRequestForObject[*testobj.ConfigMap]())
+	src := FromInformer(mustInformer[*testobj.ConfigMap](t, m), EnqueueRequestForObject[*testobj.ConfigMap]())
 	if _, err := NewBuilder(m, "w").WatchesSource(src).WithOptions(Options{Sharded: true}).Build(forward(nil)); !errors.Is(err, ErrNoPrimary) {
 		t.Errorf("without For: %v, want ErrNoPrimary", err)
 	}
 	// ConfigMaps have an unsharded informer already: they cannot be sharded as children.
-	_, err = NewBuilder(m, "w2").For(Primary[*testobj.Widget](testobj.WidgetGVR)).Owns(Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)).
+	_, err = NewBuilder(m, "w2").For(Primary[*testobj.Widget]()).Owns(Owned[*testobj.ConfigMap]()).
 		WithOptions(Options{Sharded: true}).Build(forward(nil))
 	if !errors.Is(err, informer.ErrShardConflict) {
 		t.Errorf("owning a resource watched unsharded: %v, want ErrShardConflict", err)

@@ -59,11 +59,9 @@ func (m *Manager) Start(ctx context.Context) (err error) {
 
 	// Caches outlive the runnables, which may need them while they drain.
 	cachesCtx, stopCaches := context.WithCancel(context.WithoutCancel(ctx))
-	waitScoped := m.runScoped(cachesCtx)
 	defer func() {
 		stopCaches()
 		m.factory.Shutdown()
-		waitScoped()
 	}()
 	if !m.cold {
 		m.factory.Start(cachesCtx)

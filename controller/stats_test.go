@@ -69,7 +69,7 @@ func TestConflictsAreCountedNotLoggedAsErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Watch(Kind[*testobj.ConfigMap](InformerFor[*testobj.ConfigMap](m, testobj.ConfigMapGVR), EnqueueRequestForObject[*testobj.ConfigMap]())); err != nil {
+	if err := c.Watch(FromInformer[*testobj.ConfigMap](mustInformer[*testobj.ConfigMap](t, m), EnqueueRequestForObject[*testobj.ConfigMap]())); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Add(c); err != nil {

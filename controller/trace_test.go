@@ -110,7 +110,7 @@ func TestWatchEventTracedToItsReconcile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Watch(Kind[*testobj.ConfigMap](cms, EnqueueRequestForObject[*testobj.ConfigMap]())); err != nil {
+	if err := c.Watch(FromInformer[*testobj.ConfigMap](cms, EnqueueRequestForObject[*testobj.ConfigMap]())); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

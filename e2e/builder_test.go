@@ -35,15 +35,21 @@ func TestBuilderOwnsOnKubeAPIServer(t *testing.T) {
 	c := cluster.ForTest(t)
 	ns := newNamespace(t, c)
 	reg := kinds.NewRegistry()
+	if err := reg.Register(reflect.TypeFor[*kitConfigMap](), kinds.ConfigMap); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Register(reflect.TypeFor[*builderSecret](), kinds.Secret); err != nil {
+		t.Fatal(err)
+	}
 	m, err := controller.NewManager(mustConfig(t, c), controller.ManagerOptions{Kinds: reg, Logger: slog.New(slog.DiscardHandler),
 		InformerOptions: informer.FactoryOptions{Namespace: ns}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	secrets := controller.Owned[*builderSecret](meta.GroupVersionResource{Version: "v1", Resource: "secrets"})
+	secrets := controller.Owned[*builderSecret]()
 	seen := make(chan int, 100)
 	_, err = controller.NewBuilder(m, "secret-per-configmap").
-		For(controller.Primary[*kitConfigMap](meta.GroupVersionResource{Version: "v1", Resource: "configmaps"})).
+		For(controller.Primary[*kitConfigMap]()).
 		Owns(secrets).
 		Build(controller.ReconcilerFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
 			cm, err := client.TypedFor[*kitConfigMap](m.Client()).Get(ctx, req.Namespace, req.Name, client.GetOptions{})
@@ -112,7 +118,7 @@ func TestBuilderKindMismatchOnKubeAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = controller.NewBuilder(m, "typo").
-		For(controller.Primary[*kitConfigMap](meta.GroupVersionResource{Version: "v1", Resource: "configmaps"})).
+		For(controller.Primary[*kitConfigMap]()).
 		Complete(controller.ReconcilerFunc(func(context.Context, controller.Request) (controller.Result, error) {
 			return controller.Result{}, nil
 		}))

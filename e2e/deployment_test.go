@@ -239,8 +239,8 @@ func TestRunnerMissingCRDOnKubeAPIServer(t *testing.T) {
 	missing := meta.GroupVersionResource{Group: "e2e.informerkit.io", Version: "v1", Resource: "nothere"}
 	r, err := runner.New(mgr, []runner.Descriptor{{Name: "nothere",
 		Init: func(_ context.Context, cc runner.ControllerContext) (bool, error) {
-			controller.InformerFor[*meta.ObjectMeta](cc.Manager, missing)
-			return true, nil
+			_, err := controller.InformerForWithOptions[*meta.ObjectMeta](cc.Manager, controller.InformerOptions{Resource: missing})
+			return err == nil, err
 		}}}, runner.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -182,7 +182,7 @@ func TestControllerFollowsCRDCycles(t *testing.T) {
 	}
 	reconciled := make(chan controller.Request, 100)
 	ctl, err := controller.NewBuilder(mgr, "gizmos").
-		For(controller.Primary[*followGizmo](followGVR)).
+		For(controller.Primary[*followGizmo]()).
 		WithOptions(controller.Options{FollowResources: true}).
 		Build(controller.ReconcilerFunc(func(_ context.Context, req controller.Request) (controller.Result, error) {
 			reconciled <- req

@@ -89,7 +89,7 @@ type NotRegisteredError struct {
 
 // Error says which type, and how to register it.
 func (e *NotRegisteredError) Error() string {
-	return fmt.Sprintf("kinds: %v is not registered: call kinds.Register[%v](info) (kinds.Pod, kinds.ConfigMap, ... for built-in kinds)", e.Type, e.Type)
+	return fmt.Sprintf("kinds: %v is not registered: register it once, kinds.MustRegister[%v](info) (info: kinds.Pod, kinds.ConfigMap, ... for a built-in kind, kinds.MustFromCRD for your own)", e.Type, e.Type)
 }
 
 // Unwrap returns ErrNotRegistered.

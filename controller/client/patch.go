@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/deepcopy"
 	"github.com/informerkit/informerkit/internal/patchgen"
 )
@@ -162,20 +161,6 @@ func jsonObject(v any) (map[string]any, error) {
 	}
 	return m, nil
 }
-
-// PatchType is the type of a patch (its Content-Type).
-type PatchType = apiclient.PatchType
-
-// The patch types.
-const (
-	MergePatchType          = apiclient.MergePatchType
-	StrategicMergePatchType = apiclient.StrategicMergePatchType
-	JSONPatchType           = apiclient.JSONPatchType
-	ApplyPatchType          = apiclient.ApplyPatchType
-)
-
-// PatchOptions are the options of a PATCH (apiclient's).
-type PatchOptions = apiclient.PatchOptions
 
 // DeepCopy returns a deep copy of v (package deepcopy's Copy): the object to change before
 // PatchFrom, while the one read stays as it was.

@@ -57,8 +57,8 @@ type typedState[T meta.Object] struct {
 }
 
 // TypedFor returns the client of T, whose kind and resource come from the client's registry. T
-// must be registered (kinds.Register, or controller.InformerFor for a built-in resource) by the time
-// of the first call; until it is, calls return the *kinds.NotRegisteredError.
+// must be registered (kinds.MustRegister[*Pod](kinds.Pod) for a built-in kind) by the time of
+// the first call; until it is, calls return the *kinds.NotRegisteredError.
 func TypedFor[T meta.Object](c *Client) *Typed[T] {
 	return &Typed[T]{c: c}
 }
@@ -293,7 +293,7 @@ func (t *Typed[T]) awaitWrites(ctx context.Context, inf *informer.Informer[T], m
 
 // Create creates obj (in its namespace) and returns the server's version of it. Reads of
 // the object through this client then see at least that version.
-func (t *Typed[T]) Create(ctx context.Context, obj T, opts apiclient.CreateOptions) (T, error) {
+func (t *Typed[T]) Create(ctx context.Context, obj T, opts CreateOptions) (T, error) {
 	st, err := t.resolve()
 	if err != nil {
 		var zero T
@@ -307,7 +307,7 @@ func (t *Typed[T]) Create(ctx context.Context, obj T, opts apiclient.CreateOptio
 // Update replaces obj (addressed by its namespace and name; its resourceVersion must be
 // current, or the server answers 409 Conflict) and returns the server's version. With a
 // status subresource, the update leaves the status unchanged: use Status().Update.
-func (t *Typed[T]) Update(ctx context.Context, obj T, opts apiclient.UpdateOptions) (T, error) {
+func (t *Typed[T]) Update(ctx context.Context, obj T, opts UpdateOptions) (T, error) {
 	st, err := t.resolve()
 	if err != nil {
 		var zero T
@@ -319,7 +319,7 @@ func (t *Typed[T]) Update(ctx context.Context, obj T, opts apiclient.UpdateOptio
 }
 
 // Patch applies a patch of type pt to namespace/name and returns the result.
-func (t *Typed[T]) Patch(ctx context.Context, namespace, name string, pt apiclient.PatchType, data []byte, opts apiclient.PatchOptions) (T, error) {
+func (t *Typed[T]) Patch(ctx context.Context, namespace, name string, pt PatchType, data []byte, opts PatchOptions) (T, error) {
 	st, err := t.resolve()
 	if err != nil {
 		var zero T
@@ -331,7 +331,7 @@ func (t *Typed[T]) Patch(ctx context.Context, namespace, name string, pt apiclie
 
 // Apply is a server-side apply of obj (a struct or map carrying apiVersion, kind and the
 // fields the manager owns) to namespace/name; opts.FieldManager is required.
-func (t *Typed[T]) Apply(ctx context.Context, namespace, name string, obj any, opts apiclient.ApplyOptions) (T, error) {
+func (t *Typed[T]) Apply(ctx context.Context, namespace, name string, obj any, opts ApplyOptions) (T, error) {
 	st, err := t.resolve()
 	if err != nil {
 		var zero T
@@ -343,7 +343,7 @@ func (t *Typed[T]) Apply(ctx context.Context, namespace, name string, obj any, o
 
 // Delete deletes obj (by namespace and name). Reads through this client then no longer see
 // it (or see it marked for deletion, while finalizers hold it).
-func (t *Typed[T]) Delete(ctx context.Context, obj T, opts apiclient.DeleteOptions) error {
+func (t *Typed[T]) Delete(ctx context.Context, obj T, opts DeleteOptions) error {
 	st, err := t.resolve()
 	if err != nil {
 		return err
@@ -371,7 +371,7 @@ type StatusWriter[T meta.Object] struct{ t *Typed[T] }
 
 // Update replaces the status of obj; the rest of obj is ignored. T's kind must have a
 // status subresource.
-func (s *StatusWriter[T]) Update(ctx context.Context, obj T, opts apiclient.UpdateOptions) (T, error) {
+func (s *StatusWriter[T]) Update(ctx context.Context, obj T, opts UpdateOptions) (T, error) {
 	st, err := s.check()
 	if err != nil {
 		var zero T
@@ -383,7 +383,7 @@ func (s *StatusWriter[T]) Update(ctx context.Context, obj T, opts apiclient.Upda
 }
 
 // Patch patches the status subresource of namespace/name.
-func (s *StatusWriter[T]) Patch(ctx context.Context, namespace, name string, pt apiclient.PatchType, data []byte, opts apiclient.PatchOptions) (T, error) {
+func (s *StatusWriter[T]) Patch(ctx context.Context, namespace, name string, pt PatchType, data []byte, opts PatchOptions) (T, error) {
 	st, err := s.check()
 	if err != nil {
 		var zero T
@@ -394,7 +394,7 @@ func (s *StatusWriter[T]) Patch(ctx context.Context, namespace, name string, pt 
 }
 
 // Apply is a server-side apply to the status subresource of namespace/name.
-func (s *StatusWriter[T]) Apply(ctx context.Context, namespace, name string, obj any, opts apiclient.ApplyOptions) (T, error) {
+func (s *StatusWriter[T]) Apply(ctx context.Context, namespace, name string, obj any, opts ApplyOptions) (T, error) {
 	st, err := s.check()
 	if err != nil {
 		var zero T

@@ -49,7 +49,7 @@ func readiness(mgr *controller.Manager) error {
 	rec := mgr.EventRecorderFor("readiness")
 	var mu sync.Mutex
 	failed := map[string]bool{}
-	pods := controller.Primary[*Pod](podGVR)
+	pods := controller.Primary[*Pod]()
 	return controller.NewBuilder(mgr, "readiness").For(pods).
 		WithOptions(controller.Options{MaxRetries: 1}).
 		Complete(controller.ReconcilerFunc(func(_ context.Context, req controller.Request) (controller.Result, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -40,11 +39,7 @@ func newServer(t *testing.T) *apitest.Server {
 
 func newManager(t *testing.T, srv *apitest.Server) *controller.Manager {
 	t.Helper()
-	reg := kinds.NewRegistry()
-	if err := reg.Register(reflect.TypeFor[*testobj.Widget](), testobj.WidgetInfo); err != nil {
-		t.Fatal(err)
-	}
-	m, err := controller.NewManager(srv.Config(), controller.ManagerOptions{Kinds: reg, Logger: quiet})
+	m, err := controller.NewManager(srv.Config(), controller.ManagerOptions{Kinds: testobj.NewRegistry(), Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +196,7 @@ func TestExpectationsPreventDuplicateCreates(t *testing.T) {
 			srv := newServer(t)
 			m := newManager(t, srv)
 			r := &replicas{
-				widgets: controller.Primary[*testobj.Widget](testobj.WidgetGVR),
+				widgets: controller.Primary[*testobj.Widget](),
 				cms:     client.TypedFor[*testobj.ConfigMap](m.Client()),
 				reg:     m.Kinds(),
 				done:    make(chan reconciled, 100),
@@ -211,7 +206,7 @@ func TestExpectationsPreventDuplicateCreates(t *testing.T) {
 				r.exp = expectations.NewUIDTracking[controller.Request](expectations.Options{})
 				opts.Expectations = r.exp
 			}
-			r.children = controller.OwnedWithOptions(testobj.ConfigMapGVR, opts)
+			r.children = controller.OwnedWithOptions(opts)
 			ctl, err := controller.NewBuilder(m, "replicas").For(r.widgets).Owns(r.children).
 				WithOptions(controller.Options{Logger: quiet}).Build(r)
 			if err != nil {
@@ -287,7 +282,7 @@ func TestOwnsObservesDeletions(t *testing.T) {
 	exp := expectations.NewUIDTracking[controller.Request](expectations.Options{})
 	var mu sync.Mutex
 	var tombstones []string
-	children := controller.OwnedWithOptions(testobj.ConfigMapGVR, controller.OwnedOptions[*testobj.ConfigMap]{
+	children := controller.OwnedWithOptions(controller.OwnedOptions[*testobj.ConfigMap]{
 		Expectations: exp,
 		Predicates: []controller.Predicate[*testobj.ConfigMap]{controller.PredicateFuncs[*testobj.ConfigMap]{
 			DeleteFunc: func(e controller.DeleteEvent[*testobj.ConfigMap]) bool {
@@ -300,7 +295,7 @@ func TestOwnsObservesDeletions(t *testing.T) {
 			},
 		}},
 	})
-	ctl, err := controller.NewBuilder(m, "observer").For(controller.Primary[*testobj.Widget](testobj.WidgetGVR)).Owns(children).
+	ctl, err := controller.NewBuilder(m, "observer").For(controller.Primary[*testobj.Widget]()).Owns(children).
 		WithOptions(controller.Options{Logger: quiet}).
 		Build(controller.ReconcilerFunc(func(context.Context, controller.Request) (controller.Result, error) { return controller.Result{}, nil }))
 	if err != nil {

@@ -13,7 +13,7 @@
 // controller.OwnedWithOptions wires the observations from a Builder's Owns:
 //
 //	exp := expectations.NewUIDTracking[controller.Request](expectations.Options{})
-//	pods := controller.OwnedWithOptions[*Pod](podsGVR, controller.OwnedOptions[*Pod]{Expectations: exp})
+//	pods := controller.OwnedWithOptions[*Pod](controller.OwnedOptions[*Pod]{Expectations: exp})
 //
 // Where it differs from upstream: the key is any comparable type (controller.Request,
 // not a "namespace/name" string), the methods cannot fail (upstream's store errors do not

@@ -29,14 +29,16 @@ func Example() {
 	descs := []runner.Descriptor{
 		{Name: "configmap-logger", Resources: []meta.GroupVersionResource{configmaps},
 			Init: func(ctx context.Context, cc runner.ControllerContext) (bool, error) {
-				cms := controller.InformerFor[*meta.ObjectMeta](cc.Manager, configmaps)
 				c, err := controller.New(cc.Name, controller.ReconcilerFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
 					return controller.Result{}, nil
 				}), controller.Options{})
 				if err != nil {
 					return false, err
 				}
-				if err := c.Watch(controller.Kind(cms, controller.EnqueueRequestForObject[*meta.ObjectMeta]())); err != nil {
+				// Metadata only, of one resource: meta.ObjectMeta names no kind, so the
+				// resource is given (the exception to a registered type's).
+				if err := c.Watch(controller.KindWithOptions(cc.Manager, controller.EnqueueRequestForObject[*meta.ObjectMeta](),
+					controller.KindOptions[*meta.ObjectMeta]{Informer: controller.InformerOptions{Resource: configmaps}})); err != nil {
 					return false, err
 				}
 				return true, cc.Manager.Add(c)

@@ -16,15 +16,15 @@ import (
 // and lists what they need; a disabled controller adds nothing.
 func TestPermissions(t *testing.T) {
 	mgr, err := controller.NewManager(&apiclient.Config{Host: "http://127.0.0.1:1"},
-		controller.ManagerOptions{Logger: slog.New(slog.DiscardHandler), LeaderElection: true, LeaderElectionID: "cm", LeaderElectionNamespace: "ops"})
+		controller.ManagerOptions{Kinds: testobj.NewRegistry(), Logger: slog.New(slog.DiscardHandler), LeaderElection: true, LeaderElectionID: "cm", LeaderElectionNamespace: "ops"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	descs := []Descriptor{
 		{Name: "pods", Init: func(_ context.Context, cc ControllerContext) (bool, error) {
 			return true, controller.NewBuilder(cc.Manager, "pods").
-				For(controller.Primary[*testobj.Pod](testobj.PodGVR)).
-				Owns(controller.Owned[*testobj.ConfigMap](testobj.ConfigMapGVR)).
+				For(controller.Primary[*testobj.Pod]()).
+				Owns(controller.Owned[*testobj.ConfigMap]()).
 				Complete(controller.ReconcilerFunc(func(context.Context, controller.Request) (controller.Result, error) {
 					return controller.Result{}, nil
 				}))

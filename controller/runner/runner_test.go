@@ -85,8 +85,8 @@ func newManager(t *testing.T, srv *apitest.Server, log *slog.Logger) *controller
 // setup does.
 func informerOf(gvr meta.GroupVersionResource) InitFunc {
 	return func(_ context.Context, cc ControllerContext) (bool, error) {
-		controller.InformerFor[*meta.ObjectMeta](cc.Manager, gvr)
-		return true, nil
+		_, err := controller.InformerForWithOptions[*meta.ObjectMeta](cc.Manager, controller.InformerOptions{Resource: gvr})
+		return err == nil, err
 	}
 }
 
@@ -422,7 +422,8 @@ func TestRunFollowsTheCRD(t *testing.T) {
 		if err != nil {
 			return false, err
 		}
-		if err := ctl.Watch(controller.KindFor(cc.Manager, widgets, controller.EnqueueRequestForObject[*widget]())); err != nil {
+		if err := ctl.Watch(controller.KindWithOptions(cc.Manager, controller.EnqueueRequestForObject[*widget](),
+			controller.KindOptions[*widget]{Informer: controller.InformerOptions{Resource: widgets}})); err != nil {
 			return false, err
 		}
 		return true, cc.Manager.Add(ctl)

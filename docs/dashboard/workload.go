@@ -10,7 +10,6 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
-	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -56,7 +55,11 @@ func startWorkload(ctx context.Context) (*workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	cms := controller.InformerFor[*object](m, configMaps)
+	// One metadata-only type for two resources: the resource is given (the exception).
+	cms, err := controller.InformerForWithOptions[*object](m, controller.InformerOptions{Resource: configMaps})
+	if err != nil {
+		return nil, err
+	}
 	res := apiclient.NewResource[*object](m.APIClient(), configMaps)
 	annotate := controller.ReconcilerFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
 		o, err := cms.Lister().Namespace(req.Namespace).Get(req.Name)
@@ -67,15 +70,14 @@ func startWorkload(ctx context.Context) (*workload, error) {
 		_, err = res.Namespace(req.Namespace).Patch(ctx, req.Name, apiclient.MergePatchType, []byte(`{"metadata":{"annotations":{"seen":"yes"}}}`), apiclient.PatchOptions{})
 		return controller.Result{}, err
 	})
-	if err := addController(m, "annotator", cms, annotate, 2); err != nil {
+	if err := addController(m, "annotator", configMaps, annotate, 2); err != nil {
 		return nil, err
 	}
-	scs := controller.InformerFor[*object](m, secrets)
 	watch := controller.ReconcilerFunc(func(context.Context, controller.Request) (controller.Result, error) {
 		time.Sleep(500 * time.Microsecond)
 		return controller.Result{}, nil
 	})
-	if err := addController(m, "secret-watcher", scs, watch, 1); err != nil {
+	if err := addController(m, "secret-watcher", secrets, watch, 1); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -95,12 +97,13 @@ func startWorkload(ctx context.Context) (*workload, error) {
 	}}, nil
 }
 
-func addController(m *controller.Manager, name string, inf informer.SharedIndexInformer[*object], r controller.Reconciler, workers int) error {
+func addController(m *controller.Manager, name string, resource meta.GroupVersionResource, r controller.Reconciler, workers int) error {
 	c, err := controller.New(name, r, controller.Options{MaxConcurrentReconciles: workers})
 	if err != nil {
 		return err
 	}
-	if err := c.Watch(controller.Kind(inf, controller.EnqueueRequestForObject[*object]())); err != nil {
+	if err := c.Watch(controller.KindWithOptions(m, controller.EnqueueRequestForObject[*object](),
+		controller.KindOptions[*object]{Informer: controller.InformerOptions{Resource: resource}})); err != nil {
 		return err
 	}
 	return m.Add(c)

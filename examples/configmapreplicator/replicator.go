@@ -86,9 +86,16 @@ func Setup(mgr *controller.Manager, opts Options) (*controller.Controller, error
 		configMaps:   client.TypedFor[*ConfigMap](c),
 		namespaces:   client.TypedFor[*Namespace](c),
 		events:       mgr.EventRecorderFor(opts.Name),
-		replInf:      controller.InformerFor[*ConfigMapReplication](mgr, ReplicationGVR),
-		cmInf:        controller.InformerFor[*ConfigMap](mgr, ConfigMapGVR),
-		nsInf:        controller.InformerFor[*Namespace](mgr, NamespaceGVR),
+	}
+	var err error
+	if r.replInf, err = controller.InformerFor[*ConfigMapReplication](mgr); err != nil {
+		return nil, err
+	}
+	if r.cmInf, err = controller.InformerFor[*ConfigMap](mgr); err != nil {
+		return nil, err
+	}
+	if r.nsInf, err = controller.InformerFor[*Namespace](mgr); err != nil {
+		return nil, err
 	}
 	if err := r.replInf.AddIndexers(indexer.Indexers[*ConfigMapReplication]{indexBySource: func(o *ConfigMapReplication) ([]string, error) {
 		return []string{o.Spec.Source.String()}, nil
@@ -111,17 +118,15 @@ func Setup(mgr *controller.Manager, opts Options) (*controller.Controller, error
 	}
 
 	ctl, err := controller.NewBuilder(mgr, opts.Name).
-		For(controller.PrimaryWithOptions(ReplicationGVR, controller.PrimaryOptions[*ConfigMapReplication]{
+		For(controller.PrimaryWithOptions(controller.PrimaryOptions[*ConfigMapReplication]{
 			Predicates:  []controller.Predicate[*ConfigMapReplication]{tracePredicate(tr, "ConfigMapReplication", "GenerationChanged", controller.GenerationChanged[*ConfigMapReplication]())},
 			WrapHandler: traceWrap[*ConfigMapReplication](tr, "ConfigMapReplication", "primary"),
 		})).
-		Owns(controller.OwnedWithOptions(ConfigMapGVR, controller.OwnedOptions[*ConfigMap]{
+		Owns(controller.OwnedWithOptions(controller.OwnedOptions[*ConfigMap]{
 			WrapHandler: traceWrap[*ConfigMap](tr, "ConfigMap", "copy → owner"),
 		})).
-		Watches(controller.Watched(ConfigMapGVR,
-			traceHandler(tr, "ConfigMap", "source → its replications", controller.EnqueueRequestsFromMapFunc(r.replicationsOfSource)))).
-		Watches(controller.Watched(NamespaceGVR,
-			traceHandler(tr, "Namespace", "→ every replication", controller.EnqueueRequestsFromMapFunc(r.allReplications)),
+		Watches(controller.Watched(traceHandler(tr, "ConfigMap", "source → its replications", controller.EnqueueRequestsFromMapFunc(r.replicationsOfSource)))).
+		Watches(controller.Watched(traceHandler(tr, "Namespace", "→ every replication", controller.EnqueueRequestsFromMapFunc(r.allReplications)),
 			tracePredicate(tr, "Namespace", "LabelsChanged", controller.LabelsChanged[*Namespace]()))).
 		WithEventFilter(controller.ResourceVersionChanged[meta.Object]()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, Logger: opts.Logger}).

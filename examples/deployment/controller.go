@@ -61,7 +61,7 @@ func Setup(mgr *controller.Manager) (*controller.Controller, error) {
 func setup(mgr *controller.Manager, sharded bool, wrap func(controller.Reconciler) controller.Reconciler) (*controller.Controller, error) {
 	exp := expectations.NewUIDTracking[controller.Request](expectations.Options{})
 	r := &Reconciler{
-		children:     controller.OwnedWithOptions(PodGVR, controller.OwnedOptions[*Pod]{Expectations: exp}),
+		children:     controller.OwnedWithOptions(controller.OwnedOptions[*Pod]{Expectations: exp}),
 		expectations: exp,
 		recorder:     mgr.EventRecorderFor(Name),
 		mgr:          mgr,
@@ -71,7 +71,7 @@ func setup(mgr *controller.Manager, sharded bool, wrap func(controller.Reconcile
 		rec = wrap(r)
 	}
 	c, err := controller.NewBuilder(mgr, Name).
-		For(controller.Primary[*MiniDeployment](DeploymentGVR)).
+		For(controller.Primary[*MiniDeployment]()).
 		Owns(r.children).
 		WithOptions(controller.Options{MaxConcurrentReconciles: Workers, MaxRetries: MaxRetries, Logger: mgr.Logger(), Sharded: sharded,
 			// Beyond what the builder declares: the finalizer is added with an update.

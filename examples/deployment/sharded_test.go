@@ -297,10 +297,18 @@ func checkCaches(t *testing.T, e *env, reps []*shardReplica, owner map[string]st
 					want = append(want, k)
 				}
 			}
-			for _, d := range controller.InformerFor[*MiniDeployment](r.mgr, DeploymentGVR).GetStore().List() {
+			dinf, err := controller.InformerFor[*MiniDeployment](r.mgr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range dinf.GetStore().List() {
 				got = append(got, d.Namespace+"/"+d.Name)
 			}
-			pods := controller.InformerFor[*Pod](r.mgr, PodGVR).GetStore().List()
+			pinf, err := controller.InformerFor[*Pod](r.mgr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pods := pinf.GetStore().List()
 			for _, p := range pods {
 				gotPods = append(gotPods, p.Namespace+"/"+p.Labels[LabelOwner])
 			}

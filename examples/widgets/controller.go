@@ -27,11 +27,11 @@ func Setup(mgr *controller.Manager) error {
 	r := &reconciler{
 		widgets:  client.TypedFor[*Widget](mgr.Client()),
 		pods:     client.TypedFor[*Pod](mgr.Client()),
-		children: controller.Owned[*Pod](PodKind.GroupVersionResource()),
+		children: controller.Owned[*Pod](),
 		events:   mgr.EventRecorderFor(Name),
 	}
 	return controller.NewBuilder(mgr, Name).
-		For(controller.Primary[*Widget](WidgetKind.GroupVersionResource())).
+		For(controller.Primary[*Widget]()).
 		Owns(r.children). // a change of its Pod reconciles the Widget
 		WithOptions(controller.Options{MaxRetries: 15}).
 		Complete(r)

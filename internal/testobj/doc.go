@@ -14,6 +14,8 @@
 //     subresource) with a spec (size, replicas) and a status (ready, message). The tests
 //     add it to apitest with AddResource; WidgetInfo describes it to the kinds registry.
 //
+// NewRegistry (Register) is a type registry of the three, for a test's Manager or client.
+//
 // It imports meta and kinds only, so that every stage from kinds up can use it. The tests
 // of meta (which it imports), indexer and deltafifo (below kinds; their objects are plain
 // structs with test hooks: an index that fails on demand, a transform counter) keep their

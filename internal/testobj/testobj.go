@@ -1,6 +1,8 @@
 package testobj
 
 import (
+	"reflect"
+
 	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -74,3 +76,21 @@ func NewPod(namespace, name string) *Pod {
 func NewWidget(namespace, name string) *Widget {
 	return &Widget{ObjectMeta: meta.ObjectMeta{Namespace: namespace, Name: name}}
 }
+
+// Register registers ConfigMap, Pod and Widget in r and returns r; a test's Manager or
+// client whose types are these takes NewRegistry().
+func Register(r *kinds.Registry) *kinds.Registry {
+	for _, reg := range []error{
+		r.Register(reflect.TypeFor[*ConfigMap](), kinds.ConfigMap),
+		r.Register(reflect.TypeFor[*Pod](), kinds.Pod),
+		r.Register(reflect.TypeFor[*Widget](), WidgetInfo),
+	} {
+		if reg != nil {
+			panic(reg)
+		}
+	}
+	return r
+}
+
+// NewRegistry returns a registry of ConfigMap, Pod and Widget.
+func NewRegistry() *kinds.Registry { return Register(kinds.NewRegistry()) }

@@ -28,7 +28,6 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/controller"
-	"github.com/informerkit/informerkit/informer"
 )
 
 type configMap struct {
@@ -103,7 +102,6 @@ func run(ctx context.Context, kubeconfig, id, ns, lease string, keep bool, ld, r
 	})); err != nil {
 		return err
 	}
-	cms := controller.InformerForWithOptions[*configMap](mgr, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}, informer.InformerForOptions{Namespace: ns})
 	c, err := controller.New("leader-manager", controller.ReconcilerFunc(func(_ context.Context, req controller.Request) (controller.Result, error) {
 		emit("RECONCILE %s %s %d", id, req.Name, time.Now().UnixNano())
 		return controller.Result{}, nil
@@ -111,7 +109,8 @@ func run(ctx context.Context, kubeconfig, id, ns, lease string, keep bool, ld, r
 	if err != nil {
 		return err
 	}
-	if err := c.Watch(controller.Kind(cms, controller.EnqueueRequestForObject[*configMap]())); err != nil {
+	if err := c.Watch(controller.KindWithOptions(mgr, controller.EnqueueRequestForObject[*configMap](),
+		controller.KindOptions[*configMap]{Informer: controller.InformerOptions{Resource: meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespace: ns}})); err != nil {
 		return err
 	}
 	if err := mgr.Add(c); err != nil {

@@ -190,7 +190,7 @@ func runController(ctx context.Context, wg *sync.WaitGroup, id string, r *ring.R
 	if err != nil {
 		return err
 	}
-	if err := c.Watch(controller.Kind[*configMap](inf, controller.EnqueueRequestForObject[*configMap]())); err != nil {
+	if err := c.Watch(controller.FromInformer[*configMap](inf, controller.EnqueueRequestForObject[*configMap]())); err != nil {
 		return err
 	}
 	wg.Go(func() { reportCache(ctx, id, func() int { return len(inf.GetStore().ListKeys()) }) })

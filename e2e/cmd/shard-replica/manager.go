@@ -74,7 +74,7 @@ func runManager(ctx context.Context, kubeconfig, id, ns, ringName string, work t
 	if err != nil {
 		return err
 	}
-	primary := controller.Primary[*configMap](gvr)
+	primary := controller.PrimaryWithOptions(controller.PrimaryOptions[*configMap]{Resource: gvr}) // one type, two resources
 	_, err = controller.NewBuilder(mgr, "shard-replica").
 		For(primary).
 		WithOptions(controller.Options{Sharded: true, MaxConcurrentReconciles: workers}).
@@ -120,7 +120,11 @@ func runDeployment(ctx context.Context, kubeconfig, id, ns, ringName string, tim
 		return err
 	}
 	go reportCache(ctx, id, func() int {
-		return len(controller.InformerFor[*deployment.MiniDeployment](mgr, deployment.DeploymentGVR).GetStore().ListKeys())
+		inf, err := controller.InformerFor[*deployment.MiniDeployment](mgr)
+		if err != nil {
+			return -1
+		}
+		return len(inf.GetStore().ListKeys())
 	})
 	return mgr.Start(ctx)
 }

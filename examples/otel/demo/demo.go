@@ -17,6 +17,7 @@ import (
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
 	informerotel "github.com/informerkit/informerkit/examples/otel"
+	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -27,7 +28,10 @@ type ConfigMap struct {
 	Data            map[string]string `json:"data,omitempty"`
 }
 
-var configMaps = meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+var (
+	configMaps = meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	_          = kinds.MustRegister[*ConfigMap](kinds.ConfigMap)
+)
 
 // Run starts the API server and a Manager traced by an OpenTelemetry SDK, creates the
 // ConfigMap default/hello, waits until the controller has annotated it, and returns the spans
@@ -51,7 +55,10 @@ func Run(ctx context.Context, extra ...sdktrace.SpanProcessor) ([]sdktrace.ReadO
 	if err != nil {
 		return nil, err
 	}
-	cms := controller.InformerFor[*ConfigMap](m, configMaps)
+	cms, err := controller.InformerFor[*ConfigMap](m)
+	if err != nil {
+		return nil, err
+	}
 	res := apiclient.NewResource[*ConfigMap](m.APIClient(), configMaps)
 	done := make(chan struct{})
 	c, err := controller.New("annotator", controller.ReconcilerFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
@@ -74,7 +81,7 @@ func Run(ctx context.Context, extra ...sdktrace.SpanProcessor) ([]sdktrace.ReadO
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Watch(controller.Kind(cms, controller.EnqueueRequestForObject[*ConfigMap]())); err != nil {
+	if err := c.Watch(controller.Kind(m, controller.EnqueueRequestForObject[*ConfigMap]())); err != nil {
 		return nil, err
 	}
 	if err := m.Add(c); err != nil {
