@@ -13,6 +13,10 @@ import (
 	"github.com/informerkit/informerkit/sharding/ring"
 )
 
+// Rule is an API permission a controller declares (Options.Permissions): verbs on a
+// resource of a group, in a namespace or all (package controller/rbac's Rule).
+type Rule = rbac.Rule
+
 // Permissions returns the API permissions the controller declares: those the Builder
 // derived from its inputs (For: get, list, watch, and get, update, patch of the status
 // subresource when the kind has one, and update of its finalizers subresource with Owns,

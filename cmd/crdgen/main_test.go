@@ -15,7 +15,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // The examples' manifests are what crdgen writes from their types today (go generate
 // ./examples/... rewrites them).
 func TestExampleManifestsAreCurrent(t *testing.T) {
-	for _, dir := range []string{"deployment", "configmapreplicator", "widgets"} {
+	for _, dir := range []string{"deployment", "configmapreplicator", "widgets", "nodepool"} {
 		var stderr bytes.Buffer
 		path := filepath.Join("..", "..", "examples", dir)
 		if code := run([]string{"-C", path, "-out", "crd.yaml", "-check", "."}, &bytes.Buffer{}, &stderr); code != 0 {
