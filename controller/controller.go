@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/informerkit/informerkit/controller/leaderelection"
 	"github.com/informerkit/informerkit/controller/rbac"
+	"github.com/informerkit/informerkit/leaderelection"
 	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/tracing"
 	"github.com/informerkit/informerkit/workqueue"

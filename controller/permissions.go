@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/informerkit/informerkit/controller/leaderelection"
 	"github.com/informerkit/informerkit/controller/rbac"
 	"github.com/informerkit/informerkit/kinds"
+	"github.com/informerkit/informerkit/leaderelection"
 	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/sharding/ring"
 )

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/informerkit/informerkit/controller/leaderelection"
+	"github.com/informerkit/informerkit/leaderelection"
 )
 
 // Start runs the manager until ctx is done, a runnable fails or leadership is lost:

@@ -13,8 +13,8 @@ import (
 	"github.com/informerkit/informerkit/meta"
 
 	"github.com/informerkit/informerkit/apiclient"
-	"github.com/informerkit/informerkit/controller/leaderelection"
 	"github.com/informerkit/informerkit/e2e/cluster"
+	"github.com/informerkit/informerkit/leaderelection"
 )
 
 // Durations of the leader election between processes: short for a quick test, with room for

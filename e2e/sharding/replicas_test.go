@@ -19,8 +19,8 @@ import (
 	"github.com/informerkit/informerkit/meta"
 
 	"github.com/informerkit/informerkit/apiclient"
-	"github.com/informerkit/informerkit/controller/leaderelection"
 	"github.com/informerkit/informerkit/e2e/cluster"
+	"github.com/informerkit/informerkit/leaderelection"
 	"github.com/informerkit/informerkit/sharding/ring"
 )
 

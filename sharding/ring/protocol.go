@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
-	"github.com/informerkit/informerkit/controller/leaderelection"
+	"github.com/informerkit/informerkit/leaderelection"
 	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/sharding"
 )

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
-	"github.com/informerkit/informerkit/controller/leaderelection"
+	"github.com/informerkit/informerkit/leaderelection"
 	"github.com/informerkit/informerkit/sharding"
 )
 

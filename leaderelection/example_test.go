@@ -8,7 +8,7 @@ import (
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
-	"github.com/informerkit/informerkit/controller/leaderelection"
+	"github.com/informerkit/informerkit/leaderelection"
 )
 
 // One candidate leads, does its work, and releases the Lease when it is done.
