@@ -17,7 +17,8 @@ package bench
 // two indexes (namespace, "app") the way an informer does — client-go: Get then Add or Update,
 // or Delete (processDeltas); informerkit: Upsert or DeleteByKey — and that indexer is the FIFO's
 // KnownObjects (except in the atomic modes, where a ReplacedAll delta is applied by diffing
-// against it: client-go's processReplacedAllInfo and informerkit's ApplyReplacedAll).
+// against it: client-go's processReplacedAllInfo and informerkit's informer, with the indexer's
+// ReplaceAndDiff).
 
 import (
 	"context"
@@ -120,7 +121,7 @@ func (o *ourFIFO) consume(ds deltafifo.Deltas[*corev1.ConfigMap]) error {
 		case d.Type == deltafifo.ReplacedAll:
 			o.seen += len(d.All.Objects)
 			if o.apply {
-				if err := deltafifo.ApplyReplacedAll(o.store, ourKey, d.All, func(string, deltafifo.Delta[*corev1.ConfigMap], *corev1.ConfigMap, bool) {}); err != nil {
+				if err := o.store.ReplaceAndDiff(d.All.Objects, d.All.ResourceVersion, func(indexer.Change[*corev1.ConfigMap]) {}); err != nil {
 					return err
 				}
 			}

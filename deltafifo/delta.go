@@ -25,7 +25,8 @@ const (
 	// consumer's own copy (from KnownObjects).
 	Sync DeltaType = "Sync"
 	// ReplacedAll (AtomicFIFO only): a whole relist in one delta. Object is the zero value;
-	// Delta.All carries the listed objects and the resourceVersion. See ApplyReplacedAll.
+	// Delta.All carries the listed objects and the resourceVersion. The consumer diffs it
+	// against its store: tombstones for the keys the list lacks, then the listed objects.
 	ReplacedAll DeltaType = "ReplacedAll"
 	// SyncAll (AtomicFIFO only): resync every object of the consumer's store. Object is the
 	// zero value.
@@ -33,12 +34,11 @@ const (
 	// ReplacedChunk (AtomicFIFO only): part of a relist handed over incrementally
 	// (BeginReplace): Delta.Chunk carries up to AtomicFIFOOptions.ChunkSize listed objects and
 	// their keys. The consumer stores each object (an update of an existing key, an add of
-	// a new one); nothing is deleted yet. See ApplyReplacedChunk.
+	// a new one); nothing is deleted yet.
 	ReplacedChunk DeltaType = "ReplacedChunk"
 	// ReplacedEnd (AtomicFIFO only): the end of an incremental relist. Delta.End carries the
 	// list's resourceVersion and the set of every key the list had; the consumer deletes
-	// every object of its store whose key is not in the set, as tombstones. See
-	// ApplyReplacedEnd.
+	// every object of its store whose key is not in the set, as tombstones.
 	ReplacedEnd DeltaType = "ReplacedEnd"
 )
 

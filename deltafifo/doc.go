@@ -9,9 +9,9 @@
 //     order; every delete is queued.
 //   - AtomicFIFO (NewAtomicFIFO) is client-go's RealFIFO with AtomicEvents: a relist is one
 //     ReplacedAll delta (or, incrementally, ReplacedChunk deltas and a ReplacedEnd) that the
-//     consumer applies with ApplyReplacedAll (ApplyReplacedChunk, ApplyReplacedEnd), and the
-//     FIFO never reads the consumer's store, so processing may run unlocked. The informer
-//     uses it, with UnlockWhileProcessing and PopBatch.
+//     consumer applies to its own store (package informer does, to its cache), and the FIFO
+//     never reads that store, so processing may run unlocked. The informer uses it, with
+//     UnlockWhileProcessing and PopBatch.
 //
 // In every layout Replace queues Replaced deltas and typed tombstones (a Delta with
 // FinalStateUnknown, not a wrapper to type-switch on) for keys queued or known but not

@@ -63,7 +63,10 @@ func ExampleRequeue() {
 	// Output: true true 1
 }
 
-func ExampleApplyReplacedAll() {
+// The consumer applies a ReplacedAll delta to its own store (package informer does it to its
+// cache): here with the indexer's ReplaceAndDiff, which replaces the content and reports
+// every change in one step.
+func ExampleAtomicFIFO_Replace() {
 	cache := indexer.New(podKey, nil)
 	_ = cache.Add(&Pod{Namespace: "a", Name: "old", Phase: "Running"})
 	_ = cache.Add(&Pod{Namespace: "a", Name: "kept", Phase: "Pending"})
@@ -78,14 +81,14 @@ func ExampleApplyReplacedAll() {
 		if d.Type != deltafifo.ReplacedAll {
 			return nil
 		}
-		return deltafifo.ApplyReplacedAll(cache, podKey, d.All, func(key string, c deltafifo.Delta[*Pod], old *Pod, existed bool) {
+		return cache.ReplaceAndDiff(d.All.Objects, d.All.ResourceVersion, func(c indexer.Change[*Pod]) {
 			switch {
-			case c.Type == deltafifo.Deleted:
-				fmt.Println("OnDelete", key, "final state unknown:", c.FinalStateUnknown)
-			case existed:
-				fmt.Println("OnUpdate", key, old.Phase, "->", c.Object.Phase)
+			case c.Deleted:
+				fmt.Println("OnDelete", c.Key, "final state unknown: true")
+			case c.Existed:
+				fmt.Println("OnUpdate", c.Key, c.Old.Phase, "->", c.New.Phase)
 			default:
-				fmt.Println("OnAdd", key)
+				fmt.Println("OnAdd", c.Key)
 			}
 		})
 	})
@@ -112,25 +115,33 @@ func ExampleAtomicFIFO_BeginReplace() {
 	_ = repl.Add(&Pod{Namespace: "a", Name: "newer"})
 	_ = repl.Finish("8")
 
-	notify := func(key string, c deltafifo.Delta[*Pod], old *Pod, existed bool) {
-		switch {
-		case c.Type == deltafifo.Deleted:
-			fmt.Println("  OnDelete", key, "final state unknown:", c.FinalStateUnknown)
-		case existed:
-			fmt.Println("  OnUpdate", key, old.Phase, "->", c.Object.Phase)
-		default:
+	upsert := func(key string, obj *Pod) error {
+		old, existed, err := cache.Upsert(obj)
+		if err == nil && existed {
+			fmt.Println("  OnUpdate", key, old.Phase, "->", obj.Phase)
+		} else if err == nil {
 			fmt.Println("  OnAdd", key)
 		}
+		return err
 	}
 	for fifo.Len() > 0 {
 		_ = fifo.Pop(context.Background(), func(deltas deltafifo.Deltas[*Pod], isInInitialList bool) error {
 			d := deltas[0]
 			fmt.Println(d.Type)
 			switch d.Type {
-			case deltafifo.ReplacedChunk:
-				return deltafifo.ApplyReplacedChunk(cache, d.Chunk, notify)
-			case deltafifo.ReplacedEnd:
-				deltafifo.ApplyReplacedEnd(cache, d.End, notify)
+			case deltafifo.ReplacedChunk: // store each object; nothing is deleted yet
+				for i, obj := range d.Chunk.Objects {
+					if err := upsert(d.Chunk.Keys[i], obj); err != nil {
+						return err
+					}
+				}
+			case deltafifo.ReplacedEnd: // delete what the list did not have
+				for _, key := range cache.ListKeys() {
+					if _, listed := d.End.Keys[key]; !listed {
+						cache.DeleteByKey(key)
+						fmt.Println("  OnDelete", key, "final state unknown: true")
+					}
+				}
 			}
 			return nil
 		})

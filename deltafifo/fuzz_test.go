@@ -461,15 +461,15 @@ func implApply(store indexer.Indexer[*testObj], ds Deltas[*testObj]) error {
 	for _, d := range ds {
 		switch d.Type {
 		case ReplacedAll:
-			if err := ApplyReplacedAll(store, fuzzKey, d.All, func(string, Delta[*testObj], *testObj, bool) {}); err != nil {
+			if err := applyReplacedAll(store, d.All, func(string, Delta[*testObj], *testObj, bool) {}); err != nil {
 				return err
 			}
 		case ReplacedChunk:
-			if err := ApplyReplacedChunk(store, d.Chunk, func(string, Delta[*testObj], *testObj, bool) {}); err != nil {
+			if err := applyReplacedChunk(store, d.Chunk, func(string, Delta[*testObj], *testObj, bool) {}); err != nil {
 				return err
 			}
 		case ReplacedEnd:
-			ApplyReplacedEnd(store, d.End, func(string, Delta[*testObj], *testObj, bool) {})
+			applyReplacedEnd(store, d.End, func(string, Delta[*testObj], *testObj, bool) {})
 		case SyncAll:
 		case Deleted:
 			if d.Object == nil {

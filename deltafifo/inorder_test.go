@@ -2,7 +2,6 @@ package deltafifo
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -211,15 +210,12 @@ func TestAtomicReplacedAllAndSyncAllArePoppedAloneInABatch(t *testing.T) {
 
 // applyDelta is a minimal informer: it applies a popped delta to store and records the
 // handler notifications it implies.
-func applyDelta(t *testing.T, store ReplaceStore[*testObj], dl Delta[*testObj], events *[]string) error {
+func applyDelta(t *testing.T, store indexer.Indexer[*testObj], dl Delta[*testObj], events *[]string) error {
 	t.Helper()
-	ix := store.(interface {
-		Upsert(*testObj) (*testObj, bool, error)
-		DeleteByKey(string) (*testObj, bool)
-	})
+	ix := store
 	switch dl.Type {
 	case ReplacedAll:
-		return ApplyReplacedAll(store, keyFunc, dl.All, func(key string, c Delta[*testObj], old *testObj, existed bool) {
+		return applyReplacedAll(store, dl.All, func(key string, c Delta[*testObj], old *testObj, existed bool) {
 			switch {
 			case c.Type == Deleted:
 				*events = append(*events, "delete "+c.Object.String())
@@ -265,72 +261,6 @@ func TestApplyReplacedAllDiffsTheListAgainstTheStore(t *testing.T) {
 	}
 	if got := store.List(); len(got) != 2 || store.LastSyncResourceVersion() != "9" {
 		t.Fatalf("store = %v @ %q", got, store.LastSyncResourceVersion())
-	}
-}
-
-func TestApplyReplacedAllChangesAndNotifiesNothingOnError(t *testing.T) {
-	a0 := obj("a", "0")
-	store := newKnown(a0)
-	info := &ReplacedAllInfo[*testObj]{ResourceVersion: "3", Objects: []*testObj{obj("b", "1"), nil}}
-	err := ApplyReplacedAll(store, keyFunc, info, func(string, Delta[*testObj], *testObj, bool) { t.Fatal("notified") })
-	if err == nil {
-		t.Fatal("no error for a nil object")
-	}
-	if got := store.List(); len(got) != 1 || got[0] != a0 {
-		t.Fatalf("store changed: %v", got)
-	}
-}
-
-func TestApplyReplacedAllReportsEachListedObjectOfADuplicateKey(t *testing.T) {
-	for name, store := range map[string]ReplaceStore[*testObj]{"indexer": newKnown(), "other store": plainStore{newKnown()}} {
-		t.Run(name, func(t *testing.T) {
-			first, last := obj("a", "1"), obj("a", "2")
-			var events []string
-			must(t, ApplyReplacedAll(store, keyFunc, &ReplacedAllInfo[*testObj]{Objects: []*testObj{first, last}},
-				func(key string, c Delta[*testObj], old *testObj, existed bool) {
-					events = append(events, fmt.Sprintf("%s %v->%v %v", key, old, c.Object, existed))
-				}))
-			if want := []string{"ns/a <nil>->ns/a@1 false", "ns/a ns/a@1->ns/a@2 true"}; !slices.Equal(events, want) {
-				t.Fatalf("events = %q, want %q", events, want)
-			}
-			if got, _, _ := store.GetByKey("ns/a"); got != last {
-				t.Fatal("the last duplicate is not stored")
-			}
-		})
-	}
-}
-
-// plainStore hides the indexer's ReplaceAndDiff, so that ApplyReplacedAll takes its generic
-// path.
-type plainStore struct{ ix indexer.Indexer[*testObj] }
-
-func (p plainStore) ListKeys() []string { return p.ix.ListKeys() }
-func (p plainStore) GetByKey(k string) (*testObj, bool, error) {
-	return p.ix.GetByKey(k)
-}
-func (p plainStore) Replace(list []*testObj, rv string) error { return p.ix.Replace(list, rv) }
-
-func TestApplyReplacedAllOnAStoreWithoutReplaceAndDiff(t *testing.T) {
-	a0, b0 := obj("a", "0"), obj("b", "0")
-	ix := newKnown(a0, b0)
-	a1, c1 := obj("a", "1"), obj("c", "1")
-	var events []string
-	must(t, ApplyReplacedAll(plainStore{ix}, keyFunc, &ReplacedAllInfo[*testObj]{ResourceVersion: "4", Objects: []*testObj{a1, c1}},
-		func(key string, c Delta[*testObj], old *testObj, existed bool) {
-			events = append(events, fmt.Sprintf("%s %s %v->%v %v %v", key, c.Type, old, c.Object, existed, c.FinalStateUnknown))
-		}))
-	want := []string{"ns/b Deleted ns/b@0->ns/b@0 true true", "ns/a Replaced ns/a@0->ns/a@1 true false", "ns/c Replaced <nil>->ns/c@1 false false"}
-	if !slices.Equal(events, want) {
-		t.Fatalf("events = %q, want %q", events, want)
-	}
-	if ix.LastSyncResourceVersion() != "4" || ix.Len() != 2 {
-		t.Fatal("store not replaced")
-	}
-	// A failing key function changes and notifies nothing.
-	err := ApplyReplacedAll(plainStore{ix}, keyFunc, &ReplacedAllInfo[*testObj]{Objects: []*testObj{nil}},
-		func(string, Delta[*testObj], *testObj, bool) { t.Fatal("notified") })
-	if err == nil || ix.Len() != 2 {
-		t.Fatalf("err = %v, Len = %d", err, ix.Len())
 	}
 }
 

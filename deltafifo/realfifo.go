@@ -47,8 +47,8 @@ type RealFIFO[T any] struct{ seq[T] }
 // AtomicFIFO is client-go's RealFIFO with atomic events: deltas in arrival order as in a
 // RealFIFO, but Replace queues a single ReplacedAll delta carrying the whole list, Resync a
 // single SyncAll delta, an incremental replacement ReplacedChunk and ReplacedEnd deltas, and
-// the FIFO never reads the consumer's store: the consumer diffs against it (see
-// ApplyReplacedAll, ApplyReplacedChunk and ApplyReplacedEnd). It is the only layout whose
+// the FIFO never reads the consumer's store: the consumer diffs against it (package
+// informer does, on its cache). It is the only layout whose
 // processing may run without the FIFO's lock (AtomicFIFOOptions.UnlockWhileProcessing). All
 // methods are safe for concurrent use.
 type AtomicFIFO[T any] struct{ seq[T] }

@@ -170,8 +170,8 @@ func (f *seq[T]) Replace(list []T, resourceVersion string) error {
 //   - AtomicFIFO: the added objects in ReplacedChunk deltas (up to
 //     AtomicFIFOOptions.ChunkSize objects each, with their keys), then a ReplacedEnd delta
 //     carrying the resourceVersion and the set of added and kept keys, which tells the
-//     consumer to delete every key it has that is not in the set (see ApplyReplacedChunk and
-//     ApplyReplacedEnd). The FIFO never reads the consumer's store.
+//     consumer to delete every key it has that is not in the set. The FIFO never reads the
+//     consumer's store.
 //
 // The first replacement to finish sets the count HasSynced waits for to the queue positions
 // left at that moment, as the first Replace does.

@@ -425,57 +425,6 @@ func TestAWaitingPopIsWokenByFinishOnly(t *testing.T) {
 	}
 }
 
-func TestApplyReplacedChunkStoresEveryObjectAndNotifiesWithItsKey(t *testing.T) {
-	a0 := obj("a", "0")
-	store := newKnown(a0, obj("gone", "0"))
-	a1, b1 := obj("a", "1"), obj("b", "1")
-	var events []string
-	must(t, ApplyReplacedChunk(store, &ReplacedChunkInfo[*testObj]{Objects: []*testObj{a1, b1}, Keys: []string{"ns/a", "ns/b"}},
-		func(key string, c Delta[*testObj], old *testObj, existed bool) {
-			events = append(events, fmt.Sprintf("%s %s %v->%v %v", key, c.Type, old, c.Object, existed))
-		}))
-	if want := []string{"ns/a Replaced ns/a@0->ns/a@1 true", "ns/b Replaced <nil>->ns/b@1 false"}; !slices.Equal(events, want) {
-		t.Fatalf("events %q, want %q", events, want)
-	}
-	if store.Len() != 3 {
-		t.Fatalf("a chunk deleted something: %d objects", store.Len())
-	}
-}
-
-func TestApplyReplacedChunkSkipsAndReportsObjectsTheStoreRefuses(t *testing.T) {
-	boom := errors.New("bad index value")
-	store := indexer.New(keyFunc, indexer.Indexers[*testObj]{"by-name": func(o *testObj) ([]string, error) {
-		if o.name == "bad" {
-			return nil, boom
-		}
-		return []string{o.name}, nil
-	}})
-	a, bad, c := obj("a", "1"), obj("bad", "1"), obj("c", "1")
-	var notified []string
-	err := ApplyReplacedChunk(store, &ReplacedChunkInfo[*testObj]{Objects: []*testObj{a, bad, c}, Keys: []string{"ns/a", "ns/bad", "ns/c"}},
-		func(key string, _ Delta[*testObj], _ *testObj, _ bool) { notified = append(notified, key) })
-	if !errors.Is(err, boom) || !slices.Equal(notified, []string{"ns/a", "ns/c"}) || store.Len() != 2 {
-		t.Fatalf("err %v, notified %v, %d stored", err, notified, store.Len())
-	}
-}
-
-func TestApplyReplacedEndDeletesEveryStoredKeyNotListedAsATombstone(t *testing.T) {
-	a, b, c := obj("a", "1"), obj("b", "0"), obj("c", "0")
-	store := newKnown(a, b, c)
-	var events []string
-	ApplyReplacedEnd(store, &ReplacedEndInfo{ResourceVersion: "7", Keys: map[string]struct{}{"ns/a": {}, "ns/x": {}}},
-		func(key string, d Delta[*testObj], old *testObj, existed bool) {
-			events = append(events, fmt.Sprintf("%s %s %v %v %v", key, d.Type, d.Object, d.FinalStateUnknown, old == d.Object && existed))
-		})
-	slices.Sort(events)
-	if want := []string{"ns/b Deleted ns/b@0 true true", "ns/c Deleted ns/c@0 true true"}; !slices.Equal(events, want) {
-		t.Fatalf("events %q, want %q", events, want)
-	}
-	if got := store.ListKeys(); !slices.Equal(got, []string{"ns/a"}) {
-		t.Fatalf("store keys %v", got)
-	}
-}
-
 // consume applies popped deltas to store the way an informer does, recording the handler
 // notifications per key.
 func consume(store indexer.Indexer[*testObj], ds Deltas[*testObj], events map[string][]string) error {
@@ -492,15 +441,15 @@ func consume(store indexer.Indexer[*testObj], ds Deltas[*testObj], events map[st
 	for _, dl := range ds {
 		switch dl.Type {
 		case ReplacedAll:
-			if err := ApplyReplacedAll(store, keyFunc, dl.All, note); err != nil {
+			if err := applyReplacedAll(store, dl.All, note); err != nil {
 				return err
 			}
 		case ReplacedChunk:
-			if err := ApplyReplacedChunk(store, dl.Chunk, note); err != nil {
+			if err := applyReplacedChunk(store, dl.Chunk, note); err != nil {
 				return err
 			}
 		case ReplacedEnd:
-			ApplyReplacedEnd(store, dl.End, note)
+			applyReplacedEnd(store, dl.End, note)
 		case Deleted:
 			k, _ := keyFunc(dl.Object)
 			if old, ok := store.DeleteByKey(k); ok {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/deltafifo"
+	"github.com/informerkit/informerkit/indexer"
 )
 
 // fifoMode selects the DeltaFIFO layout of an informer.
@@ -173,17 +174,24 @@ func (inf *Informer[T]) notifyUpsert(key string, old, obj T, existed, isInInitia
 	inf.distribute(key, notification[T]{kind: kindUpdate, old: old, new: obj, arrived: arrived})
 }
 
-// applyReplacedAll applies an atomic relist (AtomicFIFO) to the cache and notifies.
+// applyReplacedAll applies an atomic relist (AtomicFIFO) to the cache in one step, with
+// the indexer's ReplaceAndDiff (one merge under one write lock, each key computed once),
+// and then notifies what a FIFO would have queued as separate deltas: first a tombstone
+// (OnDelete, finalStateUnknown) for every cached key the list lacks, then, in list order, an
+// add or an update for every listed object (a key listed twice is reported twice, the
+// second time with the first as old). A failing key or index function changes nothing and
+// notifies nothing, so the process function can requeue the delta. The cache is the
+// informer's: applying a relist is the consumer's work, as in client-go.
 func (inf *Informer[T]) applyReplacedAll(all *deltafifo.ReplacedAllInfo[T], isInInitialList bool) error {
 	if all == nil {
 		return nil
 	}
-	return deltafifo.ApplyReplacedAll(inf.cache, inf.keyFunc, all, func(key string, d deltafifo.Delta[T], old T, existed bool) {
-		if d.Type == deltafifo.Deleted {
-			inf.distribute(key, notification[T]{kind: kindDelete, old: d.Object, unknown: true})
+	return inf.cache.ReplaceAndDiff(all.Objects, all.ResourceVersion, func(c indexer.Change[T]) {
+		if c.Deleted {
+			inf.distribute(c.Key, notification[T]{kind: kindDelete, old: c.Old, unknown: true})
 			return
 		}
-		inf.notifyUpsert(key, old, d.Object, existed, isInInitialList, time.Time{})
+		inf.notifyUpsert(c.Key, c.Old, c.New, c.Existed, isInInitialList, time.Time{})
 	})
 }
 

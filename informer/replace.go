@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -114,17 +115,26 @@ func (inf *Informer[T]) reflectorStore(fifo deltafifo.Queue[T]) reflector.Store[
 }
 
 // applyReplacedChunk applies part of an incremental relist (AtomicFIFO): every object is
-// stored, and each handler hears OnAdd (isInInitialList during the first list) for a new
-// key and OnUpdate(old, new) for a changed one, exactly as for the objects of a ReplacedAll.
-// Nothing is deleted before the ReplacedEnd.
+// stored, in order, replacing what the cache held under its key (info.Keys: not computed
+// again), and each handler hears OnAdd (isInInitialList during the first list) for a new key
+// and OnUpdate(old, new) for a changed one, exactly as for the objects of a ReplacedAll.
+// Nothing is deleted before the ReplacedEnd. An object the cache refuses (its index function
+// failing) is skipped, not notified, and reported in the error, which joins all such errors;
+// the cache keeps its previous object for that key, as when an Update is refused.
 func (inf *Informer[T]) applyReplacedChunk(chunk *deltafifo.ReplacedChunkInfo[T], isInInitialList bool) error {
 	if chunk == nil {
 		return nil
 	}
-	err := deltafifo.ApplyReplacedChunk(inf.cache, chunk, func(key string, d deltafifo.Delta[T], old T, existed bool) {
-		inf.notifyUpsert(key, old, d.Object, existed, isInInitialList, time.Time{})
-	})
-	if err != nil {
+	var errs []error
+	for i, obj := range chunk.Objects {
+		old, existed, err := inf.cache.Upsert(obj)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		inf.notifyUpsert(chunk.Keys[i], old, obj, existed, isInInitialList, time.Time{})
+	}
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("informer %s: relist: %w", inf.name, err)
 	}
 	return nil
@@ -132,12 +142,23 @@ func (inf *Informer[T]) applyReplacedChunk(chunk *deltafifo.ReplacedChunkInfo[T]
 
 // applyReplacedEnd ends an incremental relist (AtomicFIFO): every cached key the list did
 // not have is deleted, and each handler hears OnDelete(last known state,
-// finalStateUnknown=true), as for the deletions of a ReplacedAll.
+// finalStateUnknown=true), as for the deletions of a ReplacedAll. With the chunks before it,
+// the cache holds exactly what applyReplacedAll of the whole list would have left. Only the
+// keys to delete are collected, never the list.
 func (inf *Informer[T]) applyReplacedEnd(end *deltafifo.ReplacedEndInfo) {
 	if end == nil {
 		return
 	}
-	deltafifo.ApplyReplacedEnd(inf.cache, end, func(key string, d deltafifo.Delta[T], old T, _ bool) {
-		inf.distribute(key, notification[T]{kind: kindDelete, old: old, unknown: true})
+	var gone []string
+	inf.cache.Range(func(key string, _ T) bool {
+		if _, ok := end.Keys[key]; !ok {
+			gone = append(gone, key)
+		}
+		return true
 	})
+	for _, k := range gone {
+		if old, ok := inf.cache.DeleteByKey(k); ok {
+			inf.distribute(k, notification[T]{kind: kindDelete, old: old, unknown: true})
+		}
+	}
 }
