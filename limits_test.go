@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// The size limits of DEVELOPERS.md: a library file of at most maxFileLines lines and a
+// The size limits of CONTRIBUTING.md: a library file of at most maxFileLines lines and a
 // function of at most maxFuncLines, unless a comment says why it is kept whole, and a
 // package doc of at most maxDocLines. A newcomer
 // reads a file in one sitting and a function on one screen; the exceptions carry their
