@@ -9,12 +9,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/conditions"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/controller/client"
 	"github.com/informerkit/informerkit/controller/controllerutil"
-	"github.com/informerkit/informerkit/controller/events"
 	"github.com/informerkit/informerkit/indexer"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/labels"
@@ -52,7 +50,7 @@ type Replicator struct {
 	replications *client.Typed[*ConfigMapReplication]
 	configMaps   *client.Typed[*ConfigMap]
 	namespaces   *client.Typed[*Namespace]
-	events       events.EventRecorder
+	events       controller.EventRecorder
 
 	// The informers, for the event sources and their map functions.
 	replInf *informer.Informer[*ConfigMapReplication]
@@ -264,16 +262,16 @@ func (r *Replicator) writeCopies(ctx context.Context, repl *ConfigMapReplication
 		switch result, err := r.writeCopy(ctx, repl, src, ns); {
 		case errors.Is(err, errForeign):
 			problems = append(problems, fmt.Sprintf("%s exists and is not managed by %s", k, repl.Name))
-			r.events.Eventf(repl, events.Warning, "ForeignConfigMap", "%s exists and is not managed by %s", k, repl.Name)
+			r.events.Eventf(repl, controller.EventTypeWarning, "ForeignConfigMap", "%s exists and is not managed by %s", k, repl.Name)
 			continue
 		case err != nil:
 			return have, problems, actions, fmt.Errorf("copying to %s: %w", k, err)
 		case result == controllerutil.OperationResultCreated:
 			actions = append(actions, "create "+k)
-			r.events.Eventf(repl, events.Normal, "Copied", "created %s", k)
+			r.events.Eventf(repl, controller.EventTypeNormal, "Copied", "created %s", k)
 		case result != controllerutil.OperationResultNone:
 			actions = append(actions, "update "+k)
-			r.events.Eventf(repl, events.Normal, "Copied", "updated %s", k)
+			r.events.Eventf(repl, controller.EventTypeNormal, "Copied", "updated %s", k)
 		}
 		have = append(have, ns)
 	}
@@ -299,7 +297,7 @@ func (r *Replicator) writeStatus(ctx context.Context, repl *ConfigMapReplication
 		return nil, nil
 	}
 	repl.Status = next
-	if _, err := r.replications.Status().Update(ctx, repl, apiclient.UpdateOptions{FieldManager: "configmap-replicator"}); err != nil {
+	if _, err := r.replications.Status().Update(ctx, repl, client.UpdateOptions{FieldManager: "configmap-replicator"}); err != nil {
 		if meta.IsNotFound(err) {
 			return nil, nil
 		}
@@ -342,7 +340,7 @@ func (r *Replicator) copies(ctx context.Context, name string) ([]*ConfigMap, err
 // deleteCopy deletes cm, only if it is still the object the cache holds (uid precondition).
 func (r *Replicator) deleteCopy(ctx context.Context, cm *ConfigMap) error {
 	uid := cm.UID
-	err := r.configMaps.Delete(ctx, cm, apiclient.DeleteOptions{Preconditions: &apiclient.Preconditions{UID: &uid}})
+	err := r.configMaps.Delete(ctx, cm, client.DeleteOptions{Preconditions: &client.Preconditions{UID: &uid}})
 	if err != nil && !meta.IsNotFound(err) && !meta.IsConflict(err) {
 		return fmt.Errorf("deleting %s: %w", key(cm.Namespace, cm.Name), err)
 	}

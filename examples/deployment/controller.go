@@ -6,14 +6,11 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/conditions"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/controller/client"
 	"github.com/informerkit/informerkit/controller/controllerutil"
-	"github.com/informerkit/informerkit/controller/events"
 	"github.com/informerkit/informerkit/controller/expectations"
-	"github.com/informerkit/informerkit/controller/rbac"
 	"github.com/informerkit/informerkit/controller/runner"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -36,7 +33,7 @@ type Reconciler struct {
 	pods         *client.Typed[*Pod]
 	children     *controller.OwnedType[*Pod]
 	expectations *expectations.UIDTracking[controller.Request]
-	recorder     events.EventRecorder
+	recorder     controller.EventRecorder
 	mgr          *controller.Manager
 }
 
@@ -75,7 +72,7 @@ func setup(mgr *controller.Manager, sharded bool, wrap func(controller.Reconcile
 		Owns(r.children).
 		WithOptions(controller.Options{MaxConcurrentReconciles: Workers, MaxRetries: MaxRetries, Logger: mgr.Logger(), Sharded: sharded,
 			// Beyond what the builder declares: the finalizer is added with an update.
-			Permissions: []rbac.Rule{{Group: DeploymentGVR.Group, Resource: DeploymentGVR.Resource, Verbs: []string{"update"}}}}).
+			Permissions: []controller.Rule{{Group: DeploymentGVR.Group, Resource: DeploymentGVR.Resource, Verbs: []string{"update"}}}}).
 		Build(rec)
 	if err != nil {
 		return nil, err
@@ -105,7 +102,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req controller.Request) (con
 		return controller.Result{}, r.finalize(ctx, req, d, active)
 	}
 	if controllerutil.AddFinalizer(d, Finalizer) {
-		if d, err = r.deployments.Update(ctx, d, apiclient.UpdateOptions{}); err != nil {
+		if d, err = r.deployments.Update(ctx, d, client.UpdateOptions{}); err != nil {
 			return controller.Result{}, err
 		}
 	}
@@ -158,18 +155,18 @@ func (r *Reconciler) createPod(ctx context.Context, req controller.Request, d *M
 	if err := controllerutil.SetControllerReferenceWithOptions(d, pod, controllerutil.OwnerReferenceOptions{Registry: r.mgr.Kinds()}); err != nil {
 		return err
 	}
-	created, err := r.pods.Create(ctx, pod, apiclient.CreateOptions{})
+	created, err := r.pods.Create(ctx, pod, client.CreateOptions{})
 	if err != nil {
 		r.expectations.CreationObserved(req) // no event will come for it
-		r.recorder.Eventf(d, events.Warning, "FailedCreate", "Error creating pod: %v", err)
+		r.recorder.Eventf(d, controller.EventTypeWarning, "FailedCreate", "Error creating pod: %v", err)
 		return err
 	}
-	r.recorder.Eventf(d, events.Normal, "SuccessfulCreate", "Created pod: %s", created.Name)
+	r.recorder.Eventf(d, controller.EventTypeNormal, "SuccessfulCreate", "Created pod: %s", created.Name)
 	return nil
 }
 
 func (r *Reconciler) deletePod(ctx context.Context, req controller.Request, d *MiniDeployment, p *Pod) error {
-	err := r.pods.Delete(ctx, p, apiclient.DeleteOptions{})
+	err := r.pods.Delete(ctx, p, client.DeleteOptions{})
 	switch {
 	case meta.IsNotFound(err):
 		// Gone already, as upstream's ReplicaSetController reasons: its delete event may
@@ -179,10 +176,10 @@ func (r *Reconciler) deletePod(ctx context.Context, req controller.Request, d *M
 		return nil
 	case err != nil:
 		r.expectations.DeletionObserved(req, p.UID) // no event will come for it
-		r.recorder.Eventf(d, events.Warning, "FailedDelete", "Error deleting pod %s: %v", p.Name, err)
+		r.recorder.Eventf(d, controller.EventTypeWarning, "FailedDelete", "Error deleting pod %s: %v", p.Name, err)
 		return err
 	}
-	r.recorder.Eventf(d, events.Normal, "SuccessfulDelete", "Deleted pod: %s", p.Name)
+	r.recorder.Eventf(d, controller.EventTypeNormal, "SuccessfulDelete", "Deleted pod: %s", p.Name)
 	return nil
 }
 
@@ -203,7 +200,7 @@ func (r *Reconciler) finalize(ctx context.Context, req controller.Request, d *Mi
 		return err // Pods still terminating
 	}
 	controllerutil.RemoveFinalizer(d, Finalizer)
-	_, err := r.deployments.Update(ctx, d, apiclient.UpdateOptions{})
+	_, err := r.deployments.Update(ctx, d, client.UpdateOptions{})
 	if meta.IsNotFound(err) {
 		return nil
 	}
@@ -240,12 +237,12 @@ func (r *Reconciler) updateStatus(ctx context.Context, d *MiniDeployment, hash s
 		return nil
 	}
 	if avail.Status == conditions.True && !conditions.IsTrue(d.Status.Conditions, ConditionAvailable) {
-		r.recorder.Eventf(d, events.Normal, "Available", "%d pods", replicas)
+		r.recorder.Eventf(d, controller.EventTypeNormal, "Available", "%d pods", replicas)
 	}
 	if rolled.Status == conditions.True && !conditions.IsTrue(d.Status.Conditions, ConditionRolledOut) {
-		r.recorder.Eventf(d, events.Normal, "RolledOut", "%d pods of template %s ready", replicas, hash)
+		r.recorder.Eventf(d, controller.EventTypeNormal, "RolledOut", "%d pods of template %s ready", replicas, hash)
 	}
 	d.Status = next
-	_, err := r.deployments.Status().Update(ctx, d, apiclient.UpdateOptions{})
+	_, err := r.deployments.Status().Update(ctx, d, client.UpdateOptions{})
 	return err
 }

@@ -3,12 +3,10 @@ package widgets
 import (
 	"context"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/conditions"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/controller/client"
 	"github.com/informerkit/informerkit/controller/controllerutil"
-	"github.com/informerkit/informerkit/controller/events"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -19,7 +17,7 @@ type reconciler struct {
 	widgets  *client.Typed[*Widget]
 	pods     *client.Typed[*Pod]
 	children *controller.OwnedType[*Pod]
-	events   events.EventRecorder
+	events   controller.EventRecorder
 }
 
 // Setup adds the Widget controller to mgr.
@@ -56,7 +54,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req controller.Request) (con
 		}
 	case pods[0].Spec.Containers[0].Image != w.Spec.Image:
 		// The image changed: replace the Pod (its delete event reconciles again).
-		if err := r.pods.Delete(ctx, pods[0], apiclient.DeleteOptions{}); err != nil && !meta.IsNotFound(err) {
+		if err := r.pods.Delete(ctx, pods[0], client.DeleteOptions{}); err != nil && !meta.IsNotFound(err) {
 			return controller.Result{}, err
 		}
 	default:
@@ -69,7 +67,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req controller.Request) (con
 		cond.Status, cond.Reason = conditions.True, "PodReady"
 	}
 	if conditions.Set(&w.Status.Conditions, cond) {
-		if _, err := r.widgets.Status().Update(ctx, w, apiclient.UpdateOptions{}); err != nil {
+		if _, err := r.widgets.Status().Update(ctx, w, client.UpdateOptions{}); err != nil {
 			return controller.Result{}, err // a 409 is retried, and counted, not logged as an error
 		}
 	}
@@ -84,12 +82,12 @@ func (r *reconciler) createPod(ctx context.Context, w *Widget) error {
 	if err := controllerutil.SetControllerReference(w, pod); err != nil {
 		return err
 	}
-	_, err := r.pods.Create(ctx, pod, apiclient.CreateOptions{})
+	_, err := r.pods.Create(ctx, pod, client.CreateOptions{})
 	if meta.IsAlreadyExists(err) {
 		return nil // the old one is still terminating: its delete event comes
 	}
 	if err == nil {
-		r.events.Eventf(w, events.Normal, "PodCreated", "Created pod %s running %s", pod.Name, w.Spec.Image)
+		r.events.Eventf(w, controller.EventTypeNormal, "PodCreated", "Created pod %s running %s", pod.Name, w.Spec.Image)
 	}
 	return err
 }
