@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
+	"github.com/informerkit/informerkit/apitest/internal/admission"
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
 	"github.com/informerkit/informerkit/apitest/internal/printers"
+	"github.com/informerkit/informerkit/apitest/internal/selector"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -46,13 +48,6 @@ const (
 	// it replaced or removed, which ends that storage's watches.
 	DefaultCRDWatchTeardownDelay = time.Second
 )
-
-// crdResourceType is the CustomResourceDefinition resource itself.
-func crdResourceType() ResourceType {
-	return ResourceType{Group: crdGroup, Version: "v1", Kind: "CustomResourceDefinition", Plural: "customresourcedefinitions",
-		ShortNames: []string{"crd", "crds"}, Categories: []string{"api-extensions"}, StatusSubresource: true,
-		generation: true, builtinJSON: true}
-}
 
 // crdObject is the part of a stored CustomResourceDefinition the lifecycle reads.
 type crdObject struct {
@@ -332,7 +327,7 @@ func (s *Server) serveCRDLocked(c *crdObject) {
 		StatusSubresource: sv.Subresources.Status != nil, OpenAPIV3Schema: sv.Schema.OpenAPIV3Schema, generation: true, custom: true,
 		// The apiextensions server converts field labels itself: any field but metadata.name
 		// and metadata.namespace is "field label not supported", as for pods.
-		fieldLabels: true, columns: sv.columns()}
+		labels: selector.Labels{Refusal: selector.RefusalNotSupported}, names: admission.NamesSubdomain, columns: sv.columns()}
 	spec, _ := json.Marshal(c.Spec)
 	served := c.servedVersions()
 	r := s.crdResourceLocked(c.Metadata.Name)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -89,6 +90,7 @@ func (s *Server) groupList() map[string]any {
 		}
 	}
 	groups := []map[string]any{}
+	slices.SortStableFunc(names, compareGroups)
 	for _, name := range names {
 		// As the kube-apiserver: a group's versions by priority (GA, beta, alpha; higher
 		// first), the first one preferred.
@@ -113,7 +115,10 @@ func (s *Server) writeResourceList(w http.ResponseWriter, group, version string)
 		}
 		e := map[string]any{
 			"name": t.Plural, "singularName": t.Singular, "namespaced": t.Namespaced, "kind": t.Kind,
-			"verbs": t.resourceVerbs(), "storageVersionHash": "",
+			"verbs": t.resourceVerbs(),
+		}
+		if t.storageVersionHash != "" {
+			e["storageVersionHash"] = t.storageVersionHash
 		}
 		if len(t.ShortNames) > 0 {
 			e["shortNames"] = t.ShortNames
@@ -145,4 +150,32 @@ func (s *Server) writeResourceList(w http.ResponseWriter, group, version string)
 	}
 	gv := meta.GroupVersion{Group: group, Version: version}.String()
 	writeJSON(w, http.StatusOK, map[string]any{"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": list})
+}
+
+// groupOrder ranks the built-in groups as the kube-apiserver lists them (kubeschema's
+// order); other groups (custom resources') come after, by name.
+var groupOrder = func() map[string]int {
+	rank := map[string]int{}
+	for _, r := range kubeschema.Resources() {
+		if _, ok := rank[r.Group]; !ok {
+			rank[r.Group] = len(rank)
+		}
+	}
+	return rank
+}()
+
+// compareGroups orders two API groups as discovery lists them.
+func compareGroups(a, b string) int {
+	ra, oka := groupOrder[a]
+	rb, okb := groupOrder[b]
+	switch {
+	case oka && okb:
+		return ra - rb
+	case oka != okb:
+		if oka {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(a, b)
 }

@@ -9,9 +9,10 @@
 //	c, _ := apiclient.New(s.Config())          // host, token and CA
 //	s.WriteKubeconfig(path)                    // for kubectl and apiclient.LoadConfig
 //
-// It serves discovery and OpenAPI v3; the core, apps, coordination and events.k8s.io
-// resources, CustomResourceDefinitions with their lifecycle, and resources added at run
-// time (AddResource); every verb with
+// It serves discovery (legacy and aggregated) and OpenAPI v3; every built-in resource of
+// the pinned kube-apiserver, from a table generated from a recording of it, with a fresh
+// cluster's namespaces and kubernetes Service; CustomResourceDefinitions with their
+// lifecycle, and resources added at run time (AddResource); every verb with
 // selectors, paging, Tables, patches, server-side apply and managedFields; and watches with
 // bookmarks and sendInitialEvents over HTTP/1.1, HTTP/2 or WebSocket.
 //

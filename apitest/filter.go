@@ -47,7 +47,7 @@ func (s *Server) parseFilter(r *http.Request, ri *reqInfo) (*filter, *meta.Statu
 	if f.labels, err = labels.Parse(q.Get("labelSelector")); err != nil {
 		return nil, apierr.BadRequest(err.Error())
 	}
-	if f.fields, err = selector.ParseFields(q.Get("fieldSelector"), ri.res.typ.extraFields, ri.res.typ.fieldLabels); err != nil {
+	if f.fields, err = selector.ParseFields(q.Get("fieldSelector"), ri.res.typ.labels); err != nil {
 		return nil, apierr.BadRequest(err.Error())
 	}
 	if ri.name != "" {

@@ -66,9 +66,12 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, ri *reqInf
 		writeStatus(w, st)
 		return
 	}
-	toStorageVersion(ri.res, ri.version, obj)
 	wo, st := requestWriteOptions(r)
 	if st != nil {
+		writeStatus(w, st)
+		return
+	}
+	if obj, st = writtenAt(ri.res, ri.version, obj, wo); st != nil {
 		writeStatus(w, st)
 		return
 	}
@@ -100,14 +103,18 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, ri *reqInf
 	} else if obj, st = readObject(r, ri.res); st != nil {
 		writeStatus(w, st)
 		return
-	} else {
-		toStorageVersion(ri.res, ri.version, obj)
 	}
 	pt := apiclient.PatchType(strings.TrimSpace(strings.Split(r.Header.Get("Content-Type"), ";")[0]))
 	wo, st := requestWriteOptions(r)
 	if st != nil {
 		writeStatus(w, st)
 		return
+	}
+	if obj != nil {
+		if obj, st = writtenAt(ri.res, ri.version, obj, wo); st != nil {
+			writeStatus(w, st)
+			return
+		}
 	}
 	s.mu.Lock()
 	var o *storedObj

@@ -10,6 +10,7 @@ import (
 
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/internal/kubeschema"
+	"github.com/informerkit/informerkit/internal/kubeschema/descriptions"
 )
 
 // OpenAPI v3 (/openapi/v3 and one document per group version), built from kubeschema's
@@ -149,8 +150,8 @@ func addSchemas(schemas map[string]any, t *kubeschema.Type) {
 // typeSchema is a type's OpenAPI schema.
 func typeSchema(t *kubeschema.Type) map[string]any {
 	sc := map[string]any{}
-	if t.Description != "" {
-		sc["description"] = t.Description
+	if d := descriptions.Type(t.Name); d != "" {
+		sc["description"] = d
 	}
 	switch t.JSON {
 	case "time", "microtime":
@@ -227,8 +228,8 @@ func fieldSchema(f *kubeschema.Field) map[string]any {
 	default:
 		sc = valueSchema(f)
 	}
-	if f.Description != "" {
-		sc["description"] = f.Description
+	if d := descriptions.Field(f.Owner().Name, f.Name); d != "" {
+		sc["description"] = d
 	}
 	if len(f.Enum) > 0 && !f.Repeated && f.MapKey == "" {
 		sc["enum"] = f.Enum

@@ -6,8 +6,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/informerkit/informerkit/apitest/internal/admission"
 	"github.com/informerkit/informerkit/apitest/internal/negotiation"
 	"github.com/informerkit/informerkit/apitest/internal/printers"
+	"github.com/informerkit/informerkit/apitest/internal/selector"
 	"github.com/informerkit/informerkit/internal/kubeschema"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -47,14 +49,18 @@ type ResourceType struct {
 	generation bool
 	// allowCreateOnUpdate: an update of a missing object creates it (leases, events).
 	allowCreateOnUpdate bool
-	// nameIsLabel: names are DNS-1123 labels (namespaces) rather than subdomains.
-	nameIsLabel bool
-	// extraFields are the field-selector labels accepted beyond metadata.name/namespace;
-	// fieldLabels: the kind has its own field label conversion, so an unknown label is
-	// "field label not supported" (as for pods, secrets, events) rather than "not a known
-	// field selector".
-	extraFields []string
-	fieldLabels bool
+	// names is the rule of names (admission.Names*; "" a rule of the kind's own).
+	names string
+	// labels are the field selectors taken beyond metadata.name and metadata.namespace,
+	// and how others are refused.
+	labels selector.Labels
+	// versions are the versions served from the one storage at Version, preferred first
+	// (nil: Version only; autoscaling's horizontalpodautoscalers are served at v2 and v1).
+	versions []string
+	// storageVersionHash is what legacy discovery lists.
+	storageVersionHash string
+	// tableColumns are the kube-apiserver's Table columns of a built-in resource.
+	tableColumns []kubeschema.Column
 	// custom: registered by AddResource (JSON only, items of lists keep apiVersion/kind).
 	custom bool
 	// columns are a CRD version's additionalPrinterColumns (custom resources' Tables).
@@ -91,28 +97,6 @@ func (t ResourceType) name() string {
 
 // qualified is the "resource.group" form used in error messages ("deployments.apps").
 func (t ResourceType) qualified() string { return t.name() }
-
-func builtinResources() []ResourceType {
-	verbsAll := []string{"all"}
-	return []ResourceType{
-		{Version: "v1", Kind: "Namespace", Plural: "namespaces", ShortNames: []string{"ns"}, StatusSubresource: true, nameIsLabel: true, extraFields: []string{"status.phase"}, fieldLabels: true,
-			verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"}, subs: []subresource{{name: "finalize", verbs: []string{"update"}}}},
-		{Version: "v1", Kind: "ConfigMap", Plural: "configmaps", ShortNames: []string{"cm"}, Namespaced: true},
-		{Version: "v1", Kind: "Node", Plural: "nodes", ShortNames: []string{"no"}, StatusSubresource: true, extraFields: []string{"spec.unschedulable"}, fieldLabels: true},
-		{Version: "v1", Kind: "Secret", Plural: "secrets", Namespaced: true, extraFields: []string{"type"}, fieldLabels: true},
-		{Version: "v1", Kind: "Pod", Plural: "pods", ShortNames: []string{"po"}, Namespaced: true, StatusSubresource: true, Categories: verbsAll, generation: true, fieldLabels: true,
-			subs:        []subresource{{name: "binding", kind: "Binding", verbs: createV}, {name: "eviction", group: "policy", version: "v1", kind: "Eviction", verbs: createV}},
-			extraFields: []string{"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "status.phase", "status.podIP", "status.nominatedNodeName"}},
-		{Version: "v1", Kind: "PodTemplate", Plural: "podtemplates", Namespaced: true, generation: true},
-		{Version: "v1", Kind: "Service", Plural: "services", ShortNames: []string{"svc"}, Namespaced: true, StatusSubresource: true, Categories: verbsAll,
-			extraFields: []string{"spec.clusterIP", "spec.type"}, fieldLabels: true},
-		{Version: "v1", Kind: "Event", Plural: "events", ShortNames: []string{"ev"}, Namespaced: true, allowCreateOnUpdate: true, fieldLabels: true,
-			extraFields: []string{"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}},
-		{Group: "apps", Version: "v1", Kind: "Deployment", Plural: "deployments", ShortNames: []string{"deploy"}, Namespaced: true, StatusSubresource: true, Categories: verbsAll, generation: true, subs: []subresource{scaleSub}},
-		{Group: "apps", Version: "v1", Kind: "ReplicaSet", Plural: "replicasets", ShortNames: []string{"rs"}, Namespaced: true, StatusSubresource: true, Categories: verbsAll, generation: true, subs: []subresource{scaleSub}},
-		{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease", Plural: "leases", Namespaced: true, allowCreateOnUpdate: true},
-	}
-}
 
 func (t *ResourceType) validate() error {
 	if t.Version == "" || t.Kind == "" || t.Plural == "" {
@@ -187,9 +171,10 @@ func (s *Server) AddResource(t ResourceType) error {
 	}
 	t.generation = true
 	t.custom = true
+	t.names = admission.NamesSubdomain
 	// The apiextensions server converts field labels itself: any field but metadata.name
 	// and metadata.namespace is "field label not supported", as for pods.
-	t.fieldLabels = true
+	t.labels.Refusal = selector.RefusalNotSupported
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.addResourceLocked(t)

@@ -13,6 +13,7 @@ import (
 	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
 	"github.com/informerkit/informerkit/apitest/internal/negotiation"
 	"github.com/informerkit/informerkit/internal/kubeproto"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -111,7 +112,7 @@ func (s *Server) respondObject(w http.ResponseWriter, r *http.Request, ri *reqIn
 			fmt.Sprintf("you requested PartialObjectMetadataList, but the requested object is not a list (%s)", goTypeName(ri.res, false))))
 		return
 	}
-	if out.Format == negotiation.Protobuf {
+	if out.Format == negotiation.Protobuf && !ri.res.convertsAt(ri.version) {
 		w.Header().Set("Content-Type", negotiation.MediaProtobuf)
 		w.WriteHeader(code)
 		w.Write(o.protobuf(ri.res))
@@ -162,7 +163,12 @@ func (s *Server) respondList(w http.ResponseWriter, r *http.Request, ri *reqInfo
 	if out.Format == negotiation.Protobuf {
 		w.Header().Set("Content-Type", negotiation.MediaProtobuf)
 		w.WriteHeader(http.StatusOK)
-		writeProtobufList(w, gv, res.typ.Kind+"List", lm, items, func(o *storedObj) []byte { return o.protobufMessage(res) })
+		message := func(o *storedObj) []byte { return o.protobufMessage(res) }
+		if res.convertsAt(ri.version) {
+			k, _ := kubeschema.ForKind(res.typ.Group, ri.version, res.typ.Kind)
+			message = func(o *storedObj) []byte { b, _ := kubeproto.Encode(k.Type, itemAt(res, ri.version, o)); return b }
+		}
+		writeProtobufList(w, gv, res.typ.Kind+"List", lm, items, message)
 		return
 	}
 	var buf bytes.Buffer
@@ -181,7 +187,10 @@ func (s *Server) respondList(w http.ResponseWriter, r *http.Request, ri *reqInfo
 		if i > 0 {
 			bw.WriteByte(',')
 		}
-		if builtin {
+		if res.convertsAt(ri.version) {
+			b, _ := json.Marshal(itemAt(res, ri.version, o))
+			bw.Write(b)
+		} else if builtin {
 			bw.Write(o.listItem())
 		} else {
 			bw.Write(atVersion(res, ri.version, o.raw))

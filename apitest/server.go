@@ -82,7 +82,9 @@ type Options struct {
 	// watches is ignored and lists carry no metadata.shardInfo. By default apitest honours
 	// it as the kube-apiserver with the gate on (shardselector.go).
 	NoShardSelector bool
-	// NoDefaultNamespaces skips creating default, kube-system, kube-public, kube-node-lease.
+	// NoDefaultNamespaces skips creating what a fresh kube-apiserver creates: the
+	// namespaces default, kube-system, kube-public and kube-node-lease, and the kubernetes
+	// Service in default (ClusterIP 10.0.0.1, port 443 "https" to the server's own port).
 	NoDefaultNamespaces bool
 	// RequestLogSize bounds the request log (default 100000 records; the oldest are dropped).
 	RequestLogSize int
@@ -208,22 +210,21 @@ func Start(o Options) (*Server, error) {
 		rv:        1,
 		teardowns: map[*time.Timer]struct{}{},
 	}
-	for _, t := range append(builtinResources(), append(extraBuiltinResources(), crdResourceType())...) {
+	for _, t := range builtinResources() {
 		if err := s.addResourceLocked(t); err != nil {
 			return nil, err
 		}
 	}
-	s.crdRes = s.resources[crdResourceType().name()]
-	if !o.NoDefaultNamespaces {
-		for _, ns := range []string{"default", "kube-system", "kube-public", "kube-node-lease"} {
-			if _, err := s.Create("namespaces", map[string]any{"metadata": map[string]any{"name": ns}}); err != nil {
-				return nil, err
-			}
-		}
-	}
+	s.crdRes = s.resources["customresourcedefinitions."+crdGroup]
 	ln, err := listen(o)
 	if err != nil {
 		return nil, err
+	}
+	if !o.NoDefaultNamespaces {
+		if err := s.createSystemObjects(ln.Addr()); err != nil {
+			ln.Close()
+			return nil, err
+		}
 	}
 	s.ln = ln
 	s.ctx, s.cancel = context.WithCancel(context.Background())

@@ -89,6 +89,7 @@ type resource struct {
 func newResource(t ResourceType, maxHist int, rv uint64) *resource {
 	return &resource{
 		typ:         t,
+		served:      t.versions,
 		objects:     map[string]*storedObj{},
 		maxHist:     maxHist,
 		compactedRV: rv,

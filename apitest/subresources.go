@@ -72,18 +72,6 @@ var (
 	createV  = []string{"create"}
 )
 
-// extraBuiltinResources are the built-in resources beyond the stored ones of
-// builtinResources: events.k8s.io events and the create-only resources.
-func extraBuiltinResources() []ResourceType {
-	return []ResourceType{
-		{Group: "events.k8s.io", Version: "v1", Kind: "Event", Plural: "events", ShortNames: []string{"ev"}, Namespaced: true, allowCreateOnUpdate: true, fieldLabels: true,
-			extraFields: []string{"reason", "type", "reportingController", "regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid", "regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath"}},
-		{Version: "v1", Kind: "Binding", Plural: "bindings", Namespaced: true, verbs: createV, createOnly: (*Server).createBinding},
-		{Group: "authorization.k8s.io", Version: "v1", Kind: "SelfSubjectAccessReview", Plural: "selfsubjectaccessreviews", verbs: createV, createOnly: (*Server).createAccessReview},
-		{Group: "authorization.k8s.io", Version: "v1", Kind: "SelfSubjectRulesReview", Plural: "selfsubjectrulesreviews", verbs: createV, createOnly: (*Server).createRulesReview},
-	}
-}
-
 // handleSubresource serves the subresources other than status.
 func (s *Server) handleSubresource(w http.ResponseWriter, r *http.Request, ri *reqInfo) {
 	switch ri.sub {
@@ -387,4 +375,15 @@ func (s *Server) handleCreateOnly(w http.ResponseWriter, r *http.Request, ri *re
 		return
 	}
 	ri.res.typ.createOnly(s, w, r, ri, obj)
+}
+
+// reviewEcho answers a create of a review apitest has no answer of its own for (token and
+// subject access reviews): what was sent, with empty metadata and status if it had none.
+func (s *Server) reviewEcho(w http.ResponseWriter, r *http.Request, ri *reqInfo, obj map[string]any) {
+	for _, k := range []string{"metadata", "status"} {
+		if obj[k] == nil {
+			obj[k] = map[string]any{}
+		}
+	}
+	writeBody(w, outputOf(w), http.StatusCreated, mustJSON(obj))
 }

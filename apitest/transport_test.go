@@ -266,7 +266,8 @@ func TestDiscovery(t *testing.T) {
 		}
 	}
 	get("/apis/apps/v1", &rl)
-	if rl.GroupVersion != "apps/v1" || len(rl.Resources) != 6 || rl.Resources[1].Name != "deployments/scale" {
+	// As the kube-apiserver's: every resource of apps/v1 and its subresources, by name.
+	if rl.GroupVersion != "apps/v1" || len(rl.Resources) != 12 || rl.Resources[4].Name != "deployments/scale" {
 		t.Fatalf("apps/v1 %+v", rl)
 	}
 	s.AddResource(apitest.ResourceType{Group: "example.com", Version: "v1alpha1", Kind: "Gadget", Plural: "gadgets"})

@@ -6,10 +6,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/informerkit/informerkit/apitest/internal/admission"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // The versions a resource is served at: one for most, every served version of its
-// CustomResourceDefinition for a custom resource (crdserve.go), from one storage.
+// CustomResourceDefinition for a custom resource (crdserve.go) and the versions of a
+// built-in resource served at several (autoscaling's horizontalpodautoscalers), from one
+// storage.
 
 // serves reports whether a request may name version for r.
 func (r *resource) serves(version string) bool {
@@ -27,11 +32,12 @@ func (r *resource) versions() []string {
 	return r.served
 }
 
-// atVersion returns a custom resource's stored JSON as served at version: with its
-// apiVersion rewritten when it is not version's (conversion strategy None, as for every CRD
-// apitest serves). raw is returned as is when it already is.
+// atVersion returns the stored JSON of a resource served at several versions as served at
+// version: with its apiVersion rewritten when it is not version's (conversion strategy
+// None, as for every CRD apitest serves; built-in kinds are not converted either, a
+// documented difference). raw is returned as is when it already is.
 func atVersion(r *resource, version string, raw []byte) []byte {
-	if r.crd == "" || version == "" {
+	if len(r.served) < 2 || version == "" {
 		return raw
 	}
 	gv := r.typ.Group + "/" + version
@@ -39,15 +45,39 @@ func atVersion(r *resource, version string, raw []byte) []byte {
 		return raw // json.Marshal sorts the keys: apiVersion comes first
 	}
 	m := mustDecode(raw)
+	if gvk := r.typ.gvk(); r.builtin() && admission.Converts(gvk) {
+		m = admission.Convert(gvk, m, version)
+		m = admission.Normalize(meta.GroupVersionKind{Group: gvk.Group, Version: version, Kind: gvk.Kind}, m)
+	}
 	m["apiVersion"] = gv
 	b, _ := json.Marshal(m)
 	return b
 }
 
+// writtenAt turns the body of a write at version into the storage version's: a built-in
+// kind with a conversion is decoded and defaulted at version (unknown fields as the
+// request's fieldValidation says), then converted; other kinds get their apiVersion
+// rewritten (toStorageVersion).
+func writtenAt(r *resource, version string, obj map[string]any, wo writeOptions) (map[string]any, *meta.Status) {
+	gvk := r.typ.gvk()
+	if len(r.served) < 2 || version == "" || version == gvk.Version || !r.builtin() || !admission.Converts(gvk) ||
+		obj["apiVersion"] != r.typ.Group+"/"+version {
+		toStorageVersion(r, version, obj)
+		return obj, nil
+	}
+	at := meta.GroupVersionKind{Group: gvk.Group, Version: version, Kind: gvk.Kind}
+	decoded, warnings, st := admission.Decode(at, obj, wo.fieldValidation)
+	if st != nil {
+		return nil, st
+	}
+	wo.warn(warnings)
+	return admission.Convert(at, decoded, gvk.Version), nil
+}
+
 // toStorageVersion turns the apiVersion of an object written at version into the storage
 // version's, if it names version.
 func toStorageVersion(r *resource, version string, obj map[string]any) {
-	if r.crd != "" && version != r.typ.Version && obj["apiVersion"] == r.typ.Group+"/"+version {
+	if len(r.served) > 1 && version != r.typ.Version && obj["apiVersion"] == r.typ.Group+"/"+version {
 		obj["apiVersion"] = r.typ.GroupVersion().String()
 	}
 }
@@ -99,4 +129,20 @@ func kubeVersionKey(v string) versionKey {
 		}
 	}
 	return versionKey{kind: 3}
+}
+
+// convertsAt reports whether objects of r read at version are converted from the storage
+// version (a built-in kind served at several versions), so that the stored JSON and
+// protobuf cannot be written as they are.
+func (r *resource) convertsAt(version string) bool {
+	return len(r.served) > 1 && version != "" && version != r.typ.Version && r.builtin() && admission.Converts(r.typ.gvk())
+}
+
+// itemAt is a list item of a converted resource at version: its JSON without apiVersion
+// and kind.
+func itemAt(r *resource, version string, o *storedObj) map[string]any {
+	m := mustDecode(atVersion(r, version, o.raw))
+	delete(m, "apiVersion")
+	delete(m, "kind")
+	return m
 }

@@ -22,7 +22,7 @@ func (w *watcher) eventFrame(typ apiclient.EventType, o *storedObj, raw, shared 
 	if o != nil {
 		raw = o.raw
 	}
-	if w.res.crd != "" {
+	if len(w.res.served) > 1 {
 		if v := atVersion(w.res, w.version, raw); &v[0] != &raw[0] {
 			raw, shared = v, nil
 		}
@@ -33,7 +33,7 @@ func (w *watcher) eventFrame(typ apiclient.EventType, o *storedObj, raw, shared 
 		}
 		return frameFor(typ, raw)
 	}
-	if w.out.Format == negotiation.Protobuf && w.out.As == "" && o != nil {
+	if w.out.Format == negotiation.Protobuf && w.out.As == "" && o != nil && !w.res.convertsAt(w.version) {
 		return kubeproto.AppendFrame(nil, kubeproto.WatchEvent(string(typ), o.protobuf(w.res)))
 	}
 	return w.objectFrame(typ, mustDecode(raw))

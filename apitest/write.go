@@ -176,7 +176,7 @@ func (s *Server) createLocked(r *resource, ns string, obj map[string]any, wo wri
 	if r.terminating {
 		return nil, refuseTerminatingCreate(r, name)
 	}
-	if errs := admission.ValidateObjectMeta(md, t.nameIsLabel); len(errs) > 0 {
+	if errs := admission.ValidateObjectMeta(md, t.names); len(errs) > 0 {
 		return nil, apierr.Invalid(t.Kind, t.Group, name, errs)
 	}
 
@@ -343,7 +343,7 @@ func keepSystemFields(t *ResourceType, obj, prev map[string]any, mode updateMode
 			delete(obj, "status")
 		}
 	}
-	if errs := admission.ValidateObjectMetaUpdate(md, prevMeta, deleting, t.nameIsLabel); len(errs) > 0 {
+	if errs := admission.ValidateObjectMetaUpdate(md, prevMeta, deleting, t.names); len(errs) > 0 {
 		return apierr.Invalid(t.Kind, t.Group, jsonobj.Str(md, "name"), errs)
 	}
 	// The deployment strategy also counts annotations: they are copied to the

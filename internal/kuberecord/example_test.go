@@ -6,7 +6,8 @@ import (
 	"github.com/informerkit/informerkit/internal/kuberecord"
 )
 
-// Two recordings are compared line by line, each line naming its resource.
+// Two recordings are compared line by line, each line naming its resource, and a
+// difference names the fields that differ.
 func ExampleDiff() {
 	want := &kuberecord.Served{Source: "v1.36.3", Resources: []kuberecord.Resource{
 		{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true, Singular: "configmap", Verbs: []string{"get", "list"}},
@@ -19,6 +20,5 @@ func ExampleDiff() {
 	}
 	// Output:
 	// /v1/configmaps differs
-	//   want {"version":"v1","resource":"configmaps","kind":"ConfigMap","namespaced":true,"singular":"configmap","verbs":["get","list"]}
-	//   got  {"version":"v1","resource":"configmaps","kind":"ConfigMap","namespaced":true,"singular":"configmap","verbs":["get"]}
+	//   verbs: want ["get","list"], got ["get"]
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 )
 
 // Stubs is testdata/kube-apiserver/stubs.json: one valid object per stored resource.
@@ -197,7 +198,7 @@ func Diff(want, got []byte) []string {
 		case !ok:
 			out = append(out, fmt.Sprintf("missing %s\n  want %s", k, wl[k]))
 		case g != wl[k]:
-			out = append(out, fmt.Sprintf("%s differs\n  want %s\n  got  %s", k, wl[k], g))
+			out = append(out, k+" differs"+fieldDiff(wl[k], g))
 		}
 	}
 	for _, k := range gk {
@@ -236,4 +237,54 @@ func lines(b []byte) (map[string]string, []string) {
 		m[k] = string(l)
 	}
 	return m, keys
+}
+
+// fieldDiff lists the paths at which two JSON lines differ, with both values (long values
+// cut), or the two lines if they are not both JSON.
+func fieldDiff(want, got string) string {
+	var w, g any
+	if json.Unmarshal([]byte(want), &w) != nil || json.Unmarshal([]byte(got), &g) != nil {
+		return fmt.Sprintf("\n  want %s\n  got  %s", want, got)
+	}
+	var b strings.Builder
+	diffValues(&b, "", w, g)
+	return b.String()
+}
+
+func diffValues(b *strings.Builder, path string, w, g any) {
+	wm, wok := w.(map[string]any)
+	gm, gok := g.(map[string]any)
+	if wok && gok {
+		keys := map[string]bool{}
+		for k := range wm {
+			keys[k] = true
+		}
+		for k := range gm {
+			keys[k] = true
+		}
+		for _, k := range sortedKeys(keys) {
+			diffValues(b, path+"."+k, wm[k], gm[k])
+		}
+		return
+	}
+	wl, wok := w.([]any)
+	gl, gok := g.([]any)
+	if wok && gok && len(wl) == len(gl) {
+		for i := range wl {
+			diffValues(b, fmt.Sprintf("%s[%d]", path, i), wl[i], gl[i])
+		}
+		return
+	}
+	wb, _ := json.Marshal(w)
+	gb, _ := json.Marshal(g)
+	if !bytes.Equal(wb, gb) {
+		fmt.Fprintf(b, "\n  %s: want %s, got %s", strings.TrimPrefix(path, "."), cut(wb), cut(gb))
+	}
+}
+
+func cut(b []byte) string {
+	if len(b) > 300 {
+		return string(b[:300]) + "..."
+	}
+	return string(b)
 }

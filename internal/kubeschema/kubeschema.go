@@ -3,10 +3,9 @@ package kubeschema
 import (
 	_ "embed"
 	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
-	"sync"
+	"sync/atomic"
 )
 
 //go:embed schema.json
@@ -51,8 +50,6 @@ type Type struct {
 	// "duration", "quantity", "int-or-string", "raw", "array"; see docs/kubeschema.md), "" for
 	// an object.
 	JSON string `json:"json,omitempty"`
-	// Description is the OpenAPI description (what kubectl explain prints).
-	Description string `json:"description,omitempty"`
 	// MapType is the type's own x-kubernetes-map-type: "atomic" for the structs that
 	// server-side apply treats as one value (+structType=atomic: LabelSelector,
 	// ObjectReference, OwnerReference, ...), "" otherwise.
@@ -115,10 +112,8 @@ type Field struct {
 	DefaultKinds []string `json:"defaultKinds,omitempty"`
 	// Enum lists the values of a string field with a closed set (OpenAPI enum).
 	Enum []string `json:"enum,omitempty"`
-	// Description is the OpenAPI description.
-	Description string `json:"description,omitempty"`
 
-	typ   *Type
+	typ   atomic.Pointer[Type] // resolved by Type on first use
 	owner *Type
 }
 
@@ -137,121 +132,35 @@ type KindInfo struct {
 	Type, List *Type
 }
 
-type table struct {
-	Source string `json:"source"`
-	Kinds  []struct {
-		GroupVersionKind
-		Type     string `json:"type"`
-		ListType string `json:"listType"`
-	} `json:"kinds"`
-	Types []*Type `json:"types"`
-
-	byName map[string]*Type
-	kinds  []KindInfo
-}
-
-var load = sync.OnceValue(func() *table {
-	t, err := parse(schemaJSON)
-	if err != nil {
-		panic("kubeschema: the embedded table does not load: " + err.Error())
-	}
-	return t
-})
-
-func parse(b []byte) (*table, error) {
-	var t table
-	if err := json.Unmarshal(b, &t); err != nil {
-		return nil, err
-	}
-	t.byName = make(map[string]*Type, len(t.Types))
-	for _, ty := range t.Types {
-		t.byName[ty.Name] = ty
-		ty.byName = make(map[string]*Field, len(ty.Fields))
-		ty.byNumber = make(map[int]*Field, len(ty.Fields))
-	}
-	for _, ty := range t.Types {
-		for _, f := range ty.Fields {
-			f.owner = ty
-			if f.Kind == Message {
-				if f.typ = t.byName[f.TypeName]; f.typ == nil {
-					return nil, fmt.Errorf("%s.%s: unknown type %s", ty.Name, f.Name, f.TypeName)
-				}
-			}
-			if f.Number != 0 {
-				if ty.byNumber[f.Number] != nil {
-					return nil, fmt.Errorf("%s: field number %d twice", ty.Name, f.Number)
-				}
-				ty.byNumber[f.Number] = f
-			}
-		}
-	}
-	// JSON names, looking through inline fields (their names belong to the outer object).
-	var index func(ty, into *Type) error
-	index = func(ty, into *Type) error {
-		for _, f := range ty.Fields {
-			if f.Inline {
-				if err := index(f.typ, into); err != nil {
-					return err
-				}
-				continue
-			}
-			if f.NoJSON {
-				continue
-			}
-			if into.byName[f.Name] != nil {
-				return fmt.Errorf("%s: JSON name %q twice", into.Name, f.Name)
-			}
-			into.byName[f.Name] = f
-		}
-		return nil
-	}
-	for _, ty := range t.Types {
-		if err := index(ty, ty); err != nil {
-			return nil, err
-		}
-	}
-	for _, k := range t.Kinds {
-		ki := KindInfo{GroupVersionKind: k.GroupVersionKind, Type: t.byName[k.Type], List: t.byName[k.ListType]}
-		if ki.Type == nil || (k.ListType != "" && ki.List == nil) {
-			return nil, fmt.Errorf("kind %s: unknown type", k.Kind)
-		}
-		ki.Type.gvks = append(ki.Type.gvks, k.GroupVersionKind)
-		if ki.List != nil {
-			ki.List.gvks = append(ki.List.gvks, GroupVersionKind{k.Group, k.Version, k.Kind + "List"})
-		}
-		t.kinds = append(t.kinds, ki)
-	}
-	return &t, nil
-}
-
 // Source names the releases the table was generated from.
 func Source() string { return load().Source }
 
 // Lookup returns the type with an OpenAPI name, or nil.
-func Lookup(name string) *Type { return load().byName[name] }
+func Lookup(name string) *Type { return load().lookup(name) }
 
-// Types returns every type, sorted by name.
-func Types() []*Type { return load().Types }
+// Types returns every type, sorted by name (all of the table is decoded).
+func Types() []*Type { return load().all() }
 
-// Kinds returns the kinds of the table: the built-in kinds apitest serves, their
-// subresource kinds (autoscaling/v1 Scale, policy/v1 Eviction, v1 Binding,
-// authorization.k8s.io reviews) and the meta.k8s.io kinds of the protocol (Status,
+// Kinds returns the kinds of the table: the kinds of every resource and subresource the
+// pinned kube-apiserver serves (autoscaling/v1 Scale, policy/v1 Eviction, v1 Binding,
+// authentication.k8s.io TokenRequest...) and the meta.k8s.io kinds of the protocol (Status,
 // DeleteOptions, WatchEvent, PartialObjectMetadata, discovery lists). The kind with an
 // empty group and version and name "Unknown" is the protobuf envelope.
-func Kinds() []KindInfo { return load().kinds }
+func Kinds() []KindInfo { return load().kindInfos() }
 
 // ForKind returns the kind's types; ok is false if the table does not have the kind. A
 // list kind ("PodList") is found too: its Type is then the list type and List nil.
 func ForKind(group, version, kind string) (KindInfo, bool) {
-	for _, k := range load().kinds {
+	t := load()
+	for _, k := range t.Kinds {
 		if k.Group != group || k.Version != version {
 			continue
 		}
 		if k.Kind == kind {
-			return k, true
+			return KindInfo{GroupVersionKind: k.GroupVersionKind, Type: t.lookup(k.Type), List: t.lookup(k.ListType)}, true
 		}
-		if k.List != nil && k.Kind+"List" == kind {
-			return KindInfo{GroupVersionKind: GroupVersionKind{group, version, kind}, Type: k.List}, true
+		if k.ListType != "" && k.Kind+"List" == kind {
+			return KindInfo{GroupVersionKind: GroupVersionKind{group, version, kind}, Type: t.lookup(k.ListType)}, true
 		}
 	}
 	return KindInfo{}, false
@@ -281,8 +190,19 @@ func (t *Type) JSONFields() []*Field {
 // String returns the type's name.
 func (t *Type) String() string { return t.Name }
 
-// Type returns the message type of a Message field (nil otherwise).
-func (f *Field) Type() *Type { return f.typ }
+// Type returns the message type of a Message field (nil otherwise). The type is decoded on
+// first use.
+func (f *Field) Type() *Type {
+	if f.Kind != Message {
+		return nil
+	}
+	if t := f.typ.Load(); t != nil {
+		return t
+	}
+	t := load().lookup(f.TypeName)
+	f.typ.Store(t)
+	return t
+}
 
 // Owner returns the type the field belongs to.
 func (f *Field) Owner() *Type { return f.owner }
@@ -296,7 +216,7 @@ func (f *Field) GoType(elem bool) string {
 	case Bytes:
 		t = "[]uint8"
 	case Message:
-		t = shortGo(f.typ.Go)
+		t = shortGo(f.Type().Go)
 	default:
 		t = string(f.Kind)
 	}

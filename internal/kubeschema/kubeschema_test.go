@@ -2,6 +2,7 @@ package kubeschema
 
 import (
 	"slices"
+	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -109,5 +110,102 @@ func TestKinds(t *testing.T) {
 	}
 	if _, ok := ForKind("example.com", "v1", "Widget"); ok {
 		t.Error("ForKind found a custom kind")
+	}
+}
+
+func TestResources(t *testing.T) {
+	byKey := map[string]Resource{}
+	for _, r := range Resources() {
+		byKey[r.Group+"/"+r.Version+"/"+r.Resource] = r
+		if _, ok := ForKind(r.Group, r.Version, r.Kind); !ok && r.Group != "apiextensions.k8s.io" {
+			t.Errorf("%s/%s: no kind %s in the table", r.Group, r.Resource, r.Kind)
+		}
+	}
+	if len(byKey) < 60 {
+		t.Fatalf("%d resources", len(byKey))
+	}
+	pods := byKey["/v1/pods"]
+	if pods.Kind != "Pod" || !pods.Namespaced || !pods.Generation || pods.Names != "dns-subdomain" ||
+		!slices.Contains(pods.FieldLabels, "spec.nodeName") || pods.FieldLabelPaths["spec.host"] != "spec.nodeName" ||
+		pods.FieldLabelError != "field label not supported: {label}" || len(pods.Columns) != 9 {
+		t.Errorf("pods: %+v", pods)
+	}
+	if ns := byKey["/v1/namespaces"]; ns.Names != "dns-label" || ns.Namespaced || !slices.Contains(ns.ShortNames, "ns") {
+		t.Errorf("namespaces: %+v", ns)
+	}
+	if l := byKey["coordination.k8s.io/v1/leases"]; !l.CreateOnUpdate || l.Generation {
+		t.Errorf("leases: %+v", l)
+	}
+	if cr := byKey["rbac.authorization.k8s.io/v1/clusterroles"]; cr.Names != "path-segment" {
+		t.Errorf("clusterroles: names %q", cr.Names)
+	}
+	var scale *Subresource
+	for i, s := range byKey["apps/v1/deployments"].Subresources {
+		if s.Name == "scale" {
+			scale = &byKey["apps/v1/deployments"].Subresources[i]
+		}
+	}
+	if scale == nil || scale.Group != "autoscaling" || scale.Kind != "Scale" {
+		t.Errorf("deployments/scale: %+v", scale)
+	}
+	// The first version listed is the group's preferred.
+	var hpa []string
+	for _, r := range Resources() {
+		if r.Resource == "horizontalpodautoscalers" {
+			hpa = append(hpa, r.Version)
+		}
+	}
+	if !slices.Equal(hpa, []string{"v2", "v1"}) {
+		t.Errorf("horizontalpodautoscalers versions %v", hpa)
+	}
+}
+
+// TestLazyDecoding: a type looked up is decoded once; decoding everything afterwards gives
+// the same types, every message field resolving to a type of the table.
+func TestLazyDecoding(t *testing.T) {
+	pod := Lookup("io.k8s.api.core.v1.Pod")
+	if Lookup("io.k8s.api.core.v1.Pod") != pod || Lookup("io.k8s.nope.v1.Nope") != nil {
+		t.Fatal("lookup")
+	}
+	// Concurrent first uses of the same types (go test -race).
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			seen := map[*Type]bool{}
+			var walk func(*Type)
+			walk = func(ty *Type) {
+				if ty == nil || seen[ty] {
+					return
+				}
+				seen[ty] = true
+				for _, f := range ty.JSONFields() {
+					walk(f.Type())
+				}
+			}
+			walk(Lookup("io.k8s.api.apps.v1.StatefulSet"))
+		}()
+	}
+	wg.Wait()
+	all := Types()
+	if len(all) < 500 {
+		t.Fatalf("%d types", len(all))
+	}
+	for _, ty := range all {
+		if Lookup(ty.Name) != ty {
+			t.Errorf("%s decoded twice", ty.Name)
+		}
+		for _, f := range ty.Fields {
+			if f.Kind == Message && (f.Type() == nil || f.Type().Name != f.TypeName) {
+				t.Errorf("%s.%s: type %v", ty.Name, f.Name, f.Type())
+			}
+			if f.Owner() != ty {
+				t.Errorf("%s.%s: owner %v", ty.Name, f.Name, f.Owner())
+			}
+		}
+	}
+	if _, err := parse([]byte("{}")); err == nil {
+		t.Error("a table without types parses")
 	}
 }

@@ -71,7 +71,7 @@ func Decode(gvk meta.GroupVersionKind, obj map[string]any, fieldValidation strin
 		return nil, nil, st
 	}
 	applyDefaults(t, norm, kindKey(gvk))
-	derivedDefaults(groupKind(gvk), norm)
+	derivedDefaults(groupKind(gvk), t, norm)
 	return norm, warnings, nil
 }
 

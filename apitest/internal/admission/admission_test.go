@@ -132,18 +132,36 @@ func TestNamespaceLifecycle(t *testing.T) {
 }
 
 func TestObjectMeta(t *testing.T) {
-	if errs := ValidateObjectMeta(obj(t, `{"name":"a.b"}`), true); len(errs) != 1 || errs[0].Field != "metadata.name" {
+	if errs := ValidateObjectMeta(obj(t, `{"name":"a.b"}`), NamesLabel); len(errs) != 1 || errs[0].Field != "metadata.name" {
 		t.Errorf("a namespace's name is a label: %v", errs)
 	}
-	if errs := ValidateObjectMeta(obj(t, `{"name":"a.b","labels":{"ok":"v","bad key!":"v"},"finalizers":["x"]}`), false); len(errs) != 2 {
+	if errs := ValidateObjectMeta(obj(t, `{"name":"a.b","labels":{"ok":"v","bad key!":"v"},"finalizers":["x"]}`), NamesSubdomain); len(errs) != 2 {
 		t.Errorf("a bad label key and an unqualified finalizer: %v", errs)
+	}
+	// The rule of each kind's names (recorded from the kube-apiserver's answers).
+	for _, c := range []struct {
+		name, rule string
+		errs       int
+	}{
+		{"system:controller:x", NamesPathSegment, 0}, // cluster roles
+		{"a/b", NamesPathSegment, 1},
+		{"1abc", NamesLabel, 0},
+		{"1abc", Names1035Label, 1},
+		{"a:b", NamesSubdomain, 1},
+		{strings.Repeat("a", 64), NamesLabel, 1},
+		{strings.Repeat("a", 64) + ".", NamesLabel, 2}, // too long and not a label: both said
+		{"10.0.0.1", "", 0},                            // a rule of the kind's own: a path segment at least
+	} {
+		if errs := ValidateObjectMeta(map[string]any{"name": c.name}, c.rule); len(errs) != c.errs {
+			t.Errorf("%q by %q: %v", c.name, c.rule, errs)
+		}
 	}
 	old := obj(t, `{"name":"a","finalizers":["example.com/f"]}`)
 	upd := obj(t, `{"name":"a","finalizers":["example.com/f","example.com/g"]}`)
-	if errs := ValidateObjectMetaUpdate(upd, old, true, false); len(errs) != 1 || errs[0].Type != "FieldValueForbidden" {
+	if errs := ValidateObjectMetaUpdate(upd, old, true, NamesSubdomain); len(errs) != 1 || errs[0].Type != "FieldValueForbidden" {
 		t.Errorf("no new finalizers while deleting: %v", errs)
 	}
-	if errs := ValidateObjectMetaUpdate(upd, old, false, false); len(errs) != 0 {
+	if errs := ValidateObjectMetaUpdate(upd, old, false, NamesSubdomain); len(errs) != 0 {
 		t.Errorf("new finalizers before the deletion are fine: %v", errs)
 	}
 }

@@ -81,8 +81,9 @@ func unset(f *kubeschema.Field, v any) bool {
 
 // derivedDefaults are the defaults of k8s.io/kubernetes pkg/apis/*/v1 that are not
 // constants.
-func derivedDefaults(gk string, obj map[string]any) {
+func derivedDefaults(gk string, t *kubeschema.Type, obj map[string]any) {
 	kind := gk
+	kindDefaults(gk, obj)
 	if kind == "/Namespace" {
 		// SetDefaults_Namespace: the name label.
 		meta := jsonobj.Meta(obj)
@@ -113,7 +114,7 @@ func derivedDefaults(gk string, obj map[string]any) {
 			}
 		}
 	}
-	forEachPodSpec(obj, func(spec map[string]any) {
+	forEachPodSpec(t, obj, func(spec map[string]any) {
 		for _, list := range []string{"containers", "initContainers", "ephemeralContainers"} {
 			for _, c := range jsonobj.ListAt(spec, list) {
 				cm := jsonobj.Map(c)
@@ -163,21 +164,25 @@ func derivedDefaults(gk string, obj map[string]any) {
 	}
 }
 
-// forEachPodSpec calls fn with every pod spec of a built-in object (pods, pod templates,
-// deployments, replica sets).
-func forEachPodSpec(obj map[string]any, fn func(spec map[string]any)) {
-	switch obj["kind"] {
-	case "Pod":
-		if spec := jsonobj.Map(obj["spec"]); spec != nil {
-			fn(spec)
+// podSpecType is the type of every pod spec, wherever a kind holds one.
+const podSpecType = "io.k8s.api.core.v1.PodSpec"
+
+// forEachPodSpec calls fn with every pod spec of obj, an object of type t: a pod's, a
+// template's, a cron job's job template's. The schema says where they are.
+func forEachPodSpec(t *kubeschema.Type, obj map[string]any, fn func(spec map[string]any)) {
+	if t == nil || obj == nil || t.JSON != "" {
+		return
+	}
+	if t.Name == podSpecType {
+		fn(obj)
+		return
+	}
+	for _, f := range t.JSONFields() {
+		if f.Kind != kubeschema.Message || f.Repeated || f.MapKey != "" {
+			continue
 		}
-	case "PodTemplate":
-		if spec := jsonobj.Map(jsonobj.Map(obj["template"])["spec"]); spec != nil {
-			fn(spec)
-		}
-	case "Deployment", "ReplicaSet":
-		if spec := jsonobj.Map(jsonobj.Map(jsonobj.Map(obj["spec"])["template"])["spec"]); spec != nil {
-			fn(spec)
+		if m, ok := obj[f.Name].(map[string]any); ok {
+			forEachPodSpec(f.Type(), m, fn)
 		}
 	}
 }

@@ -15,26 +15,64 @@ import (
 var (
 	subdomainRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 	labelRE     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	label1035RE = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+)
+
+// The rules of names (kubeschema.Resource.Names).
+const (
+	NamesSubdomain   = "dns-subdomain"
+	NamesLabel       = "dns-label"
+	Names1035Label   = "dns-1035-label"
+	NamesPathSegment = "path-segment"
 )
 
 const (
 	subdomainMsg = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
 	labelMsg     = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+	label1035Msg = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
 )
 
-// ValidateObjectMeta validates the metadata of an object being created or updated, as
-// the generic registry does for every kind: the name (a DNS-1123 label when nameIsLabel,
-// as for namespaces, else a subdomain), the labels and the finalizers.
-func ValidateObjectMeta(meta map[string]any, nameIsLabel bool) []apierr.FieldError {
-	var errs []apierr.FieldError
-	name := jsonobj.Str(meta, "name")
-	if nameIsLabel {
-		if len(name) > 63 || !labelRE.MatchString(name) {
-			errs = append(errs, apierr.InvalidValue("metadata.name", name, labelMsg))
-		}
-	} else if len(name) > 253 || !subdomainRE.MatchString(name) {
-		errs = append(errs, apierr.InvalidValue("metadata.name", name, subdomainMsg))
+// nameErrors validates a name by rule; a rule of the kind's own (""), which apitest does
+// not know, is checked as a path segment, the least every name must be.
+func nameErrors(name, rule string) []apierr.FieldError {
+	invalid := func(msg string) []apierr.FieldError {
+		return []apierr.FieldError{apierr.InvalidValue("metadata.name", name, msg)}
 	}
+	var errs []apierr.FieldError
+	check := func(max int, re *regexp.Regexp, msg string) {
+		// As k8s.io/apimachinery's validation: the length, then the form, both reported.
+		if len(name) > max {
+			errs = append(errs, invalid(fmt.Sprintf("must be no more than %d characters", max))...)
+		}
+		if !re.MatchString(name) {
+			errs = append(errs, invalid(msg)...)
+		}
+	}
+	switch rule {
+	case NamesSubdomain:
+		check(253, subdomainRE, subdomainMsg)
+	case NamesLabel:
+		check(63, labelRE, labelMsg)
+	case Names1035Label:
+		check(63, label1035RE, label1035Msg)
+	default:
+		if name == "." || name == ".." {
+			errs = append(errs, invalid(fmt.Sprintf("may not be '%s'", name))...)
+		}
+		for _, bad := range []string{"/", "%"} {
+			if strings.Contains(name, bad) {
+				errs = append(errs, invalid(fmt.Sprintf("may not contain '%s'", bad))...)
+			}
+		}
+	}
+	return errs
+}
+
+// ValidateObjectMeta validates the metadata of an object being created or updated, as
+// the generic registry does for every kind: the name by the kind's rule (names: one of
+// the Names constants), the labels and the finalizers.
+func ValidateObjectMeta(meta map[string]any, names string) []apierr.FieldError {
+	errs := nameErrors(jsonobj.Str(meta, "name"), names)
 	if l, ok := meta["labels"].(map[string]any); ok {
 		for k, v := range l {
 			s, isStr := v.(string)
@@ -57,7 +95,7 @@ func ValidateObjectMeta(meta map[string]any, nameIsLabel bool) []apierr.FieldErr
 
 // ValidateObjectMetaUpdate is ValidateObjectMeta for an update of an object whose stored
 // metadata is old: an object being deleted (deleting) takes no new finalizers.
-func ValidateObjectMetaUpdate(meta, old map[string]any, deleting, nameIsLabel bool) []apierr.FieldError {
+func ValidateObjectMetaUpdate(meta, old map[string]any, deleting bool, names string) []apierr.FieldError {
 	var errs []apierr.FieldError
 	if deleting {
 		oldF := map[string]bool{}
@@ -75,5 +113,5 @@ func ValidateObjectMetaUpdate(meta, old map[string]any, deleting, nameIsLabel bo
 				fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %#v", added)))
 		}
 	}
-	return append(errs, ValidateObjectMeta(meta, nameIsLabel)...)
+	return append(errs, ValidateObjectMeta(meta, names)...)
 }

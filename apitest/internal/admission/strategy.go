@@ -14,6 +14,7 @@ import (
 // prepareForCreate is the registry strategy's PrepareForCreate plus the default
 // admission plugins' mutations (DefaultTolerationSeconds, Priority).
 func (c *Chain) prepareForCreate(gk string, obj map[string]any) {
+	prepareKind(gk, obj)
 	switch gk {
 	case "/Pod":
 		obj["status"] = map[string]any{"phase": "Pending", "qosClass": qosClass(jsonobj.Map(obj["spec"]))}
@@ -69,6 +70,7 @@ func mergeStringData(obj map[string]any) {
 
 // prepareForUpdate keeps what an update may not change.
 func (c *Chain) prepareForUpdate(gk string, obj, old map[string]any) {
+	prepareKindUpdate(gk, obj, old)
 	switch gk {
 	case "/Service":
 		c.allocateService(obj, old)

@@ -37,6 +37,8 @@ func validate(gk string, t *kubeschema.Type, obj, old map[string]any) []apierr.F
 			errs = append(errs, requiredFields(f.Type(), jsonobj.Map(obj[root]), root)...)
 		}
 	}
+	errs = append(errs, validateImmutable(kind, obj, old)...)
+	errs = append(errs, validateKindName(kind, obj)...)
 	switch kind {
 	case "/Pod":
 		errs = append(errs, validatePodSpec(jsonobj.Map(obj["spec"]), "spec")...)

@@ -104,3 +104,27 @@ func Equal(a, b any) bool {
 	json.Unmarshal(bb, &y)
 	return reflect.DeepEqual(x, y)
 }
+
+// DeepCopy copies a JSON value: maps and lists are copied, scalars shared.
+func DeepCopy(m map[string]any) map[string]any {
+	out, _ := deepCopy(m).(map[string]any)
+	return out
+}
+
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = deepCopy(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = deepCopy(e)
+		}
+		return out
+	}
+	return v
+}

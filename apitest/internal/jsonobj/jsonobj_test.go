@@ -60,3 +60,20 @@ func TestDecodeNull(t *testing.T) {
 		t.Fatal("a list is not an object: want an error")
 	}
 }
+
+func TestDeepCopy(t *testing.T) {
+	m, _ := Decode([]byte(`{"a":{"b":[1,{"c":"d"}]},"e":"f"}`))
+	c := DeepCopy(m)
+	c["a"].(map[string]any)["b"].([]any)[1].(map[string]any)["c"] = "x"
+	if !Equal(m, mustDecode(t, `{"a":{"b":[1,{"c":"d"}]},"e":"f"}`)) || Equal(m, c) {
+		t.Errorf("the copy shares: %v %v", m, c)
+	}
+}
+
+func mustDecode(t *testing.T, s string) map[string]any {
+	m, err := Decode([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}

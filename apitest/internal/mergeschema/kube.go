@@ -8,43 +8,45 @@ import (
 	"github.com/informerkit/informerkit/internal/kubeschema"
 )
 
-// kubeTypes holds the Types of every kubeschema type, built once: each Struct node is
-// shared by every field of its type, so the graph is as small as the table.
-var kubeTypes = sync.OnceValue(func() map[*kubeschema.Type]*Node {
-	nodes := map[*kubeschema.Type]*Node{}
-	for _, t := range kubeschema.Types() {
-		if t.JSON != "" {
-			continue
-		}
-		nodes[t] = &Node{What: Struct, IsAtomic: t.MapType == "atomic", Fields: map[string]Field{}}
+// kubeNodes holds the Types of the kubeschema types asked for so far, and of the types
+// they hold: each Struct node is shared by every field of its type, so the graph is as
+// small as the part of the table in use (a kind's types are built on its first use).
+var (
+	kubeMu    sync.Mutex
+	kubeNodes = map[*kubeschema.Type]*Node{}
+)
+
+// kubeNode returns the node of a struct type, building it and the nodes of its fields'
+// types once. kubeMu held.
+func kubeNode(t *kubeschema.Type) *Node {
+	if n := kubeNodes[t]; n != nil {
+		return n
 	}
-	for t, n := range nodes {
-		for _, f := range t.JSONFields() {
-			n.Fields[f.Name] = kubeField(f, nodes)
-		}
-		if len(t.GroupVersionKinds()) > 0 {
-			// The table's messages carry no TypeMeta (the protobuf envelope does); the
-			// objects' JSON has it.
-			n.Fields["apiVersion"] = Field{Type: StringType}
-			n.Fields["kind"] = Field{Type: StringType}
-		}
+	n := &Node{What: Struct, IsAtomic: t.MapType == "atomic", Fields: map[string]Field{}}
+	kubeNodes[t] = n
+	for _, f := range t.JSONFields() {
+		n.Fields[f.Name] = kubeField(f)
 	}
-	return nodes
-})
+	if len(t.GroupVersionKinds()) > 0 {
+		// The table's messages carry no TypeMeta (the protobuf envelope does); the
+		// objects' JSON has it.
+		n.Fields["apiVersion"] = Field{Type: StringType}
+		n.Fields["kind"] = Field{Type: StringType}
+	}
+	return n
+}
 
 // verbs is a named list of strings (metav1.Verbs), atomic for apply.
 var verbs = &Node{What: List, IsAtomic: true, Element: ScalarType}
 
-func kubeValue(t *kubeschema.Type, nodes map[*kubeschema.Type]*Node) Type {
+func kubeValue(t *kubeschema.Type) Type {
 	switch t.JSON {
 	case "":
-		if n := nodes[t]; n != nil {
-			return n
-		}
-		return nil
+		return kubeNode(t)
 	case "raw":
-		// RawExtension and FieldsV1: any JSON.
-		return Untyped
+		// RawExtension and FieldsV1: any JSON, one value for apply (a ControllerRevision's
+		// data is owned as a whole, as on the kube-apiserver).
+		return ScalarType
 	case "array":
 		return verbs
 	case "time", "microtime", "duration":
@@ -66,10 +68,10 @@ func kubeScalar(k kubeschema.Kind) Type {
 	return ScalarType
 }
 
-func kubeField(f *kubeschema.Field, nodes map[*kubeschema.Type]*Node) Field {
+func kubeField(f *kubeschema.Field) Field {
 	v := kubeScalar(f.Kind)
 	if f.Kind == kubeschema.Message {
-		v = kubeValue(f.Type(), nodes)
+		v = kubeValue(f.Type())
 	}
 	out := Field{PatchStrategy: f.PatchStrategy, PatchMergeKey: f.PatchMergeKey}
 	switch {
@@ -106,10 +108,9 @@ func ForKubeType(t *kubeschema.Type) Type {
 	if t == nil {
 		return nil
 	}
-	if n := kubeTypes()[t]; n != nil {
-		return n
-	}
-	return kubeValue(t, nil)
+	kubeMu.Lock()
+	defer kubeMu.Unlock()
+	return kubeValue(t)
 }
 
 // ObjectMeta is the type of every object's metadata.

@@ -1,8 +1,10 @@
 // Package printers renders objects as the meta.k8s.io/v1 Table that `kubectl get` asks for
 // (Accept: application/json;as=Table;g=meta.k8s.io;v=v1), with the kube-apiserver's
-// columns for each built-in kind: its printers' cells, computed on the objects' JSON form,
-// always "wide" (kubectl hides the priority-1 columns unless -o wide). Kinds without a
-// printer, and custom resources (Options.Generic), get Name and Age.
+// columns for each built-in kind (their definitions from kubeschema's table, recorded from
+// the real server) and its printers' cells, computed on the objects' JSON form, always
+// "wide" (kubectl hides the priority-1 columns unless -o wide). A kind with a column
+// apitest has no cell for gets Name and Age, as custom resources without printer columns
+// do (Options.Generic).
 package printers
 
 import (
@@ -32,12 +34,13 @@ type Options struct {
 // Table renders objs, objects of group ("" for the core group) and kind in their JSON
 // form, as a Table whose metadata is lm. The objects are not modified.
 func Table(group, kind string, objs []map[string]any, lm meta.ListMeta, o Options) map[string]any {
-	cols := tableColumns[group+"/"+kind]
+	var cols []column
+	var extra []cellFunc
 	switch {
 	case o.Generic:
 		cols = customColumns(o.Columns)
-	case cols == nil:
-		cols = []column{nameColumn(), ageColumn()}
+	default:
+		cols, extra = builtinColumns(group, kind)
 	}
 	now := o.Now
 	if now.IsZero() {
@@ -45,9 +48,12 @@ func Table(group, kind string, objs []map[string]any, lm meta.ListMeta, o Option
 	}
 	rows := make([]map[string]any, 0, len(objs))
 	for _, m := range objs {
-		cells := make([]any, len(cols))
+		cells := make([]any, len(cols), len(cols)+len(extra))
 		for i, c := range cols {
 			cells[i] = c.cell(m, now)
+		}
+		for _, c := range extra {
+			cells = append(cells, c(m, now))
 		}
 		row := map[string]any{"cells": cells}
 		switch o.IncludeObject {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -104,5 +105,31 @@ func TestCompletedPodRowCondition(t *testing.T) {
 	conds, _ := row["conditions"].([]any)
 	if len(conds) != 1 || conds[0].(map[string]any)["reason"] != "Succeeded" {
 		t.Fatalf("a completed pod's row carries the Completed condition: %v", row)
+	}
+}
+
+// TestEveryBuiltinKindHasItsColumns: every built-in resource's Table has the
+// kube-apiserver's columns (recorded in kubeschema's table), apitest computing every cell:
+// no kind falls back to Name and Age.
+func TestEveryBuiltinKindHasItsColumns(t *testing.T) {
+	n := 0
+	for _, r := range kubeschema.Resources() {
+		if r.Columns == nil {
+			continue
+		}
+		n++
+		cols, _ := builtinColumns(r.Group, r.Kind)
+		if len(cols) != len(r.Columns) {
+			t.Errorf("%s/%s: %d columns, the kube-apiserver has %d", r.Group, r.Resource, len(cols), len(r.Columns))
+			continue
+		}
+		for i, c := range cols {
+			if c.name != r.Columns[i].Name || c.typ != r.Columns[i].Type {
+				t.Errorf("%s/%s column %d: %q %q, want %q %q", r.Group, r.Resource, i, c.name, c.typ, r.Columns[i].Name, r.Columns[i].Type)
+			}
+		}
+	}
+	if n < 60 {
+		t.Errorf("only %d resources with columns", n)
 	}
 }

@@ -7,6 +7,7 @@
 package selector
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,18 +17,34 @@ import (
 type Requirement struct {
 	Field, Value string
 	Not          bool
+	// Path is the JSON path the field selects (Field unless the kind maps it).
+	Path string
 }
 
 // Fields is a parsed field selector, its terms ANDed; the empty selector matches
 // everything.
 type Fields []Requirement
 
+// Labels are the field selectors a kind takes beyond metadata.name and metadata.namespace.
+type Labels struct {
+	// Extra are the labels.
+	Extra []string
+	// Paths maps a label that is not the JSON path it selects to that path.
+	Paths map[string]string
+	// Refusal words the refusal of another label by a kind with a field label conversion
+	// of its own ("{label}" is the label: "field label not supported: {label}"); empty for
+	// the generic "is not a known field selector: only ...".
+	Refusal string
+}
+
+// RefusalNotSupported is the refusal of the core kinds' and custom resources' field label
+// conversions.
+const RefusalNotSupported = "field label not supported: {label}"
+
 // ParseFields parses "f=v", "f==v" and "f!=v" terms joined by commas (a backslash escapes
-// the next character). Fields other than metadata.name, metadata.namespace and extra are
-// refused as the kube-apiserver refuses them: "field label not supported" for kinds with a
-// field label conversion of their own (converted: pods, secrets, events, ...), "not a known
-// field selector" for the others.
-func ParseFields(s string, extra []string, converted bool) (Fields, error) {
+// the next character). Fields other than metadata.name, metadata.namespace and l.Extra are
+// refused as the kube-apiserver refuses them.
+func ParseFields(s string, l Labels) (Fields, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
 	}
@@ -44,15 +61,19 @@ func ParseFields(s string, extra []string, converted bool) (Fields, error) {
 		}
 		r.Field = strings.TrimSpace(r.Field)
 		r.Value = unescape(r.Value)
-		if r.Field != "metadata.name" && r.Field != "metadata.namespace" && !contains(extra, r.Field) {
-			if converted {
-				return nil, fmt.Errorf("field label not supported: %s", r.Field)
+		if r.Field != "metadata.name" && r.Field != "metadata.namespace" && !contains(l.Extra, r.Field) {
+			if l.Refusal != "" {
+				return nil, errors.New(strings.ReplaceAll(l.Refusal, "{label}", r.Field))
 			}
 			known := []string{`"metadata.name"`, `"metadata.namespace"`}
-			for _, f := range extra {
+			for _, f := range l.Extra {
 				known = append(known, strconv.Quote(f))
 			}
 			return nil, fmt.Errorf("%q is not a known field selector: only %s", r.Field, strings.Join(known, ", "))
+		}
+		r.Path = r.Field
+		if p, ok := l.Paths[r.Field]; ok {
+			r.Path = p
 		}
 		sel = append(sel, r)
 	}
@@ -114,7 +135,11 @@ func (s Fields) Matches(name, namespace string, object func() map[string]any) bo
 			if obj == nil {
 				obj = object()
 			}
-			v = FieldValue(obj, r.Field)
+			path := r.Path
+			if path == "" {
+				path = r.Field
+			}
+			v = FieldValue(obj, path)
 		}
 		if (v == r.Value) == r.Not {
 			return false

@@ -8,20 +8,23 @@ import (
 )
 
 func TestParseFieldsRefusesUnknownFields(t *testing.T) {
-	if _, err := ParseFields("spec.nodeName=a", nil, true); err == nil || err.Error() != "field label not supported: spec.nodeName" {
+	if _, err := ParseFields("spec.nodeName=a", Labels{Refusal: RefusalNotSupported}); err == nil || err.Error() != "field label not supported: spec.nodeName" {
 		t.Errorf("converted kind: got %v", err)
 	}
-	_, err := ParseFields("spec.x=a", []string{"spec.type"}, false)
+	if _, err := ParseFields("spec.x=a", Labels{Refusal: `field label "{label}" not supported for Job`}); err == nil || err.Error() != `field label "spec.x" not supported for Job` {
+		t.Errorf("the refusal's own words: got %v", err)
+	}
+	_, err := ParseFields("spec.x=a", Labels{Extra: []string{"spec.type"}})
 	if err == nil || !strings.Contains(err.Error(), `"spec.x" is not a known field selector: only "metadata.name", "metadata.namespace", "spec.type"`) {
 		t.Errorf("other kind: got %v", err)
 	}
-	if _, err := ParseFields("name", nil, false); err == nil {
+	if _, err := ParseFields("name", Labels{}); err == nil {
 		t.Error("a term without an operator must fail")
 	}
 }
 
 func TestFieldsMatch(t *testing.T) {
-	obj, _ := jsonobj.Decode([]byte(`{"spec":{"nodeName":"n1","replicas":2},"source":{"component":"kubelet"}}`))
+	obj, _ := jsonobj.Decode([]byte(`{"spec":{"nodeName":"n1","replicas":2},"source":{"component":"kubelet"},"status":{"succeeded":1}}`))
 	decoded := 0
 	object := func() map[string]any { decoded++; return obj }
 	for _, c := range []struct {
@@ -35,9 +38,11 @@ func TestFieldsMatch(t *testing.T) {
 		{"spec.nodeName=n2", false},
 		{"spec.replicas=2", true},
 		{"source=kubelet", true},
+		{"status.successful=1", true}, // a label selecting another path (jobs)
+		{"status.successful=2", false},
 		{`metadata.name=a\,b`, false}, // an escaped comma is part of the value
 	} {
-		sel, err := ParseFields(c.sel, []string{"spec.nodeName", "spec.replicas", "source"}, false)
+		sel, err := ParseFields(c.sel, Labels{Extra: []string{"spec.nodeName", "spec.replicas", "source", "status.successful"}, Paths: map[string]string{"status.successful": "status.succeeded"}})
 		if err != nil {
 			t.Fatalf("%q: %v", c.sel, err)
 		}
@@ -46,7 +51,7 @@ func TestFieldsMatch(t *testing.T) {
 		}
 	}
 	decoded = 0
-	sel, _ := ParseFields("metadata.name=a,metadata.namespace=ns", nil, false)
+	sel, _ := ParseFields("metadata.name=a,metadata.namespace=ns", Labels{})
 	sel.Matches("a", "ns", object)
 	if decoded != 0 {
 		t.Error("selecting by name and namespace must not decode the object")

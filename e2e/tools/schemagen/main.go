@@ -35,27 +35,11 @@ import (
 	"strconv"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/validation/spec"
-	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	generatedopenapi "k8s.io/kubernetes/pkg/generated/openapi"
-
-	_ "k8s.io/kubernetes/pkg/apis/apps/install"
-	_ "k8s.io/kubernetes/pkg/apis/authorization/install"
-	_ "k8s.io/kubernetes/pkg/apis/autoscaling/install"
-	_ "k8s.io/kubernetes/pkg/apis/coordination/install"
-	_ "k8s.io/kubernetes/pkg/apis/core/install"
-	_ "k8s.io/kubernetes/pkg/apis/events/install"
-	_ "k8s.io/kubernetes/pkg/apis/policy/install"
 )
 
 // root is one kind of the table: a kind apitest serves (with its list kind), a subresource
@@ -63,36 +47,21 @@ import (
 type root struct {
 	group, version, kind string
 	obj, list            any
-	// defaults: run the kube-apiserver's defaulting on a skeleton of this kind.
+	// defaults: run the kube-apiserver's defaulting (scheme's) on a skeleton of this kind.
 	defaults bool
+	scheme   *runtime.Scheme
 }
 
-var roots = []root{
-	{"", "v1", "Namespace", corev1.Namespace{}, corev1.NamespaceList{}, true},
-	{"", "v1", "ConfigMap", corev1.ConfigMap{}, corev1.ConfigMapList{}, true},
-	{"", "v1", "Node", corev1.Node{}, corev1.NodeList{}, true},
-	{"", "v1", "Secret", corev1.Secret{}, corev1.SecretList{}, true},
-	{"", "v1", "Pod", corev1.Pod{}, corev1.PodList{}, true},
-	{"", "v1", "PodTemplate", corev1.PodTemplate{}, corev1.PodTemplateList{}, true},
-	{"", "v1", "Service", corev1.Service{}, corev1.ServiceList{}, true},
-	{"", "v1", "Event", corev1.Event{}, corev1.EventList{}, true},
-	{"", "v1", "Binding", corev1.Binding{}, nil, true},
-	{"apps", "v1", "Deployment", appsv1.Deployment{}, appsv1.DeploymentList{}, true},
-	{"apps", "v1", "ReplicaSet", appsv1.ReplicaSet{}, appsv1.ReplicaSetList{}, true},
-	{"coordination.k8s.io", "v1", "Lease", coordinationv1.Lease{}, coordinationv1.LeaseList{}, true},
-	{"events.k8s.io", "v1", "Event", eventsv1.Event{}, eventsv1.EventList{}, true},
-	{"autoscaling", "v1", "Scale", autoscalingv1.Scale{}, nil, true},
-	{"policy", "v1", "Eviction", policyv1.Eviction{}, nil, true},
-	{"authorization.k8s.io", "v1", "SelfSubjectAccessReview", authorizationv1.SelfSubjectAccessReview{}, nil, true},
-	{"authorization.k8s.io", "v1", "SelfSubjectRulesReview", authorizationv1.SelfSubjectRulesReview{}, nil, true},
-	{"meta.k8s.io", "v1", "Status", metav1.Status{}, nil, false},
-	{"meta.k8s.io", "v1", "DeleteOptions", metav1.DeleteOptions{}, nil, false},
-	{"meta.k8s.io", "v1", "WatchEvent", metav1.WatchEvent{}, nil, false},
-	{"meta.k8s.io", "v1", "PartialObjectMetadata", metav1.PartialObjectMetadata{}, metav1.PartialObjectMetadataList{}, false},
-	{"meta.k8s.io", "v1", "APIResourceList", metav1.APIResourceList{}, nil, false},
-	{"meta.k8s.io", "v1", "APIGroupList", metav1.APIGroupList{}, nil, false},
-	{"meta.k8s.io", "v1", "APIVersions", metav1.APIVersions{}, nil, false},
-	{"", "", "Unknown", runtime.Unknown{}, nil, false},
+// protocolRoots are the kinds of the wire protocol, after the served ones (roots.go).
+var protocolRoots = []root{
+	{"meta.k8s.io", "v1", "Status", metav1.Status{}, nil, false, nil},
+	{"meta.k8s.io", "v1", "DeleteOptions", metav1.DeleteOptions{}, nil, false, nil},
+	{"meta.k8s.io", "v1", "WatchEvent", metav1.WatchEvent{}, nil, false, nil},
+	{"meta.k8s.io", "v1", "PartialObjectMetadata", metav1.PartialObjectMetadata{}, metav1.PartialObjectMetadataList{}, false, nil},
+	{"meta.k8s.io", "v1", "APIResourceList", metav1.APIResourceList{}, nil, false, nil},
+	{"meta.k8s.io", "v1", "APIGroupList", metav1.APIGroupList{}, nil, false, nil},
+	{"meta.k8s.io", "v1", "APIVersions", metav1.APIVersions{}, nil, false, nil},
+	{"", "", "Unknown", runtime.Unknown{}, nil, false, nil},
 }
 
 // special lists the types that marshal themselves, by name, with the JSON form the table
@@ -111,25 +80,31 @@ var special = map[string]string{
 // copy them): they are not constants, so the table leaves them out and apitest computes
 // them in code. Each entry says why.
 var derived = map[string]string{
-	"io.k8s.api.core.v1.Container.imagePullPolicy":                 "Always for an image tagged :latest (or untagged), IfNotPresent otherwise",
-	"io.k8s.api.core.v1.EphemeralContainer.imagePullPolicy":        "as Container",
-	"io.k8s.api.core.v1.ResourceRequirements.requests":             "copied from limits, in pods only",
-	"io.k8s.api.core.v1.ServicePort.targetPort":                    "copied from port",
-	"io.k8s.api.core.v1.ContainerPort.hostPort":                    "copied from containerPort with hostNetwork",
-	"io.k8s.api.core.v1.Namespace.metadata":                        "the label kubernetes.io/metadata.name=<name>",
-	"io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta.labels":       "the namespace name label",
-	"io.k8s.api.core.v1.ServiceSpec.sessionAffinityConfig":         "only with sessionAffinity ClientIP",
-	"io.k8s.api.core.v1.ServiceSpec.externalTrafficPolicy":         "only for NodePort and LoadBalancer services",
-	"io.k8s.api.core.v1.ServiceSpec.internalTrafficPolicy":         "only for ClusterIP, NodePort and LoadBalancer services",
-	"io.k8s.api.core.v1.ServiceSpec.allocateLoadBalancerNodePorts": "only for LoadBalancer services",
-	"io.k8s.api.core.v1.LoadBalancerIngress.ipMode":                "only for LoadBalancer services with an ingress IP",
-	"io.k8s.api.core.v1.Volume.emptyDir":                           "only when the volume names no source",
-	"io.k8s.api.core.v1.VolumeSource.emptyDir":                     "only when the volume names no source",
-	"io.k8s.api.core.v1.ImageVolumeSource.pullPolicy":              "as Container.imagePullPolicy, from the reference",
-	"io.k8s.api.apps.v1.DeploymentStrategy.rollingUpdate":          "only with type RollingUpdate",
-	"io.k8s.api.apps.v1.RollingUpdateDeployment.maxUnavailable":    "only with type RollingUpdate",
-	"io.k8s.api.apps.v1.RollingUpdateDeployment.maxSurge":          "only with type RollingUpdate",
-	"io.k8s.api.core.v1.PodSpec.hostNetwork":                       "not a default",
+	"io.k8s.api.core.v1.Container.imagePullPolicy":                         "Always for an image tagged :latest (or untagged), IfNotPresent otherwise",
+	"io.k8s.api.core.v1.EphemeralContainer.imagePullPolicy":                "as Container",
+	"io.k8s.api.core.v1.ResourceRequirements.requests":                     "copied from limits, in pods only",
+	"io.k8s.api.core.v1.ServicePort.targetPort":                            "copied from port",
+	"io.k8s.api.core.v1.ContainerPort.hostPort":                            "copied from containerPort with hostNetwork",
+	"io.k8s.api.core.v1.Namespace.metadata":                                "the label kubernetes.io/metadata.name=<name>",
+	"io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta.labels":               "the namespace name label",
+	"io.k8s.api.core.v1.ServiceSpec.sessionAffinityConfig":                 "only with sessionAffinity ClientIP",
+	"io.k8s.api.core.v1.ServiceSpec.externalTrafficPolicy":                 "only for NodePort and LoadBalancer services",
+	"io.k8s.api.core.v1.ServiceSpec.internalTrafficPolicy":                 "only for ClusterIP, NodePort and LoadBalancer services",
+	"io.k8s.api.core.v1.ServiceSpec.allocateLoadBalancerNodePorts":         "only for LoadBalancer services",
+	"io.k8s.api.core.v1.LoadBalancerIngress.ipMode":                        "only for LoadBalancer services with an ingress IP",
+	"io.k8s.api.core.v1.Volume.emptyDir":                                   "only when the volume names no source",
+	"io.k8s.api.core.v1.VolumeSource.emptyDir":                             "only when the volume names no source",
+	"io.k8s.api.core.v1.ImageVolumeSource.pullPolicy":                      "as Container.imagePullPolicy, from the reference",
+	"io.k8s.api.apps.v1.DeploymentStrategy.rollingUpdate":                  "only with type RollingUpdate",
+	"io.k8s.api.apps.v1.RollingUpdateDeployment.maxUnavailable":            "only with type RollingUpdate",
+	"io.k8s.api.apps.v1.RollingUpdateDeployment.maxSurge":                  "only with type RollingUpdate",
+	"io.k8s.api.core.v1.PodSpec.hostNetwork":                               "not a default",
+	"io.k8s.api.batch.v1.JobSpec.podReplacementPolicy":                     "Failed with a podFailurePolicy, TerminatingOrFailed without",
+	"io.k8s.api.autoscaling.v2.HPAScalingRules.policies":                   "scaleUp's and scaleDown's differ",
+	"io.k8s.api.autoscaling.v2.HPAScalingRules.stabilizationWindowSeconds": "scaleUp's and scaleDown's differ",
+	"io.k8s.api.core.v1.EphemeralContainerCommon.imagePullPolicy":          "as Container",
+	"io.k8s.api.networking.v1.NetworkPolicySpec.policyTypes":               "Ingress, and Egress with egress rules",
+	"io.k8s.api.resource.v1.DeviceTaint.timeAdded":                         "the time of the write",
 }
 
 // conditional are defaults the skeleton run cannot see (they apply only when a field is
@@ -142,25 +117,36 @@ var conditional = map[string]struct{ value, when string }{
 	"io.k8s.api.core.v1.ServiceSpec.internalTrafficPolicy":         {`"Cluster"`, "type=ClusterIP|NodePort|LoadBalancer"},
 	"io.k8s.api.core.v1.ServiceSpec.externalTrafficPolicy":         {`"Cluster"`, "type=NodePort|LoadBalancer"},
 	"io.k8s.api.core.v1.ServiceSpec.allocateLoadBalancerNodePorts": {`true`, "type=LoadBalancer"},
+	"io.k8s.api.rbac.v1.Subject.apiGroup":                          {`"rbac.authorization.k8s.io"`, "kind=User|Group"},
 }
 
 func main() {
 	out := flag.String("o", "../../internal/kubeschema/schema.json", "output file")
 	stubsOut := flag.String("stubs", "../../testdata/kube-apiserver/stubs.json", "the stubs' output file")
+	served := flag.String("served", "../../testdata/kube-apiserver/served.json", "the recording of the kube-apiserver's resources")
 	check := flag.Bool("check", false, "compare with the output files instead of writing them")
 	flag.Parse()
-	if err := run(*out, *stubsOut, *check); err != nil {
+	if err := run(*out, *stubsOut, *served, *check); err != nil {
 		fmt.Fprintln(os.Stderr, "schemagen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out, stubsOut string, check bool) error {
-	g := &gen{types: map[string]*Type{}, protos: map[string]*protoMessage{}, openapi: map[string]*oaSchema{}}
+func run(out, stubsOut, servedPath string, check bool) error {
+	g := &gen{types: map[string]*Type{}, protos: map[string]*protoMessage{}, openapi: map[string]*oaSchema{}, protoPkgs: map[string]bool{}}
+	served, err := readServed(servedPath)
+	if err != nil {
+		return err
+	}
+	g.served = served
+	if g.roots, err = servedRoots(served); err != nil {
+		return err
+	}
+	g.roots = append(g.roots, protocolRoots...)
 	if err := g.run(); err != nil {
 		return err
 	}
-	b, err := g.encode()
+	b, docs, err := g.encode()
 	if err != nil {
 		return err
 	}
@@ -174,6 +160,7 @@ func run(out, stubsOut string, check bool) error {
 		what string
 	}{
 		{out, b, fmt.Sprintf("%d types", len(g.types))},
+		{filepath.Join(filepath.Dir(out), "descriptions", "descriptions.json"), docs, "descriptions"},
 		{stubsOut, stubs, "stubs"},
 	}
 	for _, f := range files {
@@ -198,9 +185,10 @@ func run(out, stubsOut string, check bool) error {
 
 // Table is the file's content (kubeschema parses the same shape).
 type Table struct {
-	Source string  `json:"source"`
-	Kinds  []Kind  `json:"kinds"`
-	Types  []*Type `json:"types"`
+	Source    string     `json:"source"`
+	Kinds     []Kind     `json:"kinds"`
+	Resources []Resource `json:"resources"`
+	Types     []*Type    `json:"types"`
 }
 
 // Kind maps a group/version/kind to its type (and list type).
@@ -264,6 +252,9 @@ type gen struct {
 	openapi    map[string]*oaSchema
 	kinds      []Kind
 	versions   string
+	roots      []root
+	served     *servedFile
+	protoPkgs  map[string]bool // Go packages whose generated.proto is read
 }
 
 func (g *gen) run() error {
@@ -271,7 +262,7 @@ func (g *gen) run() error {
 	if err := g.loadSources(); err != nil {
 		return err
 	}
-	for _, r := range roots {
+	for _, r := range g.roots {
 		t := reflect.TypeOf(r.obj)
 		if err := g.addType(t); err != nil {
 			return err
@@ -292,7 +283,7 @@ func (g *gen) run() error {
 			return err
 		}
 	}
-	for _, r := range roots {
+	for _, r := range g.roots {
 		if r.defaults {
 			if err := g.defaults(r); err != nil {
 				return fmt.Errorf("defaults of %s: %w", r.kind, err)
@@ -312,14 +303,22 @@ func (g *gen) run() error {
 	return nil
 }
 
+// field returns the field "type.name", looking through the type's inline fields.
 func (g *gen) field(key string) *Field {
 	i := strings.LastIndex(key, ".")
-	t := g.types[key[:i]]
+	return g.fieldOf(g.types[key[:i]], key[i+1:])
+}
+
+func (g *gen) fieldOf(t *Type, name string) *Field {
 	if t == nil {
 		return nil
 	}
 	for _, f := range t.Fields {
-		if f.Name == key[i+1:] {
+		if f.Inline {
+			if in := g.fieldOf(g.types[f.Type], name); in != nil {
+				return in
+			}
+		} else if f.Name == name {
 			return f
 		}
 	}
@@ -345,22 +344,12 @@ func (g *gen) loadSources() error {
 		return err
 	}
 	g.versions = strings.ReplaceAll(vers, "\n", ", ")
-	// generated.proto of every package the roots use.
-	pkgs := []string{
-		"k8s.io/api/core/v1", "k8s.io/api/apps/v1", "k8s.io/api/coordination/v1", "k8s.io/api/events/v1",
-		"k8s.io/api/autoscaling/v1", "k8s.io/api/policy/v1", "k8s.io/api/authorization/v1",
-		"k8s.io/apimachinery/pkg/apis/meta/v1", "k8s.io/apimachinery/pkg/runtime",
+	// generated.proto of apimachinery's packages (those of the types that marshal
+	// themselves); the others are read as their types are met (loadProto).
+	if err := g.loadProto("k8s.io/apimachinery/pkg/apis/meta/v1", "k8s.io/apimachinery/pkg/runtime",
 		"k8s.io/apimachinery/pkg/api/resource", "k8s.io/apimachinery/pkg/util/intstr",
-		"k8s.io/apimachinery/pkg/runtime/schema",
-	}
-	for _, p := range pkgs {
-		dir, err := goList("-f", "{{.Dir}}", p)
-		if err != nil {
-			return err
-		}
-		if err := g.parseProto(filepath.Join(dir, "generated.proto")); err != nil {
-			return err
-		}
+		"k8s.io/apimachinery/pkg/runtime/schema"); err != nil {
+		return err
 	}
 	kdir, err := goList("-m", "-f", "{{.Dir}}", "k8s.io/kubernetes")
 	if err != nil {
@@ -423,9 +412,35 @@ func protoName(pkg, n string) string {
 		n = pkg + "." + n
 	}
 	if rest, ok := strings.CutPrefix(n, "k8s.io."); ok {
-		return "io.k8s." + rest
+		// Go import paths' dashes are underscores in protobuf package names
+		// (k8s.io.kube_aggregator); OpenAPI names keep the dashes.
+		return "io.k8s." + strings.ReplaceAll(rest, "_", "-")
 	}
 	return n
+}
+
+// loadProto reads the generated.proto of the Go packages not read yet.
+func (g *gen) loadProto(pkgs ...string) error {
+	var todo []string
+	for _, p := range pkgs {
+		if !g.protoPkgs[p] {
+			g.protoPkgs[p] = true
+			todo = append(todo, p)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	dirs, err := goList(append([]string{"-f", "{{.Dir}}"}, todo...)...)
+	if err != nil {
+		return err
+	}
+	for _, dir := range strings.Split(dirs, "\n") {
+		if err := g.parseProto(filepath.Join(dir, "generated.proto")); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 var protoScalars = map[string]bool{"string": true, "bool": true, "int32": true, "int64": true, "bytes": true, "double": true, "float": true, "uint32": true, "uint64": true}
@@ -573,6 +588,9 @@ func (g *gen) addType(rt reflect.Type) error {
 	t := &Type{Name: name, Go: rt.PkgPath() + "." + rt.Name()}
 	g.types[name] = t
 	g.goTypes[name] = rt
+	if err := g.loadProto(rt.PkgPath()); err != nil {
+		return err
+	}
 	pm := g.protos[name]
 	if pm == nil {
 		return fmt.Errorf("%s: no protobuf message", name)
@@ -739,6 +757,9 @@ func (g *gen) valueKind(owner string, f *Field, t reflect.Type) error {
 		}
 		// A named slice carried as a message with one repeated field "items" (ExtraValue).
 		name := typeName(t)
+		if err := g.loadProto(t.PkgPath()); err != nil {
+			return err
+		}
 		pm := g.protos[name]
 		if pm == nil || len(pm.fields) != 1 || pm.fields[1] == nil || pm.fields[1].name != "items" {
 			return fmt.Errorf("%s.%s: slice of slices %s", owner, f.GoName, t)
@@ -834,25 +855,11 @@ func isZeroJSON(b json.RawMessage) bool {
 
 // ---- defaults ----
 
-// defaults runs the kube-apiserver's defaulting on a skeleton of the kind (every pointer to
-// a struct allocated, every slice of structs with one element, scalars and pointers to
-// scalars left unset) and records, per type and field, what it filled in.
-func (g *gen) defaults(r root) error {
-	// Two skeletons: the full one reaches the defaults of optional structs; the minimal
-	// one (pointers left nil) shows the structs that defaulting allocates.
-	for _, full := range []bool{false, true} {
-		if err := g.defaultsOf(r, full); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // defaultScopes sets Field.DefaultKinds on defaults that only some of the kinds holding the
 // type get (PodSpec.enableServiceLinks is defaulted in pods, not in pod templates).
 func (g *gen) defaultScopes() error {
 	holders := map[string][]string{} // type → root kinds whose closure holds it
-	for _, r := range roots {
+	for _, r := range g.roots {
 		if !r.defaults {
 			continue
 		}
@@ -876,6 +883,9 @@ func (g *gen) defaultScopes() error {
 	}
 	for key, kinds := range g.producedBy {
 		f := g.field(key)
+		if f == nil {
+			return fmt.Errorf("default of %s: no such field", key)
+		}
 		typ := key[:strings.LastIndex(key, ".")]
 		var only []string
 		for _, k := range holders[typ] {
@@ -898,65 +908,6 @@ func kindKey(r root) string {
 	return r.group + "/" + r.version + "/" + r.kind
 }
 
-func (g *gen) defaultsOf(r root, full bool) error {
-	g.curKind = kindKey(r)
-	rt := reflect.TypeOf(r.obj)
-	v := reflect.New(rt)
-	skeleton(v.Elem(), 0, full)
-	if r.kind == "Namespace" {
-		v.Elem().FieldByName("ObjectMeta").FieldByName("Name").SetString("x")
-	}
-	before, err := json.Marshal(v.Interface())
-	if err != nil {
-		return err
-	}
-	obj, ok := v.Interface().(runtime.Object)
-	if !ok {
-		return fmt.Errorf("%s is not a runtime.Object", rt)
-	}
-	legacyscheme.Scheme.Default(obj)
-	after, err := json.Marshal(obj)
-	if err != nil {
-		return err
-	}
-	var b, a any
-	json.Unmarshal(before, &b)
-	json.Unmarshal(after, &a)
-	return g.diff(typeName(rt), b, a)
-}
-
-func skeleton(v reflect.Value, depth int, full bool) {
-	if depth > 12 {
-		return
-	}
-	switch v.Kind() {
-	case reflect.Struct:
-		if v.Type().PkgPath() == "time" || strings.HasSuffix(v.Type().PkgPath(), "api/resource") {
-			return
-		}
-		for i := 0; i < v.NumField(); i++ {
-			if v.Type().Field(i).IsExported() {
-				skeleton(v.Field(i), depth+1, full)
-			}
-		}
-	case reflect.Pointer:
-		if full && v.Type().Elem().Kind() == reflect.Struct && v.Type().Elem().PkgPath() != "time" {
-			n := reflect.New(v.Type().Elem())
-			if isSelfMarshalling(typeName(v.Type().Elem())) {
-				return // IntOrString, Quantity, Time...: leave nil, they are values
-			}
-			skeleton(n.Elem(), depth+1, full)
-			v.Set(n)
-		}
-	case reflect.Slice:
-		if v.Type().Elem().Kind() == reflect.Struct {
-			s := reflect.MakeSlice(v.Type(), 1, 1)
-			skeleton(s.Index(0), depth+1, full)
-			v.Set(s)
-		}
-	}
-}
-
 // diff walks the JSON of the skeleton before and after defaulting along the table.
 func (g *gen) diff(typ string, before, after any) error {
 	t := g.types[typ]
@@ -968,7 +919,9 @@ func (g *gen) diff(typ string, before, after any) error {
 	if am == nil {
 		return nil
 	}
+	// The JSON fields, and the type each belongs to (an inline field's are its type's).
 	fields := map[string]*Field{}
+	owners := map[string]string{}
 	var walk func(t *Type)
 	walk = func(t *Type) {
 		for _, f := range t.Fields {
@@ -976,7 +929,7 @@ func (g *gen) diff(typ string, before, after any) error {
 				walk(g.types[f.Type])
 				continue
 			}
-			fields[f.Name] = f
+			fields[f.Name], owners[f.Name] = f, t.Name
 		}
 	}
 	walk(t)
@@ -992,7 +945,7 @@ func (g *gen) diff(typ string, before, after any) error {
 			continue
 		}
 		bv, had := bm[k]
-		key := typ + "." + k
+		key := owners[k] + "." + k
 		if av == nil || reflect.DeepEqual(av, bv) {
 			continue
 		}
@@ -1055,65 +1008,3 @@ func (g *gen) produced(key string) {
 }
 
 // ---- output ----
-
-func (g *gen) encode() ([]byte, error) {
-	tab := Table{Source: g.versions, Kinds: g.kinds}
-	names := make([]string, 0, len(g.types))
-	for n := range g.types {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		tab.Types = append(tab.Types, g.types[n])
-	}
-	// One type per line block: readable diffs when a release changes a field.
-	var buf bytes.Buffer
-	buf.WriteString("{\n\"source\": ")
-	b, _ := json.Marshal(tab.Source)
-	buf.Write(b)
-	buf.WriteString(",\n\"kinds\": [\n")
-	for i, k := range tab.Kinds {
-		b, _ := json.Marshal(k)
-		buf.Write(b)
-		if i < len(tab.Kinds)-1 {
-			buf.WriteByte(',')
-		}
-		buf.WriteByte('\n')
-	}
-	buf.WriteString("],\n\"types\": [\n")
-	for i, t := range tab.Types {
-		fs := t.Fields
-		t2 := *t
-		t2.Fields = nil
-		head, err := json.Marshal(t2)
-		if err != nil {
-			return nil, err
-		}
-		head = bytes.TrimSuffix(head, []byte(`,"fields":null}`))
-		buf.Write(head)
-		buf.WriteString(`,"fields":[`)
-		for j, f := range fs {
-			buf.WriteString("\n  ")
-			fb, err := json.Marshal(f)
-			if err != nil {
-				return nil, err
-			}
-			buf.Write(fb)
-			if j < len(fs)-1 {
-				buf.WriteByte(',')
-			}
-		}
-		buf.WriteString("]}")
-		if i < len(tab.Types)-1 {
-			buf.WriteByte(',')
-		}
-		buf.WriteByte('\n')
-	}
-	buf.WriteString("]}\n")
-	// The result must be valid JSON.
-	var chk Table
-	if err := json.Unmarshal(buf.Bytes(), &chk); err != nil {
-		return nil, fmt.Errorf("encoding: %w", err)
-	}
-	return buf.Bytes(), nil
-}
