@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -66,9 +67,9 @@ func lastWrite(srv *apitest.Server, who string) time.Time {
 	return last
 }
 
-// settle waits (in fake time) until the members hold exactly their shares of an assignment
-// of themselves, and returns how long that took.
-func settle(t *testing.T, ms ...*member) time.Duration {
+// settled returns the condition that the members hold exactly their shares of an
+// assignment of themselves.
+func settled(t *testing.T, ms ...*member) func() bool {
 	t.Helper()
 	var names []string
 	for _, m := range ms {
@@ -78,68 +79,111 @@ func settle(t *testing.T, ms ...*member) time.Duration {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	for {
-		ok := true
+	return func() bool {
 		for _, m := range ms {
-			ok = ok && slices.Equal(m.ring.Held(), a.Ranges(m.name))
+			if !slices.Equal(m.ring.Held(), a.Ranges(m.name)) {
+				return false
+			}
 		}
-		if ok {
-			return time.Since(start)
-		}
-		if time.Since(start) > time.Minute {
-			t.Fatalf("%v did not settle within a minute", names)
-		}
-		time.Sleep(time.Millisecond)
+		return true
 	}
 }
 
-// The member Leases' timing, to the tick in a synctest bubble: a join settles within three
-// steps (the others give up what the joiner wins, then it claims it); a member cut off from
-// the API server drops its ranges exactly RenewDeadline after its last write, and the
-// others take them over no earlier than LeaseDuration after it and within one step more; a
-// clean leave hands over within a step.
+// within waits in fake time, for at most d, until cond holds, and reports whether it did.
+// cond is checked at every change of the members' ranges (Changed), and last at the
+// instant d itself, once everything due then has run (synctest.Wait): the answer is a state
+// at an instant, the same however loaded the machine, not a duration measured by a
+// polling timer.
+func within(d time.Duration, cond func() bool, ms ...*member) bool {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
+		cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(deadline.C)}}
+		for _, m := range ms {
+			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(m.ring.Changed())})
+		}
+		if cond() {
+			return true
+		}
+		if i, _, _ := reflect.Select(cases); i == 0 {
+			synctest.Wait()
+			return cond()
+		}
+	}
+}
+
+// at sleeps until the instant t, and returns once everything due by then has run.
+func at(t time.Time) {
+	time.Sleep(time.Until(t))
+	synctest.Wait()
+}
+
+// The member Leases' timing, to the tick in a synctest bubble, asserted as the state of the
+// ring at given instants: a join settles within three steps (the others give up what the
+// joiner wins, then it claims it); a member cut off from the API server still holds its
+// ranges just before RenewDeadline after its last write and none at it, and the others take
+// them over no earlier than LeaseDuration after it and within one step more; a clean leave
+// hands over within a step.
 func TestMemberLeaseTiming(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := apitest.NewServerWithOptions(apitest.Options{InMemory: true})
 		defer srv.Close()
 		a := startMember(t, srv, "a")
-		settle(t, a)
-		b := startMember(t, srv, "b")
-		if d := settle(t, a, b); d > 3*retryPeriod {
-			t.Errorf("a join settled after %v, want at most 3 retry periods (%v)", d, 3*retryPeriod)
+		if !within(time.Minute, settled(t, a), a) {
+			t.Fatal("a alone did not settle within a minute")
 		}
+		b := startMember(t, srv, "b")
+		if !within(3*retryPeriod, settled(t, a, b), a, b) {
+			t.Errorf("a join not settled within 3 retry periods (%v)", 3*retryPeriod)
+		}
+		if !within(time.Minute, settled(t, a, b), a, b) {
+			t.Fatal("a join did not settle within a minute")
+		}
+		// Nothing changes for 10 lease durations: neither member's ranges move.
+		ca, cb := a.ring.Changed(), b.ring.Changed()
 		time.Sleep(10 * leaseDuration)
-		if d := settle(t, a, b); d != 0 {
-			t.Fatalf("the ring moved while nothing changed (settled again after %v)", d)
+		synctest.Wait()
+		for _, c := range []<-chan struct{}{ca, cb} {
+			select {
+			case <-c:
+				t.Fatal("the ring moved while nothing changed")
+			default:
+			}
 		}
 
-		// b is cut off.
+		// b is cut off, between two of its requests.
+		synctest.Wait()
 		b.net.on.Store(true)
-		cut := time.Now()
-		changed := b.ring.Changed()
-		for len(b.ring.Held()) > 0 {
-			<-changed
-			changed = b.ring.Changed()
-		}
-		dropped := time.Now()
 		last := lastWrite(srv, "b")
-		if d := dropped.Sub(last); d != renewDeadline {
-			t.Errorf("b dropped its ranges %v after its last write, want the renew deadline %v", d, renewDeadline)
+		held := b.ring.Held()
+		if len(held) == 0 {
+			t.Fatal("b holds nothing before the cut")
 		}
-		settle(t, a)
-		took := time.Now()
-		if d := took.Sub(last); d < leaseDuration || d > leaseDuration+retryPeriod {
-			t.Errorf("a took b's ranges %v after b's last write, want from the lease duration %v to one retry period more", d, leaseDuration)
+		at(last.Add(renewDeadline - time.Millisecond))
+		if !slices.Equal(b.ring.Held(), held) {
+			t.Errorf("b's ranges changed within the renew deadline (%v) of its last write", renewDeadline)
 		}
-		t.Logf("cut at +0: b stopped at +%v, a took over at +%v (b's last write at %v)", dropped.Sub(cut), took.Sub(cut), last.Sub(cut))
+		at(last.Add(renewDeadline))
+		if got := b.ring.Held(); len(got) != 0 {
+			t.Errorf("b still holds %v the renew deadline (%v) after its last write", got, renewDeadline)
+		}
+		aAlone := settled(t, a)
+		at(last.Add(leaseDuration - time.Millisecond))
+		if aAlone() {
+			t.Errorf("a took b's ranges before the lease duration (%v) after b's last write", leaseDuration)
+		}
+		if !within(time.Until(last.Add(leaseDuration+retryPeriod)), aAlone, a) {
+			t.Errorf("a did not take b's ranges within a retry period of the lease duration (%v) after b's last write", leaseDuration)
+		}
 
 		// b comes back and joins again; then it leaves cleanly.
 		b.net.on.Store(false)
-		settle(t, a, b)
+		if !within(time.Minute, settled(t, a, b), a, b) {
+			t.Fatal("b's return did not settle within a minute")
+		}
 		b.stop()
-		if d := settle(t, a); d > retryPeriod {
-			t.Errorf("a clean leave settled after %v, want at most a retry period (%v)", d, retryPeriod)
+		if !within(retryPeriod, aAlone, a) {
+			t.Errorf("a clean leave not handed over within a retry period (%v)", retryPeriod)
 		}
 	})
 }
