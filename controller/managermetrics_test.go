@@ -1,9 +1,12 @@
 package controller
 
 import (
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/informerkit/informerkit/internal/promtest"
 	"github.com/informerkit/informerkit/internal/testobj"
@@ -33,22 +36,14 @@ func TestManagerExportsThePipelineMetrics(t *testing.T) {
 	name := map[string]string{"name": "configmaps.v1"}
 	inf := map[string]string{"informer": "configmaps.v1"}
 	handler := map[string]string{"informer": "configmaps.v1", "handler": "controller:informer configmaps.v1"}
-	var fams map[string]*promtest.Family
-	pollUntil(t, "the event's latency in /metrics", func() bool {
-		var err error
-		if fams, err = promtest.Parse(scrapeText(t, m)); err != nil {
-			t.Fatal(err)
-		}
-		f := fams["informerkit_controller_event_to_reconcile_seconds"]
-		return f != nil && promtest.Value(t, fams, "informerkit_controller_event_to_reconcile_seconds_count", map[string]string{"controller": "cm"}) == 1
-	})
-	promtest.CheckHistograms(t, fams)
-	for _, c := range []struct {
+	host := strings.TrimPrefix(srv.Config().Host, "http://")
+	rows := []struct {
 		metric string
 		labels map[string]string
 		min    float64
 		max    float64
 	}{
+		{"informerkit_controller_event_to_reconcile_seconds_count", map[string]string{"controller": "cm"}, 1, 1},
 		{"reflector_lists_total", name, 1, 1},
 		{"reflector_watches_total", name, 1, 100},
 		{"informerkit_reflector_relists_total", name, 0, 0},
@@ -61,31 +56,68 @@ func TestManagerExportsThePipelineMetrics(t *testing.T) {
 		{"informerkit_informer_handler_coalesced_total", handler, 0, 0},
 		{"informerkit_informer_handler_delivered_total", handler, 3, 3},
 		{"informerkit_informer_handler_panics_total", handler, 0, 0},
-	} {
-		if v := promtest.Value(t, fams, c.metric, c.labels); v < c.min || v > c.max {
-			t.Errorf("%s%v = %v, want in [%v, %v]", c.metric, c.labels, v, c.min, c.max)
+	}
+	// Each stage counts on its own goroutine, after it handed the object on: the reflector
+	// counts an event after the store took it, so a reconcile may be counted first. Wait for
+	// the state asserted, every row of it, not for one signal that comes before the others.
+	var fams map[string]*promtest.Family
+	var wrong []string
+	check := func() bool {
+		var err error
+		if fams, err = promtest.Parse(scrapeText(t, m)); err != nil {
+			t.Fatal(err)
 		}
-	}
-	// The informer lists and watches (one GET at least: a streaming list is one watch),
-	// and the manager checks its permissions (POSTs).
-	host := strings.TrimPrefix(srv.Config().Host, "http://")
-	gets := 0.0
-	for _, s := range fams["rest_client_requests_total"].Samples {
-		if s.Labels["method"] == "GET" && s.Labels["host"] == host && (s.Labels["code"] == "200" || s.Labels["code"] == "101") {
-			gets += s.Value
+		wrong = wrong[:0]
+		for _, c := range rows {
+			if v, ok := sampleValue(fams, c.metric, c.labels); !ok || v < c.min || v > c.max {
+				wrong = append(wrong, fmt.Sprintf("%s%v = %v (present %v), want in [%v, %v]", c.metric, c.labels, v, ok, c.min, c.max))
+			}
 		}
+		// The informer lists and watches (one GET at least: a streaming list is one watch),
+		// and the manager checks its permissions (POSTs).
+		gets := 0.0
+		if f := fams["rest_client_requests_total"]; f != nil {
+			for _, s := range f.Samples {
+				if s.Labels["method"] == "GET" && s.Labels["host"] == host && (s.Labels["code"] == "200" || s.Labels["code"] == "101") {
+					gets += s.Value
+				}
+			}
+		}
+		if gets < 1 {
+			wrong = append(wrong, fmt.Sprintf("rest_client_requests_total: %v successful GETs, want the informer's list or watch", gets))
+		}
+		if v, _ := sampleValue(fams, "rest_client_request_duration_seconds_count", map[string]string{"verb": "GET", "host": host}); v < gets {
+			wrong = append(wrong, fmt.Sprintf("rest_client_request_duration_seconds count = %v, want at least %v", v, gets))
+		}
+		return len(wrong) == 0
 	}
-	if gets < 1 {
-		t.Errorf("rest_client_requests_total: %v successful GETs, want the informer's list or watch", gets)
+	deadline := time.Now().Add(testTimeout)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !check() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the metrics never reached the pipeline's state:\n%s", strings.Join(wrong, "\n"))
+		}
+		<-tick.C
 	}
-	if v := promtest.Value(t, fams, "rest_client_request_duration_seconds_count", map[string]string{"verb": "GET", "host": host}); v < gets {
-		t.Errorf("rest_client_request_duration_seconds count = %v, want at least %v", v, gets)
-	}
+	promtest.CheckHistograms(t, fams)
 	for _, counter := range []string{"reflector_lists_total", "informerkit_informer_handler_delivered_total", "rest_client_requests_total"} {
 		if f := fams[counter]; f.Type != "counter" {
 			t.Errorf("%s is a %s, want a counter", counter, f.Type)
 		}
 	}
+}
+
+// sampleValue returns the value of the sample name{labels} (exactly those labels).
+func sampleValue(fams map[string]*promtest.Family, name string, labels map[string]string) (float64, bool) {
+	for _, f := range fams {
+		for _, s := range f.Samples {
+			if s.Name == name && maps.Equal(s.Labels, labels) {
+				return s.Value, true
+			}
+		}
+	}
+	return 0, false
 }
 
 func scrapeText(t *testing.T, m *Manager) string {
