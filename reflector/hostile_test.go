@@ -2,8 +2,14 @@ package reflector
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -337,4 +343,70 @@ func TestAStreamingListWithoutItsEndBookmarkFailsWhenTheEventsStop(t *testing.T)
 			})
 		})
 	}
+}
+
+// stripUpgrade is a proxy without WebSocket support: it drops the hop-by-hop Upgrade and
+// Connection headers before passing a request on, so that the server behind answers a
+// WebSocket watch as a chunked stream, a 200.
+type stripUpgrade struct{ next http.Handler }
+
+func (p stripUpgrade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r.Header.Del("Upgrade")
+	r.Header.Del("Connection")
+	p.next.ServeHTTP(w, r)
+}
+
+// TestAStreamingListBehindAProxyWithoutWebSocketIsJudgedInTime: behind a proxy without
+// WebSocket support, a streaming list whose end bookmark never comes (a server that ignores
+// sendInitialEvents) is still given up WatchListGap after its last event, and the reflector
+// lists: its watch falls back to chunked HTTP at once. Before, the WebSocket handshake held
+// the watch for the 30 s watch deadline, and the streaming list failed as a timeout, not
+// as the unsupported request it is.
+func TestAStreamingListBehindAProxyWithoutWebSocketIsJudgedInTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		netw := apitest.NewNetwork()
+		srv := apitest.NewServerWithOptions(apitest.Options{Network: netw, TLS: true, InitialEvents: apitest.InitialEventsIgnored})
+		defer srv.Close()
+		backend, _ := url.Parse(srv.URL)
+		rp := httputil.NewSingleHostReverseProxy(backend)
+		rp.FlushInterval = -1
+		tr := &http.Transport{DialContext: netw.Dial, TLSClientConfig: &tls.Config{RootCAs: srv.CertPool()}}
+		defer tr.CloseIdleConnections()
+		rp.Transport = tr
+		ps := httptest.NewUnstartedServer(stripUpgrade{rp})
+		ps.Listener.Close()
+		ln, err := netw.Listen("127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps.Listener = ln
+		ps.StartTLS()
+		defer ps.Close()
+		c, err := apiclient.New(&apiclient.Config{Host: ps.URL, Dial: netw.Dial, WatchProtocol: apiclient.WatchAuto,
+			TLS: apiclient.TLSConfig{CAData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ps.Certificate().Raw})}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		e := &env{t: t, srv: srv, res: apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR), log: &logRecorder{}, errsCh: make(chan struct{})}
+		e.create("a")
+		e.create("b")
+		rec := newRecStore()
+		opts := e.options(incrStore{rec})
+		opts.WatchList = WatchListAuto
+		start := time.Now()
+		ctx, cancel := context.WithCancel(context.Background())
+		r := opts.new()
+		done := make(chan struct{})
+		go func() { defer close(done); r.Run(ctx) }()
+		defer func() { cancel(); <-done }()
+		err = e.waitError("unsupported", isErr(ErrWatchListUnsupported))
+		if d := time.Since(start); d < DefaultWatchListGap || d > DefaultWatchListGap+time.Millisecond {
+			t.Errorf("reported after %v, want the %v gap", d, DefaultWatchListGap)
+		}
+		if !strings.Contains(err.Error(), "stopped for 5s after 2 of them") {
+			t.Errorf("error %q does not say what happened", err)
+		}
+		e.waitContent(rec)
+	})
 }

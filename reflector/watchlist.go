@@ -27,6 +27,10 @@ func (r *Reflector[T]) watchListFailed(ctx context.Context, err error) {
 		r.st.deadlines.Add(1) // the client logged it; the fallback is logged below
 	}
 	r.st.lastError.Store(r.sinceCreated())
+	attrs := []any{"err", err, "setting", "reflector.Options.WatchList"}
+	if de := (*ownDeadlineError)(nil); errors.As(err, &de) {
+		attrs = append(attrs, "deadline", de.setting)
+	}
 	if errors.Is(err, ErrWatchListUnsupported) && r.cfg.WatchList == WatchListAuto {
 		until := farFuture
 		again := "never"
@@ -41,10 +45,9 @@ func (r *Reflector[T]) watchListFailed(ctx context.Context, err error) {
 		if errors.Is(err, ErrBadBookmark) {
 			level = slog.LevelWarn // not a server without streaming lists: a broken one
 		}
-		r.log.Log(ctx, level, "streaming list not supported by the server, using LIST", "err", err, "retryStreamingListAfter", again,
-			"setting", "reflector.Options.WatchList")
+		r.log.Log(ctx, level, "streaming list not supported by the server, using LIST", append(attrs, "retryStreamingListAfter", again)...)
 	} else {
-		r.log.Info("streaming list failed, falling back to LIST for this sync", "err", err, "setting", "reflector.Options.WatchList")
+		r.log.Info("streaming list failed, falling back to LIST for this sync", attrs...)
 	}
 	if h := r.cfg.WatchErrorHandler; h != nil {
 		h(ctx, r.wrap("watch-list", err))
@@ -141,11 +144,13 @@ func (r *Reflector[T]) initialEvents(ctx context.Context, w apiclient.Watcher[T]
 			}
 			r.st.deadlines.Add(1)
 			if n > 0 {
-				return fmt.Errorf("%w: the initial events stopped for %v after %d of them, without the initial-events-end bookmark (the server sent the objects, not a streaming list; reflector.Options.WatchListGap)",
-					ErrWatchListUnsupported, timeout, n)
+				return &ownDeadlineError{setting: "reflector.Options.WatchListGap", err: fmt.Errorf(
+					"%w: the initial events stopped for %v after %d of them, without the initial-events-end bookmark (the server sent the objects, not a streaming list; reflector.Options.WatchListGap)",
+					ErrWatchListUnsupported, timeout, n)}
 			}
-			return fmt.Errorf("%w: no initial event and no initial-events-end bookmark within %v (reflector.Options.WatchListTimeout)",
-				ErrWatchListUnsupported, timeout)
+			return &ownDeadlineError{setting: "reflector.Options.WatchListTimeout", err: fmt.Errorf(
+				"%w: no initial event and no initial-events-end bookmark within %v (reflector.Options.WatchListTimeout)",
+				ErrWatchListUnsupported, timeout)}
 		case ev, ok := <-ch:
 			if !ok {
 				if n == 0 && time.Since(start) < VeryShortWatch {
@@ -209,3 +214,13 @@ func (r *Reflector[T]) initialEvents(ctx context.Context, w apiclient.Watcher[T]
 		}
 	}
 }
+
+// ownDeadlineError is an error of one of the reflector's own deadlines; setting names the
+// Options field that sets it, for the log.
+type ownDeadlineError struct {
+	setting string
+	err     error
+}
+
+func (e *ownDeadlineError) Error() string { return e.err.Error() }
+func (e *ownDeadlineError) Unwrap() error { return e.err }
