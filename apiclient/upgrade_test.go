@@ -1,6 +1,7 @@
 package apiclient_test
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/pem"
 	"errors"
@@ -528,6 +529,74 @@ func TestWebSocketWatchesGoThroughTheProxy(t *testing.T) {
 					t.Error("a watch through a proxy that refused the tunnel opened")
 				} else if !strings.Contains(err.Error(), "proxy") || strings.Contains(err.Error(), "nope") {
 					t.Errorf("err = %v, want the proxy's refusal, without the credentials", err)
+				}
+			})
+		})
+	}
+}
+
+// TestACompressedStreamingListBehindAProxyWithoutWebSocket: kube-apiserver 1.37 compresses
+// a streaming list answered over HTTP with gzip, flushed at every event, when the client
+// accepts it (net/http's transport does, and decodes it). Behind a proxy without WebSocket
+// support a WatchAuto client now reads it at once over chunked HTTP: the initial events and
+// the end bookmark arrive as each flush does. Before, the 200 to the upgrade (uncompressed:
+// the handshake accepts no encoding) held the handshake for the 30 s watch deadline, and the
+// streaming list never recovered.
+func TestACompressedStreamingListBehindAProxyWithoutWebSocket(t *testing.T) {
+	events := []string{
+		`{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"ns","resourceVersion":"3"}}}`,
+		`{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"b","namespace":"ns","resourceVersion":"4"}}}`,
+		`{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"true"}}}}`,
+	}
+	for _, tc := range upgradeTransports {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				netw := apitest.NewNetwork()
+				var gzipped sync.Map
+				srv, cfg := serveHostile(t, netw, tc, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "application/json")
+					if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+						streamingAnswer(events...)(w, r)
+						return
+					}
+					gzipped.Store(r.URL.Path, true)
+					w.Header().Set("Content-Encoding", "gzip")
+					w.WriteHeader(http.StatusOK)
+					zw := gzip.NewWriter(w)
+					for _, e := range events {
+						io.WriteString(zw, e+"\n")
+						zw.Flush()
+						w.(http.Flusher).Flush()
+					}
+					hangUntilGone(w, r)
+				}))
+				defer srv.Close()
+				c, err := apiclient.New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				start := time.Now()
+				yes := true
+				w, err := apiclient.NewResource[*testobj.Pod](c, testobj.PodGVR).Namespace("ns").Watch(context.Background(),
+					apiclient.ListOptions{SendInitialEvents: &yes, ResourceVersionMatch: apiclient.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
+				if err != nil {
+					t.Fatalf("watch: %v", err)
+				}
+				defer w.Stop()
+				var got []string
+				for range events {
+					ev := <-w.ResultChan()
+					got = append(got, string(ev.Type)+" "+ev.Object.ResourceVersion)
+				}
+				if want := "ADDED 3,ADDED 4,BOOKMARK 9"; strings.Join(got, ",") != want {
+					t.Errorf("events %v, want %s", got, want)
+				}
+				if d := time.Since(start); d > time.Second {
+					t.Errorf("the initial events and their end bookmark came %v after the watch was asked for, want within a second", d)
+				}
+				if _, ok := gzipped.Load("/api/v1/namespaces/ns/pods"); !ok {
+					t.Error("the streaming list was not read compressed")
 				}
 			})
 		})
