@@ -185,6 +185,10 @@ func TestScopedInformerChangesItsLabelSelector(t *testing.T) {
 	if got := takeCalls(t, h, 2); !slices.Equal(got, []string{"add default/p1", "add default/p2"}) {
 		t.Fatalf("initial calls %v", got)
 	}
+	// The handlers may see the list before the reflector records its resourceVersion (it
+	// does once the store took the list): wait for the state read next, the server's own
+	// resourceVersion, as nothing is written meanwhile.
+	pollUntil(t, "the informer at the server's resourceVersion", func() bool { return inf.LastSyncResourceVersion() == s.ResourceVersion() })
 	rv := inf.LastSyncResourceVersion()
 	ctx := ctxT(t)
 
