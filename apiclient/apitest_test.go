@@ -132,7 +132,7 @@ func TestWatchFromResourceVersionBothProtocols(t *testing.T) {
 			if ev := recv(t, w); ev.Type != apiclient.Added || ev.Object.Name != "c" {
 				t.Fatalf("live event %+v", ev)
 			}
-			if _, err := s.CutWatches("configmaps"); err != nil {
+			if _, err := s.Faults().CutWatches("configmaps"); err != nil {
 				t.Fatal(err)
 			}
 			waitClosed(t, w)
@@ -244,7 +244,7 @@ func TestWatchAutoFallsBackWhenWebSocketIsRefused(t *testing.T) {
 		recvNamed(t, w, fmt.Sprint("cm", i))
 		w.Stop()
 	}
-	if n := len(s.FaultsOf(apitest.FaultWebSocketRefused)); n != 1 {
+	if n := len(s.Faults().RecordsOf(apitest.FaultWebSocketRefused)); n != 1 {
 		t.Fatalf("%d refused upgrades, want 1 (the refusal is remembered)", n)
 	}
 }
@@ -267,8 +267,8 @@ func TestWatchCorruptAndOversizedFrames(t *testing.T) {
 				inject func() (int, error)
 				want   error
 			}{
-				{func() (int, error) { return s.SendCorruptFrame("configmaps") }, apiclient.ErrMalformedEvent},
-				{func() (int, error) { return s.SendOversizedFrame("configmaps", 200<<10) }, apiclient.ErrEventTooLarge},
+				{func() (int, error) { return s.Faults().SendCorruptFrame("configmaps") }, apiclient.ErrMalformedEvent},
+				{func() (int, error) { return s.Faults().SendOversizedFrame("configmaps", 200<<10) }, apiclient.ErrEventTooLarge},
 			} {
 				list, err := cms.List(ctx, apiclient.ListOptions{})
 				if err != nil {
@@ -303,7 +303,7 @@ func TestRetriesAgainstServerFaults(t *testing.T) {
 	s, c := newServer(t, apiclient.WatchChunked)
 	ctx := testCtx(t)
 	cms := apiclient.NewResource[*testobj.ConfigMap](c, testobj.ConfigMapGVR).Namespace("default")
-	if err := s.FailRequests(apitest.VerbList, "configmaps", 2, 503, 0); err != nil {
+	if err := s.Faults().FailRequests(apitest.VerbList, "configmaps", 2, 503, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cms.List(ctx, apiclient.ListOptions{}); err != nil {
@@ -312,7 +312,7 @@ func TestRetriesAgainstServerFaults(t *testing.T) {
 	if n := s.CountRequests(apitest.VerbList, "configmaps"); n != 3 {
 		t.Fatalf("%d LIST requests, want 3", n)
 	}
-	if err := s.FailRequests(apitest.VerbCreate, "configmaps", 1, 429, time.Second); err != nil {
+	if err := s.Faults().FailRequests(apitest.VerbCreate, "configmaps", 1, 429, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	_, err := cms.Create(ctx, &testobj.ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "z"}}, apiclient.CreateOptions{})
@@ -430,13 +430,13 @@ func TestWebSocketHealthCheckEndsAWatchOnADeadConnection(t *testing.T) {
 	}
 
 	stalled := open()
-	release, n, err := s.StallWatches("configmaps", 0)
+	release, n, err := s.Faults().StallWatches("configmaps", 0)
 	if err != nil || n != 1 {
 		t.Fatalf("StallWatches = %d, %v", n, err)
 	}
 	t.Cleanup(release)
 	partitioned := open()
-	releaseP, n, err := s.PartitionWatches("configmaps", 0)
+	releaseP, n, err := s.Faults().PartitionWatches("configmaps", 0)
 	if err != nil || n != 2 { // the stalled watch takes the partition too, once its stall ends
 		t.Fatalf("PartitionWatches = %d, %v", n, err)
 	}

@@ -475,7 +475,7 @@ func testWrongKind(t *testing.T, tc hostileTransport, json bool) {
 		if n := <-got; n != "a" {
 			t.Fatalf("%s: first event %s", r.resource, n)
 		}
-		if n, err := s.SendWatchEvent(r.resource, apiclient.Added, r.foreign); err != nil || n != 1 {
+		if n, err := s.Faults().SendWatchEvent(r.resource, apiclient.Added, r.foreign); err != nil || n != 1 {
 			t.Fatalf("SendWatchEvent: %d, %v", n, err)
 		}
 		r.create("b")

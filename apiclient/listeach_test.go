@@ -93,7 +93,7 @@ func TestDisableRetriesAgainstServerFaults(t *testing.T) {
 	for name, tc := range list {
 		t.Run(name, func(t *testing.T) {
 			seq := s.LastRequestSeq()
-			if err := s.FailRequests(tc.verb, "configmaps", 1, http.StatusInternalServerError, 0); err != nil {
+			if err := s.Faults().FailRequests(tc.verb, "configmaps", 1, http.StatusInternalServerError, 0); err != nil {
 				t.Fatal(err)
 			}
 			if err := tc.do(true); !meta.IsInternalError(err) {
@@ -103,7 +103,7 @@ func TestDisableRetriesAgainstServerFaults(t *testing.T) {
 				t.Fatalf("%d %s requests, want 1", n, tc.verb)
 			}
 			seq = s.LastRequestSeq()
-			if err := s.FailRequests(tc.verb, "configmaps", 1, http.StatusInternalServerError, 0); err != nil {
+			if err := s.Faults().FailRequests(tc.verb, "configmaps", 1, http.StatusInternalServerError, 0); err != nil {
 				t.Fatal(err)
 			}
 			if err := tc.do(false); err != nil {

@@ -398,7 +398,7 @@ func TestProtobufRefusedFallsBackToJSON(t *testing.T) {
 				t.Fatal(err)
 			}
 			st := &meta.Status{Status: "Failure", Code: int32(code), Message: "no protobuf here"}
-			if err := s.FailRequestsWithStatus(apitest.VerbWatch, "pods", 1, st); err != nil {
+			if err := s.Faults().FailRequestsWithStatus(apitest.VerbWatch, "pods", 1, st); err != nil {
 				t.Fatal(err)
 			}
 			r := apiclient.NewResource[*fullPod](pb, pods).Namespace("default")

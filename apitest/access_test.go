@@ -124,11 +124,11 @@ func TestFailRequestsSubresource(t *testing.T) {
 		}
 		return resp.StatusCode
 	}
-	if err := rc.s.FailRequests(apitest.VerbUpdate, "widgets/status", 1, http.StatusConflict, 0); err != nil {
+	if err := rc.s.Faults().FailRequests(apitest.VerbUpdate, "widgets/status", 1, http.StatusConflict, 0); err != nil {
 		t.Fatal(err)
 	}
 	// The log's name for the resource, as a test reads it from Request.Resource.
-	if err := rc.s.FailRequests(apitest.VerbUpdate, "widgets.example.com/status", 1, http.StatusConflict, 0); err != nil {
+	if err := rc.s.Faults().FailRequests(apitest.VerbUpdate, "widgets.example.com/status", 1, http.StatusConflict, 0); err != nil {
 		t.Fatal(err)
 	}
 	if code := put(""); code != http.StatusOK {
@@ -150,7 +150,7 @@ func TestFailRequestsSubresource(t *testing.T) {
 	if n := rc.s.CountRequests(apitest.VerbUpdate, "widgets.example.com/status"); n != 3 {
 		t.Errorf("CountRequests of widgets.example.com/status: %d, want 3", n)
 	}
-	if err := rc.s.FailRequests(apitest.VerbUpdate, "widgets/scale", 1, http.StatusConflict, 0); err == nil {
+	if err := rc.s.Faults().FailRequests(apitest.VerbUpdate, "widgets/scale", 1, http.StatusConflict, 0); err == nil {
 		t.Error("FailRequests on a subresource widgets lack: accepted")
 	}
 }

@@ -16,8 +16,9 @@
 // selectors, paging, Tables, patches, server-side apply and managedFields; and watches with
 // bookmarks and sendInitialEvents over HTTP/1.1, HTTP/2 or WebSocket.
 //
-// Faults are injected from Go, deterministically (CutWatches, StallWatches, FailRequests,
-// ResetRequests, Compact, ...). Every fault and request is recorded, and tests wait on
+// Faults are injected from Go, deterministically, through Server.Faults
+// (srv.Faults().CutWatches, StallWatches, FailRequests, ResetRequests, ...). Every fault and
+// request is recorded, and tests wait on
 // state rather than sleep (WaitFor, WaitForRequest, WaitForWatches, NextWatch). Create,
 // Get, List, Update, Mutate, Patch and Delete change state from Go through the same
 // storage as HTTP requests. Close returns once every goroutine of the server has stopped.

@@ -23,7 +23,7 @@ func Example() {
 	cms := apiclient.NewResource[*ConfigMap](c, meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("default")
 	ctx := context.Background()
 
-	s.FailRequests(apitest.VerbList, "configmaps", 1, 429, 0)
+	s.Faults().FailRequests(apitest.VerbList, "configmaps", 1, 429, 0)
 	_, err := cms.List(ctx, apiclient.ListOptions{ResourceVersion: "0", Limit: 500})
 	fmt.Println("first list:", meta.IsTooManyRequests(err))
 	list, _ := cms.List(ctx, apiclient.ListOptions{ResourceVersion: "0", Limit: 500})
@@ -32,7 +32,7 @@ func Example() {
 	for _, r := range s.RequestsFor(apitest.VerbList, "configmaps") {
 		fmt.Println(r.Verb, r.Resource, "resourceVersion="+r.Param("resourceVersion"), "limit="+r.Param("limit"), r.Code)
 	}
-	fmt.Println("faults:", len(s.FaultsOf(apitest.FaultFailRequest)))
+	fmt.Println("faults:", len(s.Faults().RecordsOf(apitest.FaultFailRequest)))
 	// Output:
 	// first list: true
 	// second list: settings fast

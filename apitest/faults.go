@@ -75,6 +75,15 @@ type FaultRecord struct {
 	Detail string
 }
 
+// Faults is the fault injection of a Server: the watches it cuts, stalls, partitions or
+// feeds with errors and bad frames, the requests it fails, drops, hangs or answers with a
+// broken body, the writes it delays, and the log of what it did. Get it with
+// Server.Faults; it is safe for concurrent use.
+type Faults struct{ s *Server }
+
+// Faults returns the server's fault injection: srv.Faults().CutWatches("pods").
+func (s *Server) Faults() *Faults { return &Faults{s: s} }
+
 func (s *Server) recordFault(f FaultRecord) {
 	s.logMu.Lock()
 	f.Seq = int64(len(s.faults) + 1)
@@ -84,19 +93,20 @@ func (s *Server) recordFault(f FaultRecord) {
 	s.logMu.Unlock()
 }
 
-// Faults returns the fault log, oldest first.
-func (s *Server) Faults() []FaultRecord {
+// Records returns the fault log, oldest first.
+func (f *Faults) Records() []FaultRecord {
+	s := f.s
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
 	return append([]FaultRecord(nil), s.faults...)
 }
 
-// FaultsOf returns the logged faults of one kind.
-func (s *Server) FaultsOf(kind FaultKind) []FaultRecord {
+// RecordsOf returns the logged faults of one kind.
+func (f *Faults) RecordsOf(kind FaultKind) []FaultRecord {
 	var out []FaultRecord
-	for _, f := range s.Faults() {
-		if f.Kind == kind {
-			out = append(out, f)
+	for _, r := range f.Records() {
+		if r.Kind == kind {
+			out = append(out, r)
 		}
 	}
 	return out
@@ -105,27 +115,31 @@ func (s *Server) FaultsOf(kind FaultKind) []FaultRecord {
 // CutWatches ends every open watch of resource ("" for all) cleanly, as a server ending a
 // watch at its timeout does: the client sees the end of the stream without an ERROR.
 // It returns the number of watches hit.
-func (s *Server) CutWatches(resource string) (int, error) {
+func (f *Faults) CutWatches(resource string) (int, error) {
+	s := f.s
 	return s.forWatchers(resource, func(w *watcher) { w.push(watchCtl{kind: ctlCut}) })
 }
 
 // CutWatchesAfter ends every open watch of resource cleanly after it has sent n more
 // ADDED/MODIFIED/DELETED events (bookmarks do not count).
-func (s *Server) CutWatchesAfter(resource string, n int) (int, error) {
+func (f *Faults) CutWatchesAfter(resource string, n int) (int, error) {
+	s := f.s
 	return s.forWatchers(resource, func(w *watcher) { w.push(watchCtl{kind: ctlCutAfter, n: n}) })
 }
 
 // AbortWatches drops the connection of every open watch of resource without ending the
 // stream (HTTP/1.1: the TCP connection closes mid-stream; HTTP/2: the stream is reset;
 // WebSocket: the connection closes without a close frame).
-func (s *Server) AbortWatches(resource string) (int, error) {
+func (f *Faults) AbortWatches(resource string) (int, error) {
+	s := f.s
 	return s.forWatchers(resource, func(w *watcher) { w.push(watchCtl{kind: ctlAbort}) })
 }
 
 // ExpireWatches sends every open watch of resource an ERROR event with a 410 Expired
 // Status ("too old resource version"), after which the watch ends, as the kube-apiserver
 // does when a watcher's resourceVersion is compacted.
-func (s *Server) ExpireWatches(resource string) (int, error) {
+func (f *Faults) ExpireWatches(resource string) (int, error) {
+	s := f.s
 	return s.forWatchers(resource, func(w *watcher) {
 		rv := w.lastRV.Load()
 		w.push(watchCtl{kind: ctlError, status: apierr.Expired(fmt.Sprintf("too old resource version: %d (%d)", rv, rv+1))})
@@ -134,7 +148,8 @@ func (s *Server) ExpireWatches(resource string) (int, error) {
 
 // SendWatchError sends every open watch of resource an ERROR event carrying st, then ends
 // the watch.
-func (s *Server) SendWatchError(resource string, st *meta.Status) (int, error) {
+func (f *Faults) SendWatchError(resource string, st *meta.Status) (int, error) {
+	s := f.s
 	return s.forWatchers(resource, func(w *watcher) { w.push(watchCtl{kind: ctlError, status: st}) })
 }
 
@@ -143,7 +158,8 @@ func (s *Server) SendWatchError(resource string, st *meta.Status) (int, error) {
 // StallWatches returns are sent when the stall ends (unless the watcher fell out of the
 // history), never before: every fault acts before the events of later writes.
 // release may be called any number of times.
-func (s *Server) StallWatches(resource string, d time.Duration) (release func(), n int, err error) {
+func (f *Faults) StallWatches(resource string, d time.Duration) (release func(), n int, err error) {
+	s := f.s
 	ch := make(chan struct{})
 	var once sync.Once
 	release = func() { once.Do(func() { close(ch) }) }
@@ -156,7 +172,8 @@ func (s *Server) StallWatches(resource string, d time.Duration) (release func(),
 // answering the client's pings (a client health check finds the connection dead), where a
 // stalled watch on a live server keeps answering them. HTTP/2 pings are answered by the
 // connection, which other requests share: over HTTP/2 and HTTP/1.1 it is a stall.
-func (s *Server) PartitionWatches(resource string, d time.Duration) (release func(), n int, err error) {
+func (f *Faults) PartitionWatches(resource string, d time.Duration) (release func(), n int, err error) {
+	s := f.s
 	ch := make(chan struct{})
 	var once sync.Once
 	release = func() { once.Do(func() { close(ch) }) }
@@ -168,7 +185,8 @@ func (s *Server) PartitionWatches(resource string, d time.Duration) (release fun
 
 // SendCorruptFrame writes a frame that is not valid JSON on every open watch of resource.
 // The stream stays open.
-func (s *Server) SendCorruptFrame(resource string) (int, error) {
+func (f *Faults) SendCorruptFrame(resource string) (int, error) {
+	s := f.s
 	return s.forWatchers(resource, func(w *watcher) { w.push(watchCtl{kind: ctlCorrupt}) })
 }
 
@@ -177,13 +195,15 @@ func (s *Server) SendCorruptFrame(resource string) (int, error) {
 // events (JSON, or protobuf for a kind the schema table has), and nothing else: obj need
 // not be an object of the resource, nor stored, nor newer than anything, as from a broken
 // or hostile server. The stream stays open.
-func (s *Server) SendWatchEvent(resource string, typ apiclient.EventType, obj map[string]any) (int, error) {
+func (f *Faults) SendWatchEvent(resource string, typ apiclient.EventType, obj map[string]any) (int, error) {
+	s := f.s
 	return s.forWatchers(resource, func(w *watcher) { w.push(watchCtl{kind: ctlForeign, event: typ, object: obj}) })
 }
 
 // SendOversizedFrame writes a valid BOOKMARK frame of at least size bytes (a padding
 // annotation) on every open watch of resource. The stream stays open.
-func (s *Server) SendOversizedFrame(resource string, size int) (int, error) {
+func (f *Faults) SendOversizedFrame(resource string, size int) (int, error) {
+	s := f.s
 	return s.forWatchers(resource, func(w *watcher) { w.push(watchCtl{kind: ctlOversize, n: size}) })
 }
 
@@ -207,7 +227,8 @@ type failRule struct {
 // "pods/eviction"; without it, the resource's subresources fail too);
 // retryAfter > 0 adds a Retry-After header and details.retryAfterSeconds (whole seconds,
 // at least 1). Rules are consumed in the order they were added.
-func (s *Server) FailRequests(verb Verb, resource string, n, code int, retryAfter time.Duration) error {
+func (f *Faults) FailRequests(verb Verb, resource string, n, code int, retryAfter time.Duration) error {
+	s := f.s
 	if code < 400 || code > 599 {
 		return fmt.Errorf("apitest: FailRequests code %d is not an HTTP error", code)
 	}
@@ -222,7 +243,8 @@ func (s *Server) FailRequests(verb Verb, resource string, n, code int, retryAfte
 // for all) with st, exactly as given, with st.Code as the HTTP status (and a Retry-After
 // header if st.Details.RetryAfterSeconds is set), as FailRequests does with a Status of its
 // own. Use it for answers FailRequests does not make, such as those of older kube-apiservers.
-func (s *Server) FailRequestsWithStatus(verb Verb, resource string, n int, st *meta.Status) error {
+func (f *Faults) FailRequestsWithStatus(verb Verb, resource string, n int, st *meta.Status) error {
+	s := f.s
 	if st == nil || st.Code < 400 || st.Code > 599 {
 		return fmt.Errorf("apitest: FailRequestsWithStatus needs a Status with an HTTP error code")
 	}
@@ -239,7 +261,8 @@ func (s *Server) FailRequestsWithStatus(verb Verb, resource string, n int, st *m
 // HTTP/2 the request's stream is reset. The client sees a transport error, not a status: not
 // "connection refused" (nothing listens), but "connection reset by peer" or an unexpected
 // EOF. The request log records CodeDropped.
-func (s *Server) ResetRequests(verb Verb, resource string, n int) error {
+func (f *Faults) ResetRequests(verb Verb, resource string, n int) error {
+	s := f.s
 	return s.addFailRule(resource, &failRule{verb: verb, left: n, reset: true})
 }
 
@@ -251,7 +274,8 @@ const CodeDropped = -1
 // and never answers them: no status, no headers, the connection kept open, until the client
 // gives up (or the server closes), as a server stuck behind a live connection does. A
 // client without a deadline waits for good. The request log records CodeHung.
-func (s *Server) HangRequests(verb Verb, resource string, n int) error {
+func (f *Faults) HangRequests(verb Verb, resource string, n int) error {
+	s := f.s
 	return s.addFailRule(resource, &failRule{verb: verb, left: n, hang: true})
 }
 
@@ -261,7 +285,8 @@ const CodeHung = -2
 // ReleaseHungRequests ends every request HangRequests holds at that moment as ResetRequests
 // would (the connection reset, HTTP/2: the stream), as a server that gives up on them, and
 // returns how many there were.
-func (s *Server) ReleaseHungRequests() int {
+func (f *Faults) ReleaseHungRequests() int {
+	s := f.s
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
 	n := s.hung
@@ -407,7 +432,8 @@ func (s *Server) Compact(resource string) error {
 
 // SetWriteDelay makes the server wait d before every response and every watch frame of
 // resource ("" for all); d = 0 switches it off.
-func (s *Server) SetWriteDelay(resource string, d time.Duration) error {
+func (f *Faults) SetWriteDelay(resource string, d time.Duration) error {
+	s := f.s
 	s.mu.Lock()
 	r, err := s.lookupLocked(resource)
 	if err != nil {

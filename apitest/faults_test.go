@@ -36,13 +36,13 @@ func openWatch(t *testing.T, e *env, opts apiclient.ListOptions) (apiclient.Watc
 func TestCutWatches(t *testing.T) {
 	e := newEnv(t)
 	w, info := openWatch(t, e, apiclient.ListOptions{})
-	if n, err := e.s.CutWatches("configmaps"); err != nil || n != 1 {
+	if n, err := e.s.Faults().CutWatches("configmaps"); err != nil || n != 1 {
 		t.Fatalf("CutWatches = %d, %v", n, err)
 	}
 	closed(t, w)
-	f := e.s.FaultsOf(apitest.FaultCutWatch)
+	f := e.s.Faults().RecordsOf(apitest.FaultCutWatch)
 	if len(f) != 1 || f[0].WatchID != info.ID || f[0].Resource != "configmaps" {
-		t.Fatalf("fault log %+v", e.s.Faults())
+		t.Fatalf("fault log %+v", e.s.Faults().Records())
 	}
 	if err := e.s.WaitFor(e.ctx, func() bool { return len(e.s.Watches("")) == 0 }); err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func TestCutWatches(t *testing.T) {
 func TestCutWatchesAfterEvents(t *testing.T) {
 	e := newEnv(t)
 	w, _ := openWatch(t, e, apiclient.ListOptions{})
-	e.s.CutWatchesAfter("cm", 2)
+	e.s.Faults().CutWatchesAfter("cm", 2)
 	for i := range 3 {
 		e.s.Create("configmaps", cm("c"+strconv.Itoa(i), nil, nil))
 	}
@@ -67,28 +67,28 @@ func TestCutWatchesAfterEvents(t *testing.T) {
 func TestAbortWatches(t *testing.T) {
 	e := newEnv(t)
 	w, _ := openWatch(t, e, apiclient.ListOptions{})
-	e.s.AbortWatches("")
+	e.s.Faults().AbortWatches("")
 	// An aborted chunked stream ends with a transport error (unexpected EOF), or closes.
 	for ev := range w.ResultChan() {
 		if ev.Type != apiclient.Error {
 			t.Fatalf("unexpected event %s", ev.Type)
 		}
 	}
-	if len(e.s.FaultsOf(apitest.FaultAbortWatch)) != 1 {
-		t.Fatalf("faults %+v", e.s.Faults())
+	if len(e.s.Faults().RecordsOf(apitest.FaultAbortWatch)) != 1 {
+		t.Fatalf("faults %+v", e.s.Faults().Records())
 	}
 }
 
 func TestExpireWatches(t *testing.T) {
 	e := newEnv(t)
 	w, _ := openWatch(t, e, apiclient.ListOptions{})
-	e.s.ExpireWatches("configmaps")
+	e.s.Faults().ExpireWatches("configmaps")
 	ev := next(t, w)
 	if ev.Type != apiclient.Error || !meta.IsResourceExpired(ev.Err) {
 		t.Fatalf("expected ERROR 410, got %s %v", ev.Type, ev.Err)
 	}
 	closed(t, w)
-	f := e.s.FaultsOf(apitest.FaultWatchError)
+	f := e.s.Faults().RecordsOf(apitest.FaultWatchError)
 	if len(f) != 1 || f[0].Code != 410 {
 		t.Fatalf("faults %+v", f)
 	}
@@ -97,11 +97,11 @@ func TestExpireWatches(t *testing.T) {
 func TestStallWatches(t *testing.T) {
 	e := newEnvWithOptions(t, apitest.Options{BookmarkInterval: 10 * time.Millisecond, ProgressNotify: true})
 	w, _ := openWatch(t, e, apiclient.ListOptions{AllowWatchBookmarks: true})
-	release, n, err := e.s.StallWatches("configmaps", 0)
+	release, n, err := e.s.Faults().StallWatches("configmaps", 0)
 	if err != nil || n != 1 {
 		t.Fatalf("StallWatches: %d %v", n, err)
 	}
-	if err := e.s.WaitFor(e.ctx, func() bool { return len(e.s.FaultsOf(apitest.FaultStall)) == 1 }); err != nil {
+	if err := e.s.WaitFor(e.ctx, func() bool { return len(e.s.Faults().RecordsOf(apitest.FaultStall)) == 1 }); err != nil {
 		t.Fatal(err)
 	}
 	sentAtStall := e.s.Watches("configmaps")[0].LastRV
@@ -130,20 +130,20 @@ func TestStallWatches(t *testing.T) {
 		}
 		break
 	}
-	if len(e.s.FaultsOf(apitest.FaultStallEnd)) != 1 {
-		t.Fatalf("faults %+v", e.s.Faults())
+	if len(e.s.Faults().RecordsOf(apitest.FaultStallEnd)) != 1 {
+		t.Fatalf("faults %+v", e.s.Faults().Records())
 	}
 }
 
 func TestStallForDuration(t *testing.T) {
 	e := newEnv(t)
 	w, _ := openWatch(t, e, apiclient.ListOptions{})
-	e.s.StallWatches("configmaps", 50*time.Millisecond)
+	e.s.Faults().StallWatches("configmaps", 50*time.Millisecond)
 	e.s.Create("configmaps", cm("x", nil, nil))
 	if ev := next(t, w); ev.Type != apiclient.Added {
 		t.Fatalf("got %s", ev.Type)
 	}
-	if err := e.s.WaitFor(e.ctx, func() bool { return len(e.s.FaultsOf(apitest.FaultStallEnd)) == 1 }); err != nil {
+	if err := e.s.WaitFor(e.ctx, func() bool { return len(e.s.Faults().RecordsOf(apitest.FaultStallEnd)) == 1 }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -151,7 +151,7 @@ func TestStallForDuration(t *testing.T) {
 func TestCorruptAndOversizedFrames(t *testing.T) {
 	e := newEnv(t)
 	w, _ := openWatch(t, e, apiclient.ListOptions{})
-	e.s.SendCorruptFrame("configmaps")
+	e.s.Faults().SendCorruptFrame("configmaps")
 	ev := next(t, w)
 	var de *apiclient.DecodeError
 	if ev.Type != apiclient.Error || !errors.As(ev.Err, &de) {
@@ -175,18 +175,18 @@ func TestCorruptAndOversizedFrames(t *testing.T) {
 	}
 	defer w2.Stop()
 	<-opened
-	e.s.SendOversizedFrame("configmaps", 10000)
+	e.s.Faults().SendOversizedFrame("configmaps", 10000)
 	if ev := next(t, w2); ev.Type != apiclient.Error || !errors.Is(ev.Err, apiclient.ErrEventTooLarge) {
 		t.Fatalf("oversized frame: %s %v", ev.Type, ev.Err)
 	}
-	if len(e.s.FaultsOf(apitest.FaultOversizedFrame)) != 1 || len(e.s.FaultsOf(apitest.FaultCorruptFrame)) != 1 {
-		t.Fatalf("faults %+v", e.s.Faults())
+	if len(e.s.Faults().RecordsOf(apitest.FaultOversizedFrame)) != 1 || len(e.s.Faults().RecordsOf(apitest.FaultCorruptFrame)) != 1 {
+		t.Fatalf("faults %+v", e.s.Faults().Records())
 	}
 }
 
 func TestFailRequests(t *testing.T) {
 	e := newEnv(t)
-	if err := e.s.FailRequests(apitest.VerbList, "configmaps", 2, 429, 3*time.Second); err != nil {
+	if err := e.s.Faults().FailRequests(apitest.VerbList, "configmaps", 2, 429, 3*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
@@ -200,30 +200,30 @@ func TestFailRequests(t *testing.T) {
 		t.Fatalf("third list: %v", err)
 	}
 	// Other verbs and resources are not affected; watches can fail too.
-	e.s.FailRequests(apitest.VerbWatch, "", 1, 503, time.Second)
+	e.s.Faults().FailRequests(apitest.VerbWatch, "", 1, 503, time.Second)
 	if _, err := e.s.Create("configmaps", cm("x", nil, nil)); err != nil {
 		t.Fatal(err)
 	}
 	_, err := e.cms.Watch(e.ctx, apiclient.ListOptions{ResourceVersion: "0"})
 	mustStatus(t, err, 503, meta.StatusReasonServiceUnavailable)
-	e.s.FailRequests(apitest.VerbAny, "", 1, 500, 0)
+	e.s.Faults().FailRequests(apitest.VerbAny, "", 1, 500, 0)
 	_, err = e.cms.Get(e.ctx, "x", apiclient.GetOptions{})
 	mustStatus(t, err, 500, meta.StatusReasonInternalError)
-	f := e.s.FaultsOf(apitest.FaultFailRequest)
+	f := e.s.Faults().RecordsOf(apitest.FaultFailRequest)
 	if len(f) != 4 || f[0].Code != 429 || f[2].Verb != apitest.VerbWatch || f[3].Verb != apitest.VerbGet {
 		t.Fatalf("fault log %+v", f)
 	}
 	if reqs := e.s.RequestsFor(apitest.VerbList, "cm"); len(reqs) != 3 || reqs[0].Code != 429 || reqs[2].Code != 200 {
 		t.Fatalf("request log %+v", reqs)
 	}
-	if err := e.s.FailRequests(apitest.VerbGet, "nosuch", 1, 500, 0); err == nil {
+	if err := e.s.Faults().FailRequests(apitest.VerbGet, "nosuch", 1, 500, 0); err == nil {
 		t.Fatal("unknown resource accepted")
 	}
 }
 
 func TestWriteDelay(t *testing.T) {
 	e := newEnv(t)
-	e.s.SetWriteDelay("configmaps", 30*time.Millisecond)
+	e.s.Faults().SetWriteDelay("configmaps", 30*time.Millisecond)
 	start := time.Now()
 	if _, err := e.cms.List(e.ctx, apiclient.ListOptions{}); err != nil {
 		t.Fatal(err)
@@ -231,24 +231,24 @@ func TestWriteDelay(t *testing.T) {
 	if time.Since(start) < 30*time.Millisecond {
 		t.Fatal("the delay was not applied")
 	}
-	e.s.SetWriteDelay("configmaps", 0)
-	if len(e.s.FaultsOf(apitest.FaultWriteDelay)) != 2 {
-		t.Fatalf("faults %+v", e.s.Faults())
+	e.s.Faults().SetWriteDelay("configmaps", 0)
+	if len(e.s.Faults().RecordsOf(apitest.FaultWriteDelay)) != 2 {
+		t.Fatalf("faults %+v", e.s.Faults().Records())
 	}
 }
 
 func TestSlowWatcherIsClosed(t *testing.T) {
 	e := newEnvWithOptions(t, apitest.Options{HistorySize: 5})
 	w, _ := openWatch(t, e, apiclient.ListOptions{})
-	release, _, _ := e.s.StallWatches("configmaps", 0)
-	e.s.WaitFor(e.ctx, func() bool { return len(e.s.FaultsOf(apitest.FaultStall)) == 1 })
+	release, _, _ := e.s.Faults().StallWatches("configmaps", 0)
+	e.s.WaitFor(e.ctx, func() bool { return len(e.s.Faults().RecordsOf(apitest.FaultStall)) == 1 })
 	for i := range 10 {
 		e.s.Create("configmaps", cm("c"+strconv.Itoa(i), nil, nil))
 	}
 	release()
 	closed(t, w)
-	if len(e.s.FaultsOf(apitest.FaultSlowWatcherClosed)) != 1 {
-		t.Fatalf("faults %+v", e.s.Faults())
+	if len(e.s.Faults().RecordsOf(apitest.FaultSlowWatcherClosed)) != 1 {
+		t.Fatalf("faults %+v", e.s.Faults().Records())
 	}
 }
 
@@ -286,7 +286,7 @@ func TestFailRequestsWithStatus(t *testing.T) {
 	old := &meta.Status{TypeMeta: meta.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: "Failure",
 		Message: "Too large resource version: 20, current: 10", Reason: meta.StatusReasonTimeout, Code: 504,
 		Details: &meta.StatusDetails{RetryAfterSeconds: 2}}
-	if err := e.s.FailRequestsWithStatus(apitest.VerbList, "configmaps", 1, old); err != nil {
+	if err := e.s.Faults().FailRequestsWithStatus(apitest.VerbList, "configmaps", 1, old); err != nil {
 		t.Fatal(err)
 	}
 	_, err := e.cms.List(e.ctx, apiclient.ListOptions{})
@@ -300,7 +300,7 @@ func TestFailRequestsWithStatus(t *testing.T) {
 	if _, err := e.cms.List(e.ctx, apiclient.ListOptions{}); err != nil {
 		t.Fatalf("second list: %v", err)
 	}
-	if err := e.s.FailRequestsWithStatus(apitest.VerbList, "", 1, &meta.Status{Code: 200}); err == nil {
+	if err := e.s.Faults().FailRequestsWithStatus(apitest.VerbList, "", 1, &meta.Status{Code: 200}); err == nil {
 		t.Fatal("a Status without an error code accepted")
 	}
 }
@@ -320,7 +320,7 @@ func TestResetRequests(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnvProtoWithOptions(t, tc.proto, tc.opts)
-			if err := e.s.ResetRequests(apitest.VerbWatch, "configmaps", 2); err != nil {
+			if err := e.s.Faults().ResetRequests(apitest.VerbWatch, "configmaps", 2); err != nil {
 				t.Fatal(err)
 			}
 			for range 2 {
@@ -339,7 +339,7 @@ func TestResetRequests(t *testing.T) {
 			if len(reqs) != 3 || reqs[0].Code != apitest.CodeDropped || reqs[1].Code != apitest.CodeDropped {
 				t.Fatalf("request log %+v", reqs)
 			}
-			if f := e.s.FaultsOf(apitest.FaultResetRequest); len(f) != 2 || f[0].Verb != apitest.VerbWatch {
+			if f := e.s.Faults().RecordsOf(apitest.FaultResetRequest); len(f) != 2 || f[0].Verb != apitest.VerbWatch {
 				t.Fatalf("fault log %+v", f)
 			}
 		})

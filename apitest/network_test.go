@@ -130,7 +130,7 @@ func TestNetworkDisconnectResetsAndRefuses(t *testing.T) {
 func TestHangRequests(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, srv, cms := netClient(t, true, apiclient.WatchAuto)
-		if err := srv.HangRequests(apitest.VerbList, "configmaps", 1); err != nil {
+		if err := srv.Faults().HangRequests(apitest.VerbList, "configmaps", 1); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
@@ -146,11 +146,11 @@ func TestHangRequests(t *testing.T) {
 		if len(reqs) != 2 || reqs[0].Code != apitest.CodeHung || reqs[1].Code != 200 {
 			t.Errorf("request log %+v", reqs)
 		}
-		if f := srv.FaultsOf(apitest.FaultHangRequest); len(f) != 1 {
+		if f := srv.Faults().RecordsOf(apitest.FaultHangRequest); len(f) != 1 {
 			t.Errorf("fault log %+v", f)
 		}
 		// ReleaseHungRequests resets the requests held.
-		if err := srv.HangRequests(apitest.VerbList, "configmaps", 1); err != nil {
+		if err := srv.Faults().HangRequests(apitest.VerbList, "configmaps", 1); err != nil {
 			t.Fatal(err)
 		}
 		errc := make(chan error, 1)
@@ -159,7 +159,7 @@ func TestHangRequests(t *testing.T) {
 			errc <- err
 		}()
 		synctest.Wait()
-		if n := srv.ReleaseHungRequests(); n != 1 {
+		if n := srv.Faults().ReleaseHungRequests(); n != 1 {
 			t.Errorf("released %d hung requests, want 1", n)
 		}
 		if err := <-errc; err == nil || errors.As(err, &te) {

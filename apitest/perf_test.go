@@ -181,7 +181,7 @@ func BenchmarkWatchFanout(b *testing.B) {
 			perSec, lag := fanout(b, s, 20, max(b.N, 1000), rate)
 			b.ReportMetric(perSec, "events/s")
 			b.ReportMetric(float64(lag), "max-lag-events")
-			if n := len(s.FaultsOf(apitest.FaultSlowWatcherClosed)); n > 0 {
+			if n := len(s.Faults().RecordsOf(apitest.FaultSlowWatcherClosed)); n > 0 {
 				b.Fatalf("%d watchers fell out of the history window", n)
 			}
 		})
@@ -197,7 +197,7 @@ func TestWatchFanoutKeepsUp(t *testing.T) {
 	s := apitest.NewServerWithOptions(apitest.Options{HistorySize: 10_000})
 	defer s.Close()
 	_, lag := fanout(t, s, 20, 3000, 3000)
-	if n := len(s.FaultsOf(apitest.FaultSlowWatcherClosed)); n > 0 {
+	if n := len(s.Faults().RecordsOf(apitest.FaultSlowWatcherClosed)); n > 0 {
 		t.Fatalf("%d watchers fell out of the history window", n)
 	}
 	if lag >= 10_000 {

@@ -11,14 +11,16 @@ import (
 // the connection mid-body, HTTP/2 resets the stream. A client sees a LIST that breaks
 // part-way (an unexpected EOF or a stream error), with the items before the cut already
 // read. Meant for LIST and GET; a watch is cut only if its stream is a plain HTTP response.
-func (s *Server) TruncateResponses(verb Verb, resource string, n, afterBytes int) error {
+func (f *Faults) TruncateResponses(verb Verb, resource string, n, afterBytes int) error {
+	s := f.s
 	return s.addFailRule(resource, &failRule{verb: verb, left: n, cut: &cutRule{after: afterBytes}})
 }
 
 // CorruptResponses is TruncateResponses whose responses, instead of breaking off, go on with
 // bytes that are no JSON or protobuf after afterBytes bytes and then end normally: a body
 // that cannot be decoded, from its middle.
-func (s *Server) CorruptResponses(verb Verb, resource string, n, afterBytes int) error {
+func (f *Faults) CorruptResponses(verb Verb, resource string, n, afterBytes int) error {
+	s := f.s
 	return s.addFailRule(resource, &failRule{verb: verb, left: n, cut: &cutRule{after: afterBytes, garbage: true}})
 }
 

@@ -131,7 +131,7 @@ func TestWebSocketWatch(t *testing.T) {
 			if len(ws) != 1 || ws[0].Protocol != "websocket" {
 				t.Fatalf("watches %+v", ws)
 			}
-			e.s.CutWatches("configmaps")
+			e.s.Faults().CutWatches("configmaps")
 			closed(t, w)
 		})
 	}
@@ -202,8 +202,8 @@ func TestWebSocketRefusedFallsBack(t *testing.T) {
 	if ev := next(t, w); ev.Type != apiclient.Added {
 		t.Fatalf("got %s", ev.Type)
 	}
-	if len(e.s.FaultsOf(apitest.FaultWebSocketRefused)) != 1 {
-		t.Fatalf("faults %+v", e.s.Faults())
+	if len(e.s.Faults().RecordsOf(apitest.FaultWebSocketRefused)) != 1 {
+		t.Fatalf("faults %+v", e.s.Faults().Records())
 	}
 	ws := e.s.Watches("configmaps")
 	if len(ws) != 1 || ws[0].Protocol == "websocket" {
@@ -326,10 +326,10 @@ func TestHTTP2CutAndAbort(t *testing.T) {
 	if info.Protocol != "HTTP/2.0" {
 		t.Fatalf("protocol %s", info.Protocol)
 	}
-	e.s.CutWatches("configmaps")
+	e.s.Faults().CutWatches("configmaps")
 	closed(t, w)
 	w2, _ := openWatch(t, e, apiclient.ListOptions{})
-	e.s.AbortWatches("configmaps")
+	e.s.Faults().AbortWatches("configmaps")
 	for ev := range w2.ResultChan() {
 		if ev.Type != apiclient.Error {
 			t.Fatalf("unexpected %s", ev.Type)

@@ -256,7 +256,7 @@ func writeBurst(b *testing.B, s *apitest.Server, round int) (uint64, func()) {
 	if _, err := s.WaitForWatches(context.Background(), "pods", 1); err != nil {
 		b.Fatal(err)
 	}
-	release, n, err := s.StallWatches("pods", 0)
+	release, n, err := s.Faults().StallWatches("pods", 0)
 	if err != nil || n != 1 {
 		b.Fatalf("StallWatches: %d watches, %v", n, err)
 	}

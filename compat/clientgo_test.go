@@ -196,9 +196,9 @@ func TestClientGoInformers(t *testing.T) {
 				write(i)
 				switch i {
 				case 10:
-					e.s.CutWatches("configmaps")
+					e.s.Faults().CutWatches("configmaps")
 				case 20:
-					e.s.ExpireWatches("configmaps")
+					e.s.Faults().ExpireWatches("configmaps")
 				}
 			}
 			// Converged: every cache holds what the server holds.

@@ -175,10 +175,10 @@ func TestControllerRuntimeManager(t *testing.T) {
 
 	// A secret (seen through the metadata-only informer) and a scale, with watches cut and
 	// writes failing once.
-	if _, err := e.s.CutWatches(""); err != nil {
+	if _, err := e.s.Faults().CutWatches(""); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.s.FailRequests(apitest.VerbUpdate, "configmaps", 1, 500, 0); err != nil {
+	if err := e.s.Faults().FailRequests(apitest.VerbUpdate, "configmaps", 1, 500, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.s.Create("secrets", map[string]any{"metadata": map[string]any{"name": "s", "namespace": "default"}, "stringData": map[string]any{"k": "v"}}); err != nil {

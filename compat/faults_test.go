@@ -48,12 +48,12 @@ func TestClientGoProtobufWatchFaults(t *testing.T) {
 		inject  func() error
 		rewatch bool // the fault ends the watch: wait for the informer's next one
 	}{
-		{"cut", func() error { _, err := e.s.CutWatches("pods"); return err }, true},
-		{"abort", func() error { _, err := e.s.AbortWatches("pods"); return err }, true},
-		{"expire", func() error { _, err := e.s.ExpireWatches("pods"); return err }, true},
-		{"corrupt", func() error { _, err := e.s.SendCorruptFrame("pods"); return err }, true},
-		{"fail-list", func() error { return e.s.FailRequests(apitest.VerbList, "pods", 2, 503, time.Second) }, false},
-		{"fail-watch", func() error { return e.s.FailRequests(apitest.VerbWatch, "pods", 1, 429, time.Second) }, false},
+		{"cut", func() error { _, err := e.s.Faults().CutWatches("pods"); return err }, true},
+		{"abort", func() error { _, err := e.s.Faults().AbortWatches("pods"); return err }, true},
+		{"expire", func() error { _, err := e.s.Faults().ExpireWatches("pods"); return err }, true},
+		{"corrupt", func() error { _, err := e.s.Faults().SendCorruptFrame("pods"); return err }, true},
+		{"fail-list", func() error { return e.s.Faults().FailRequests(apitest.VerbList, "pods", 2, 503, time.Second) }, false},
+		{"fail-watch", func() error { return e.s.Faults().FailRequests(apitest.VerbWatch, "pods", 1, 429, time.Second) }, false},
 		{"compact", func() error { return e.s.Compact("pods") }, false},
 	}
 	n := 0
@@ -103,7 +103,7 @@ func TestClientGoProtobufWatchFaults(t *testing.T) {
 		return true
 	})
 	for _, k := range []apitest.FaultKind{apitest.FaultCutWatch, apitest.FaultAbortWatch, apitest.FaultWatchError, apitest.FaultCorruptFrame} {
-		if len(e.s.FaultsOf(k)) == 0 {
+		if len(e.s.Faults().RecordsOf(k)) == 0 {
 			t.Errorf("no %v fault was injected", k)
 		}
 	}
@@ -152,7 +152,7 @@ func TestClientGoLeaderElection(t *testing.T) {
 	checkLease(t, lease)
 	// The leader's renewals fail (the lock is updated with PUT): it steps down and the
 	// other candidate acquires the lease.
-	if err := e.s.FailRequests(apitest.VerbUpdate, "leases.coordination.k8s.io", 20, 500, 0); err != nil {
+	if err := e.s.Faults().FailRequests(apitest.VerbUpdate, "leases.coordination.k8s.io", 20, 500, 0); err != nil {
 		t.Fatal(err)
 	}
 	e.waitFor("candidate-0 to step down", stopped[0].Load)

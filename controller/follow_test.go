@@ -296,7 +296,7 @@ func TestFollowingKindRunsAgain(t *testing.T) {
 // The tracker without the right to list CRDs follows through discovery.
 func TestTrackerFallsBackToDiscovery(t *testing.T) {
 	srv := newTestServer(t)
-	if err := srv.FailRequests(apitest.VerbList, crdsName, 1, http.StatusForbidden, 0); err != nil {
+	if err := srv.Faults().FailRequests(apitest.VerbList, crdsName, 1, http.StatusForbidden, 0); err != nil {
 		t.Fatal(err)
 	}
 	c, err := apiclient.New(srv.Config())
@@ -365,7 +365,7 @@ func TestTrackerWaitsForTheWatchCache(t *testing.T) {
 	v2 := meta.GroupVersionResource{Group: "example.com", Version: "v2", Resource: "widgets"}
 	_, ctl, got := followingWidgets(t, srv, v2, log)
 	waitFor(t, "the controller to wait for v2", func() bool { return len(ctl.Waiting()) == 1 })
-	if err := srv.FailRequests(apitest.VerbWatch, "widgets.example.com", 3, http.StatusTooManyRequests, time.Second); err != nil {
+	if err := srv.Faults().FailRequests(apitest.VerbWatch, "widgets.example.com", 3, http.StatusTooManyRequests, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	seq := srv.LastRequestSeq()

@@ -194,7 +194,7 @@ func TestManagerStopsLeadingBeforeTheOtherStarts(t *testing.T) {
 	}
 
 	// Block lease writes: more failures than the leader can attempt before its deadline.
-	if err := srv.FailRequests(apitest.VerbUpdate, "leases", 2*int(leRenew/leRetry+2), 500, 0); err != nil {
+	if err := srv.Faults().FailRequests(apitest.VerbUpdate, "leases", 2*int(leRenew/leRetry+2), 500, 0); err != nil {
 		t.Fatal(err)
 	}
 	waitClosed(t, dones[leader], "the leader to give up")

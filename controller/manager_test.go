@@ -243,7 +243,7 @@ func TestReadyzFailsWhileAWatchIsStalled(t *testing.T) {
 	waitClosed(t, m.Elected(), "elected")
 	pollUntil(t, "ready", func() bool { c, _ := ready(); return c == 200 })
 
-	release, n, err := srv.StallWatches("configmaps", 0)
+	release, n, err := srv.Faults().StallWatches("configmaps", 0)
 	if err != nil || n == 0 {
 		t.Fatalf("StallWatches: %d, %v", n, err)
 	}
@@ -289,7 +289,7 @@ func TestReadyzCoversInformersMadeOnTheFactory(t *testing.T) {
 		t.Errorf("informer synced = %v", v)
 	}
 
-	release, n, err := srv.StallWatches("configmaps", 0)
+	release, n, err := srv.Faults().StallWatches("configmaps", 0)
 	if err != nil || n == 0 {
 		t.Fatalf("StallWatches: %d, %v", n, err)
 	}

@@ -75,10 +75,10 @@ func TestConflictsAreCountedNotLoggedAsErrors(t *testing.T) {
 	if err := m.Add(c); err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.FailRequests(apitest.VerbUpdate, "configmaps", 3, http.StatusConflict, 0); err != nil {
+	if err := srv.Faults().FailRequests(apitest.VerbUpdate, "configmaps", 3, http.StatusConflict, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.FailRequests(apitest.VerbUpdate, "configmaps", 1, http.StatusInternalServerError, 0); err != nil {
+	if err := srv.Faults().FailRequests(apitest.VerbUpdate, "configmaps", 1, http.StatusInternalServerError, 0); err != nil {
 		t.Fatal(err)
 	}
 	startManager(t, m)

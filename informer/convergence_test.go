@@ -328,7 +328,7 @@ func runConvergence(t *testing.T, seed uint64, figures *convergenceFigures) {
 		for _, r := range s.Requests() {
 			t.Logf("%s %s %s %d rv=%s watch=%s sie=%s", r.Time.Format("05.000"), r.Verb, r.Resource, r.Code, r.Param("resourceVersion"), r.Param("watch"), r.Param("sendInitialEvents"))
 		}
-		for _, f := range s.Faults() {
+		for _, f := range s.Faults().Records() {
 			t.Logf("fault %s %s %s %d", f.Time.Format("05.000"), f.Kind, f.Verb, f.Code)
 		}
 		t.Logf("stats %+v", inf.Stats())
@@ -362,11 +362,11 @@ func midListFaults(t *testing.T, s *apitest.Server, seed uint64) func(*testobj.C
 			var err error
 			switch rnd.IntN(3) {
 			case 0:
-				err = s.FailRequests(apitest.VerbList, "configmaps", 1, http.StatusInternalServerError, 0)
+				err = s.Faults().FailRequests(apitest.VerbList, "configmaps", 1, http.StatusInternalServerError, 0)
 			case 1:
-				_, err = s.CutWatches("configmaps")
+				_, err = s.Faults().CutWatches("configmaps")
 			case 2:
-				_, err = s.AbortWatches("configmaps")
+				_, err = s.Faults().AbortWatches("configmaps")
 			}
 			if err != nil {
 				t.Error(err)
@@ -404,29 +404,29 @@ func injectFault(t *testing.T, s *apitest.Server, rnd *rand.Rand) func() {
 	var err error
 	switch rnd.IntN(9) {
 	case 0:
-		_, err = s.CutWatches("configmaps")
+		_, err = s.Faults().CutWatches("configmaps")
 	case 1:
-		_, err = s.AbortWatches("configmaps")
+		_, err = s.Faults().AbortWatches("configmaps")
 	case 2:
-		_, err = s.ExpireWatches("configmaps")
+		_, err = s.Faults().ExpireWatches("configmaps")
 	case 3:
 		var release func()
-		release, _, err = s.StallWatches("configmaps", time.Duration(rnd.IntN(60))*time.Millisecond)
+		release, _, err = s.Faults().StallWatches("configmaps", time.Duration(rnd.IntN(60))*time.Millisecond)
 		return release
 	case 4:
 		err = s.Compact("configmaps")
 	case 5:
 		verb := []apitest.Verb{apitest.VerbList, apitest.VerbWatch}[rnd.IntN(2)]
 		code := []int{http.StatusInternalServerError, http.StatusServiceUnavailable, http.StatusTooManyRequests, http.StatusGone}[rnd.IntN(4)]
-		err = s.FailRequests(verb, "configmaps", 1+rnd.IntN(3), code, 0)
+		err = s.Faults().FailRequests(verb, "configmaps", 1+rnd.IntN(3), code, 0)
 	case 6:
-		_, err = s.SendCorruptFrame("configmaps")
+		_, err = s.Faults().SendCorruptFrame("configmaps")
 	case 7:
-		_, err = s.CutWatchesAfter("configmaps", 1+rnd.IntN(3))
+		_, err = s.Faults().CutWatchesAfter("configmaps", 1+rnd.IntN(3))
 	case 8:
 		err = s.Compact("configmaps")
 		if err == nil {
-			_, err = s.CutWatches("configmaps")
+			_, err = s.Faults().CutWatches("configmaps")
 		}
 	}
 	if err != nil {

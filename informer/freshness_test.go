@@ -39,7 +39,7 @@ func TestAppliedResourceVersionAndWaitUntil(t *testing.T) {
 	}
 
 	// A write the watch has not delivered yet: the wait times out.
-	release, _, err := s.StallWatches("configmaps", 0)
+	release, _, err := s.Faults().StallWatches("configmaps", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,9 +84,9 @@ type listFault struct {
 
 var listFaults = []listFault{
 	{"cut", func(s *apitest.Server, v apitest.Verb, n int) error {
-		return s.TruncateResponses(v, "configmaps", 1, n)
+		return s.Faults().TruncateResponses(v, "configmaps", 1, n)
 	}},
-	{"garbage", func(s *apitest.Server, v apitest.Verb, n int) error { return s.CorruptResponses(v, "configmaps", 1, n) }},
+	{"garbage", func(s *apitest.Server, v apitest.Verb, n int) error { return s.Faults().CorruptResponses(v, "configmaps", 1, n) }},
 }
 
 func TestAFailedListChangesNothing(t *testing.T) {
@@ -137,7 +137,7 @@ func testFailedList(t *testing.T, tls bool, proto apiclient.WatchProtocol, f lis
 		// A failed streaming list falls back to a LIST at once: held until its deadline,
 		// it lets the test look at the informer between the two.
 		if wl == reflector.WatchListOn {
-			if err := s.HangRequests(apitest.VerbList, "configmaps", 1); err != nil {
+			if err := s.Faults().HangRequests(apitest.VerbList, "configmaps", 1); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -176,10 +176,10 @@ func testFailedList(t *testing.T, tls bool, proto apiclient.WatchProtocol, f lis
 	// A relist fails: the watch's re-opening hangs until its deadline while objects change
 	// and the history is compacted, so the next watch gets 410 and the informer relists.
 	before := cacheContent(inf)
-	if err := s.HangRequests(apitest.VerbWatch, "configmaps", 1); err != nil {
+	if err := s.Faults().HangRequests(apitest.VerbWatch, "configmaps", 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CutWatches("configmaps"); err != nil {
+	if _, err := s.Faults().CutWatches("configmaps"); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 60 {
@@ -282,7 +282,7 @@ func TestAnObjectOfAnotherKindNeverReachesTheCache(t *testing.T) {
 					t.Fatal(err)
 				}
 				pod := map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "evil", "namespace": "default", "resourceVersion": "999999"}}
-				if k, err := s.SendWatchEvent("configmaps", apiclient.Added, pod); err != nil || k != 1 {
+				if k, err := s.Faults().SendWatchEvent("configmaps", apiclient.Added, pod); err != nil || k != 1 {
 					t.Fatalf("SendWatchEvent: %d, %v", k, err)
 				}
 				mkCM(t, s, "default", "b", nil)

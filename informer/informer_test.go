@@ -524,7 +524,7 @@ func TestRelistTurnsMissedDeletesIntoTombstones(t *testing.T) {
 			if _, err := s.WaitForWatches(ctxT(t), "configmaps", 1); err != nil {
 				t.Fatal(err)
 			}
-			release, n, err := s.StallWatches("configmaps", 0)
+			release, n, err := s.Faults().StallWatches("configmaps", 0)
 			if err != nil || n != 1 {
 				t.Fatalf("StallWatches: %d, %v", n, err)
 			}
@@ -818,7 +818,7 @@ func TestMaxInternalErrorRetryDurationReachesTheReflector(t *testing.T) {
 	a := mkCM(t, s, "default", "a", nil) // an event: the watch is not "very short"
 	h.expect(t, "add default/a "+a.ResourceVersion()+" false")
 	seq := s.LastRequestSeq()
-	if n, err := s.SendWatchError("configmaps", &meta.Status{Status: "Failure", Code: 500, Reason: meta.StatusReasonInternalError, Message: "boom"}); err != nil || n != 1 {
+	if n, err := s.Faults().SendWatchError("configmaps", &meta.Status{Status: "Failure", Code: 500, Reason: meta.StatusReasonInternalError, Message: "boom"}); err != nil || n != 1 {
 		t.Fatalf("SendWatchError = %d, %v", n, err)
 	}
 	w, err := s.WaitForRequest(ctxT(t), apitest.RequestFilter{Verb: apitest.VerbWatch, Resource: "configmaps", After: seq})

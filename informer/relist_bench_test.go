@@ -235,7 +235,7 @@ func changedPodIP(round, i int) string {
 func changeAllWhileNotWatching(b *testing.B, s *apitest.Server) (release func(), podIP0 string) {
 	round := changeRounds
 	changeRounds++
-	release, n, err := s.StallWatches("pods", 0)
+	release, n, err := s.Faults().StallWatches("pods", 0)
 	if err != nil || n != 1 {
 		b.Fatalf("StallWatches: %d, %v", n, err)
 	}
@@ -354,7 +354,7 @@ func benchRelistPeakHeap(b *testing.B, s *apitest.Server, watchList reflector.Wa
 			}
 		}()
 		b.StartTimer()
-		if n, err := s.ExpireWatches("pods"); err != nil || n != 1 {
+		if n, err := s.Faults().ExpireWatches("pods"); err != nil || n != 1 {
 			b.Fatalf("ExpireWatches: %d, %v", n, err)
 		}
 		waitDrained(lists + 1)

@@ -53,14 +53,14 @@ func TestRelistIsIncrementalAndNotifiesLikeReplace(t *testing.T) {
 					}
 					// The watch misses everything that follows, and its resourceVersion is
 					// compacted away: the informer must relist.
-					release, n, err := s.StallWatches("configmaps", 0)
+					release, n, err := s.Faults().StallWatches("configmaps", 0)
 					if err != nil || n != 1 {
 						t.Fatalf("StallWatches: %d, %v", n, err)
 					}
 					defer release()
 					// The stall is in effect once recorded (an abort queued behind a stall
 					// that has not started yet would wait for it).
-					if err := s.WaitFor(ctxT(t), func() bool { return len(s.FaultsOf(apitest.FaultStall)) == 1 }); err != nil {
+					if err := s.WaitFor(ctxT(t), func() bool { return len(s.Faults().RecordsOf(apitest.FaultStall)) == 1 }); err != nil {
 						t.Fatal(err)
 					}
 					a2 := setData(t, s, "default", "a", "k", "v")
@@ -71,7 +71,7 @@ func TestRelistIsIncrementalAndNotifiesLikeReplace(t *testing.T) {
 					if err := s.Compact("configmaps"); err != nil {
 						t.Fatal(err)
 					}
-					if _, err := s.AbortWatches("configmaps"); err != nil {
+					if _, err := s.Faults().AbortWatches("configmaps"); err != nil {
 						t.Fatal(err)
 					}
 					got := []string{h.next(t), h.next(t), h.next(t)}

@@ -406,10 +406,10 @@ func TestBlockedRenewalsStopTheLeaderBeforeAnyoneElseStarts(t *testing.T) {
 
 		// From now on lease writes fail (more than the leader can try before its deadline:
 		// two updates per attempt, one attempt per retry period) and a few reads fail too.
-		if err := srv.FailRequests(apitest.VerbUpdate, "leases", 2*int(renewDeadline/retryPeriod+2), 500, 0); err != nil {
+		if err := srv.Faults().FailRequests(apitest.VerbUpdate, "leases", 2*int(renewDeadline/retryPeriod+2), 500, 0); err != nil {
 			t.Fatal(err)
 		}
-		if err := srv.FailRequests(apitest.VerbGet, "leases", 3, 503, 0); err != nil {
+		if err := srv.Faults().FailRequests(apitest.VerbGet, "leases", 3, 503, 0); err != nil {
 			t.Fatal(err)
 		}
 		spans = j.waitFor(t, first+" stopping", time.Minute, func(s []span) bool { return !s[0].stop.IsZero() })
@@ -431,7 +431,7 @@ func TestBlockedRenewalsStopTheLeaderBeforeAnyoneElseStarts(t *testing.T) {
 		if d := spans[1].start.Sub(lastRenew); d < leaseDuration {
 			t.Fatalf("%s started %v after the last renewal, before the lease duration", other, d)
 		}
-		if n := len(srv.FaultsOf(apitest.FaultFailRequest)); n == 0 {
+		if n := len(srv.Faults().RecordsOf(apitest.FaultFailRequest)); n == 0 {
 			t.Fatal("no injected failure was served")
 		}
 	})

@@ -51,7 +51,7 @@ func TestAMalformedEndBookmarkNeverBecomesTheSyncPoint(t *testing.T) {
 						t.Fatalf("first watch %v is not a streaming list", w.Query)
 					}
 					synctest.Wait() // the initial events are out
-					e.must(e.srv.SendWatchEvent(cms, apiclient.Bookmark, c.object))
+					e.must(e.srv.Faults().SendWatchEvent(cms, apiclient.Bookmark, c.object))
 					err := e.waitError(c.name, isErr(c.want))
 					if !errors.Is(err, ErrWatchListUnsupported) && !errors.Is(err, ErrWatchListIncomplete) {
 						t.Errorf("err = %v, want a failed streaming list", err)
@@ -98,12 +98,12 @@ func TestABookmarkWithoutAResourceVersionIsSkipped(t *testing.T) {
 				e.waitContent(rec)
 				w := e.waitWatch(0)
 				rv := r.LastSyncResourceVersion()
-				e.must(e.srv.SendWatchEvent(cms, apiclient.Bookmark, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{}}))
+				e.must(e.srv.Faults().SendWatchEvent(cms, apiclient.Bookmark, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{}}))
 				e.waitError("bad bookmark", isErr(ErrBadBookmark))
 				if got := r.LastSyncResourceVersion(); got != rv {
 					t.Errorf("after the bookmark: resourceVersion %q, want %q still", got, rv)
 				}
-				e.must(e.srv.CutWatches(cms))
+				e.must(e.srv.Faults().CutWatches(cms))
 				next := e.waitWatch(w.ID)
 				if next.StartRV != rv {
 					t.Errorf("re-watched from %q, want %q", next.StartRV, rv)

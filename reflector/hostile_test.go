@@ -112,7 +112,7 @@ func testHungRequests(t *testing.T, tc transportCase) {
 	})
 	e.create("a")
 	// The first LIST is read and never answered.
-	if err := e.srv.HangRequests(apitest.VerbList, cms, 1); err != nil {
+	if err := e.srv.Faults().HangRequests(apitest.VerbList, cms, 1); err != nil {
 		t.Fatal(err)
 	}
 	rec := newRecStore()
@@ -129,10 +129,10 @@ func testHungRequests(t *testing.T, tc transportCase) {
 	w := e.waitWatch(0)
 	e.create("b") // the watch delivers an event: its end is not a "very short watch"
 	e.waitStores(time.Minute, stores)
-	if err := e.srv.HangRequests(apitest.VerbWatch, cms, 1); err != nil {
+	if err := e.srv.Faults().HangRequests(apitest.VerbWatch, cms, 1); err != nil {
 		t.Fatal(err)
 	}
-	e.must(e.srv.CutWatches(cms))
+	e.must(e.srv.Faults().CutWatches(cms))
 	cut := time.Now()
 	e.waitWatch(w.ID) // the hung request never became a watch
 	if d := time.Since(cut); d < 10*time.Second || d > 11*time.Second {
@@ -170,7 +170,7 @@ func TestATransportFallbackIsCounted(t *testing.T) {
 		if st := r.Stats(); st.Fallbacks != 1 || w.Protocol == "websocket" {
 			t.Errorf("Stats().Fallbacks = %d over %s, want 1 over chunked HTTP", st.Fallbacks, w.Protocol)
 		}
-		e.must(e.srv.CutWatches(cms))
+		e.must(e.srv.Faults().CutWatches(cms))
 		e.waitWatch(w.ID)
 		e.create("b")
 		e.waitContent(rec)
@@ -188,7 +188,7 @@ func TestRetryAfterFromAStatusIsCapped(t *testing.T) {
 		st := &meta.Status{TypeMeta: meta.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: "Failure", Code: 429,
 			Reason: meta.StatusReasonTooManyRequests, Details: &meta.StatusDetails{RetryAfterSeconds: 100000}}
 		// A 429 whose Status asks for 100000 s, on a watch stream (ERROR event) and on a LIST.
-		if err := e.srv.FailRequestsWithStatus(apitest.VerbList, cms, 1, st); err != nil {
+		if err := e.srv.Faults().FailRequestsWithStatus(apitest.VerbList, cms, 1, st); err != nil {
 			t.Fatal(err)
 		}
 		rec := newRecStore()
@@ -200,7 +200,7 @@ func TestRetryAfterFromAStatusIsCapped(t *testing.T) {
 			t.Errorf("listed again after %v, want the cap %v", d, apiclient.MaxRetryAfter)
 		}
 		w := e.waitWatch(0)
-		e.must(e.srv.SendWatchError(cms, st))
+		e.must(e.srv.Faults().SendWatchError(cms, st))
 		sent := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()

@@ -32,10 +32,10 @@ func TestProtobufWatchErrorsRelist(t *testing.T) {
 				e.create("b")
 				switch fault {
 				case "410":
-					e.must(e.srv.ExpireWatches(cms))
+					e.must(e.srv.Faults().ExpireWatches(cms))
 					e.waitError("410", meta.IsResourceExpired)
 				case "corrupt":
-					e.must(e.srv.SendCorruptFrame(cms))
+					e.must(e.srv.Faults().SendCorruptFrame(cms))
 					e.waitError("decode error", func(err error) bool {
 						var de *apiclient.DecodeError
 						return errors.Is(err, apiclient.ErrMalformedEvent) && errors.As(err, &de)

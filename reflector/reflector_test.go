@@ -92,7 +92,7 @@ func TestResourceVersionUpdaterHearsListsAndEvents(t *testing.T) {
 	e.waitWatch(0)
 	rvX := e.create("x")
 	rec.waitFor(t, "x", func(s *recStore) bool { o, ok := lastOp(s.ops, "rv"); return ok && o.RV == rvX })
-	e.must(e.srv.ExpireWatches(cms))
+	e.must(e.srv.Faults().ExpireWatches(cms))
 	relistRV := synced(t, rec, 2)
 	ops, _ := rec.snapshot()
 	got := opsOf(ops, "replace", "add", "rv")
@@ -151,7 +151,7 @@ func TestPagedList(t *testing.T) {
 		}
 		e.waitWatch(0)
 		seq := e.srv.LastRequestSeq()
-		e.must(e.srv.ExpireWatches(cms))
+		e.must(e.srv.Faults().ExpireWatches(cms))
 		synced(t, rec, 2)
 		lists := e.requests(apitest.VerbList, seq)
 		if len(lists) != 3 {
@@ -195,7 +195,7 @@ func TestCompactionLeadsToRelistAtLastRV(t *testing.T) {
 				// Hold the reflector inside Add(x), with its stream cut after x.
 				entered, release := rec.gate("default/x")
 				defer release()
-				e.must(e.srv.CutWatchesAfter(cms, 1))
+				e.must(e.srv.Faults().CutWatchesAfter(cms, 1))
 				rvX := e.create("x")
 				<-entered
 				// Meanwhile: a delete the reflector never sees as an event, and compaction.
@@ -205,7 +205,7 @@ func TestCompactionLeadsToRelistAtLastRV(t *testing.T) {
 					t.Fatal(err)
 				}
 				if listExpired {
-					if err := e.srv.FailRequests(apitest.VerbList, cms, 1, http.StatusGone, 0); err != nil {
+					if err := e.srv.Faults().FailRequests(apitest.VerbList, cms, 1, http.StatusGone, 0); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -251,7 +251,7 @@ func TestCleanCloseRewatchesWithoutRelist(t *testing.T) {
 	synced(t, rec, 1)
 	e.waitWatch(0)
 	seq := e.srv.LastRequestSeq()
-	e.must(e.srv.CutWatchesAfter(cms, 1))
+	e.must(e.srv.Faults().CutWatchesAfter(cms, 1))
 	rvX := e.create("x")
 	w := e.waitRequests(apitest.VerbWatch, seq, 1)[0]
 	if w.Param("resourceVersion") != rvX {
@@ -276,7 +276,7 @@ func TestVeryShortWatchRelists(t *testing.T) {
 	rv := synced(t, rec, 1)
 	e.waitWatch(0)
 	seq := e.srv.LastRequestSeq()
-	e.must(e.srv.CutWatches(cms))
+	e.must(e.srv.Faults().CutWatches(cms))
 	synced(t, rec, 2)
 	l := e.requests(apitest.VerbList, seq)[0]
 	if l.Param("resourceVersion") != rv {
@@ -320,7 +320,7 @@ func TestStallRewatchesWithoutRelist(t *testing.T) {
 		t.Fatalf("healthy watch: stats %+v", st)
 	}
 	seq := e.srv.LastRequestSeq()
-	release, n, err := e.srv.StallWatches(cms, 0)
+	release, n, err := e.srv.Faults().StallWatches(cms, 0)
 	if err != nil || n != 1 {
 		t.Fatalf("StallWatches = %d, %v", n, err)
 	}
@@ -369,7 +369,7 @@ func TestLostConnectionIsReportedAndRewatchesWithoutRelist(t *testing.T) {
 			rvX := e.create("x")
 			rec.waitFor(t, "x", func(s *recStore) bool { o, ok := lastOp(s.ops, "rv"); return ok && o.RV == rvX })
 			seq := e.srv.LastRequestSeq()
-			e.must(e.srv.AbortWatches(cms))
+			e.must(e.srv.Faults().AbortWatches(cms))
 			err := e.waitError("connection lost", isErr(ErrConnectionLost))
 			var re *Error
 			if !errors.As(err, &re) || re.Op != "watch" || !strings.Contains(err.Error(), "watch connection lost: ") {
@@ -408,11 +408,11 @@ func TestBackoffStartsOverAfterARecovery(t *testing.T) {
 	synced(t, rec, 1)
 	first := e.waitWatch(0)
 	// Outage 1: two 503s when re-opening the watch (delays 10 ms, then 500 ms).
-	if err := e.srv.FailRequests(apitest.VerbWatch, cms, 2, http.StatusServiceUnavailable, 0); err != nil {
+	if err := e.srv.Faults().FailRequests(apitest.VerbWatch, cms, 2, http.StatusServiceUnavailable, 0); err != nil {
 		t.Fatal(err)
 	}
 	seq := e.srv.LastRequestSeq()
-	e.must(e.srv.CutWatchesAfter(cms, 1)) // after an event: a watch cut before any is "very short"
+	e.must(e.srv.Faults().CutWatchesAfter(cms, 1)) // after an event: a watch cut before any is "very short"
 	e.create("b")
 	ws := e.waitRequests(apitest.VerbWatch, seq, 3)
 	if ws[0].Code != http.StatusServiceUnavailable || ws[1].Code != http.StatusServiceUnavailable || ws[2].Code != http.StatusOK {
@@ -433,11 +433,11 @@ func TestBackoffStartsOverAfterARecovery(t *testing.T) {
 	}
 	rec.waitFor(t, "the last write", func(s *recStore) bool { o, ok := lastOp(s.ops, "rv"); return ok && o.RV == rv })
 	// Outage 2: one 503. The delay is Initial again, not 500 ms × 50.
-	if err := e.srv.FailRequests(apitest.VerbWatch, cms, 1, http.StatusServiceUnavailable, 0); err != nil {
+	if err := e.srv.Faults().FailRequests(apitest.VerbWatch, cms, 1, http.StatusServiceUnavailable, 0); err != nil {
 		t.Fatal(err)
 	}
 	seq = e.srv.LastRequestSeq()
-	e.must(e.srv.CutWatchesAfter(cms, 1))
+	e.must(e.srv.Faults().CutWatchesAfter(cms, 1))
 	e.create("c")
 	ws = e.waitRequests(apitest.VerbWatch, seq, 2)
 	if ws[0].Code != http.StatusServiceUnavailable || ws[1].Code != http.StatusOK {
@@ -471,7 +471,7 @@ func TestMaxInternalErrorRetryDuration(t *testing.T) {
 			rv := e.create("x") // an event, so that the watch is not "very short"
 			rec.waitFor(t, "x", func(s *recStore) bool { o, ok := lastOp(s.ops, "rv"); return ok && o.RV == rv })
 			seq := e.srv.LastRequestSeq()
-			e.must(e.srv.SendWatchError(cms, internalError))
+			e.must(e.srv.Faults().SendWatchError(cms, internalError))
 			e.waitError("500", meta.IsInternalError)
 			if retry == 0 {
 				synced(t, rec, 2)
@@ -490,7 +490,7 @@ func TestMaxInternalErrorRetryDuration(t *testing.T) {
 				seq = e.srv.LastRequestSeq()
 				rv = e.create("y" + rv)
 				rec.waitFor(t, rv, func(s *recStore) bool { o, ok := lastOp(s.ops, "rv"); return ok && o.RV == rv })
-				e.must(e.srv.SendWatchError(cms, internalError))
+				e.must(e.srv.Faults().SendWatchError(cms, internalError))
 			}
 			e.waitRequests(apitest.VerbWatch, seq, 1)
 			e.waitWatch(w.ID)
@@ -515,11 +515,11 @@ func TestRetryAfterHonouredOnWatch(t *testing.T) {
 			r := e.run(e.options(rec))
 			synced(t, rec, 1)
 			e.waitWatch(0)
-			if err := e.srv.FailRequests(apitest.VerbWatch, cms, 1, code, time.Second); err != nil {
+			if err := e.srv.Faults().FailRequests(apitest.VerbWatch, cms, 1, code, time.Second); err != nil {
 				t.Fatal(err)
 			}
 			seq := e.srv.LastRequestSeq()
-			e.must(e.srv.CutWatchesAfter(cms, 1))
+			e.must(e.srv.Faults().CutWatchesAfter(cms, 1))
 			rvX := e.create("x")
 			ws := e.waitRequests(apitest.VerbWatch, seq, 2)
 			if ws[0].Code != code || ws[1].Code != http.StatusOK {
@@ -548,7 +548,7 @@ func TestRetryAfterHonouredOnWatch(t *testing.T) {
 func TestRetryAfterHonouredOnList(t *testing.T) {
 	e := newEnv(t)
 	e.create("a")
-	if err := e.srv.FailRequests(apitest.VerbList, cms, 1, http.StatusTooManyRequests, time.Second); err != nil {
+	if err := e.srv.Faults().FailRequests(apitest.VerbList, cms, 1, http.StatusTooManyRequests, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	rec := newRecStore()
@@ -575,15 +575,15 @@ func TestWatchOpenFailureRewatchesUnlessTheAnswerSaysRelist(t *testing.T) {
 		code   int
 		relist bool
 	}{
-		{"reset", func(s *apitest.Server) error { return s.ResetRequests(apitest.VerbWatch, cms, 2) }, apitest.CodeDropped, false},
+		{"reset", func(s *apitest.Server) error { return s.Faults().ResetRequests(apitest.VerbWatch, cms, 2) }, apitest.CodeDropped, false},
 		{"500", func(s *apitest.Server) error {
-			return s.FailRequests(apitest.VerbWatch, cms, 2, http.StatusInternalServerError, 0)
+			return s.Faults().FailRequests(apitest.VerbWatch, cms, 2, http.StatusInternalServerError, 0)
 		}, http.StatusInternalServerError, false},
 		{"502", func(s *apitest.Server) error {
-			return s.FailRequests(apitest.VerbWatch, cms, 2, http.StatusBadGateway, 0)
+			return s.Faults().FailRequests(apitest.VerbWatch, cms, 2, http.StatusBadGateway, 0)
 		}, http.StatusBadGateway, false},
 		{"403", func(s *apitest.Server) error {
-			return s.FailRequests(apitest.VerbWatch, cms, 1, http.StatusForbidden, 0)
+			return s.Faults().FailRequests(apitest.VerbWatch, cms, 1, http.StatusForbidden, 0)
 		}, http.StatusForbidden, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -597,7 +597,7 @@ func TestWatchOpenFailureRewatchesUnlessTheAnswerSaysRelist(t *testing.T) {
 				t.Fatal(err)
 			}
 			seq := e.srv.LastRequestSeq()
-			e.must(e.srv.CutWatchesAfter(cms, 1))
+			e.must(e.srv.Faults().CutWatchesAfter(cms, 1))
 			rvX := e.create("x")
 			err := e.waitError(tc.name, func(err error) bool {
 				var re *Error
@@ -652,7 +652,7 @@ func TestCorruptFrameRelists(t *testing.T) {
 	e.run(e.options(rec))
 	synced(t, rec, 1)
 	e.waitWatch(0)
-	e.must(e.srv.SendCorruptFrame(cms))
+	e.must(e.srv.Faults().SendCorruptFrame(cms))
 	synced(t, rec, 2)
 	e.waitError("decode error", func(err error) bool { return errors.Is(err, apiclient.ErrMalformedEvent) })
 }
@@ -712,7 +712,7 @@ func TestResyncErrorRelists(t *testing.T) {
 func TestErrorsNameResourceAndLogsHideToken(t *testing.T) {
 	const token = "tok-0123456789-very-secret"
 	e := newEnvWithOptions(t, apitest.Options{Token: token})
-	if err := e.srv.FailRequests(apitest.VerbList, cms, 2, http.StatusInternalServerError, 0); err != nil {
+	if err := e.srv.Faults().FailRequests(apitest.VerbList, cms, 2, http.StatusInternalServerError, 0); err != nil {
 		t.Fatal(err)
 	}
 	rec := newRecStore()
@@ -725,7 +725,7 @@ func TestErrorsNameResourceAndLogsHideToken(t *testing.T) {
 		t.Fatalf("error %q (%#v)", err, err)
 	}
 	e.waitWatch(0)
-	e.must(e.srv.ExpireWatches(cms))
+	e.must(e.srv.Faults().ExpireWatches(cms))
 	synced(t, rec, 2)
 	if logs := e.log.all(); strings.Contains(logs, token) || !strings.Contains(logs, "configmaps.v1") {
 		t.Fatalf("logs leak the token or do not name the resource:\n%s", logs)
@@ -790,7 +790,7 @@ func TestContinueExpiredFallsBackToFullList(t *testing.T) {
 	entered, release := rec.gate("default/a")
 	defer release()
 	seq := e.srv.LastRequestSeq()
-	e.must(e.srv.ExpireWatches(cms))
+	e.must(e.srv.Faults().ExpireWatches(cms))
 	<-entered
 	snapshot := e.srv.ResourceVersion()
 	e.create("f")
@@ -887,11 +887,11 @@ func TestTooLargeResourceVersionOfEveryServerVersionListsAtEmpty(t *testing.T) {
 			e.waitWatch(0)
 			st := &meta.Status{Status: "Failure", Code: http.StatusGatewayTimeout, Reason: meta.StatusReasonTimeout,
 				Message: msg, Details: tc.details}
-			if err := e.srv.FailRequestsWithStatus(apitest.VerbList, cms, 1, st); err != nil {
+			if err := e.srv.Faults().FailRequestsWithStatus(apitest.VerbList, cms, 1, st); err != nil {
 				t.Fatal(err)
 			}
 			seq := e.srv.LastRequestSeq()
-			e.must(e.srv.ExpireWatches(cms))
+			e.must(e.srv.Faults().ExpireWatches(cms))
 			synced(t, rec, 2)
 			ls := e.requests(apitest.VerbList, seq)
 			if len(ls) != 2 || ls[0].Param("resourceVersion") != rv || ls[0].Code != http.StatusGatewayTimeout ||
@@ -909,7 +909,7 @@ func TestTooLargeResourceVersionOfEveryServerVersionListsAtEmpty(t *testing.T) {
 func TestFailingListReachesTheReflectorAtOnce(t *testing.T) {
 	e := newEnv(t)
 	e.create("a")
-	if err := e.srv.FailRequests(apitest.VerbList, cms, 1, http.StatusInternalServerError, 0); err != nil {
+	if err := e.srv.Faults().FailRequests(apitest.VerbList, cms, 1, http.StatusInternalServerError, 0); err != nil {
 		t.Fatal(err)
 	}
 	listsWhenReported := make(chan int, 10)
@@ -970,7 +970,7 @@ func TestPagedFirstListKeepsLaterListsPaged(t *testing.T) {
 				}
 				e.waitWatch(0)
 				seq := e.srv.LastRequestSeq()
-				e.must(e.srv.ExpireWatches(cms))
+				e.must(e.srv.Faults().ExpireWatches(cms))
 				synced(t, rec, 2)
 				relist := e.requests(apitest.VerbList, seq)
 				if relist[0].Param("resourceVersion") != rv {

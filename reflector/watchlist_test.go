@@ -69,7 +69,7 @@ func TestWatchListRelistAtLastRV(t *testing.T) {
 	rvX := e.create("x")
 	rec.waitFor(t, "x", func(s *recStore) bool { o, ok := lastOp(s.ops, "rv"); return ok && o.RV == rvX })
 	seq := e.srv.LastRequestSeq()
-	e.must(e.srv.ExpireWatches(cms))
+	e.must(e.srv.Faults().ExpireWatches(cms))
 	synced(t, rec, 2)
 	w := e.waitRequests(apitest.VerbWatch, seq, 1)[0]
 	if !isWatchList(w) || w.Param("resourceVersion") != rvX {
@@ -101,7 +101,7 @@ func TestWatchListRefusedFallsBackToList(t *testing.T) {
 			}
 			e.waitError("unsupported", isErr(ErrWatchListUnsupported))
 			seq := e.srv.LastRequestSeq()
-			e.must(e.srv.ExpireWatches(cms))
+			e.must(e.srv.Faults().ExpireWatches(cms))
 			synced(t, rec, 2)
 			next := e.srv.RequestsMatching(apitest.RequestFilter{Resource: cms, After: seq})[0]
 			if mode == WatchListAuto && next.Verb != apitest.VerbList {
@@ -132,7 +132,7 @@ func TestWatchListReprobe(t *testing.T) {
 	synced(t, rec, 1)
 	e.waitWatch(0)
 	seq := e.srv.LastRequestSeq()
-	e.must(e.srv.ExpireWatches(cms))
+	e.must(e.srv.Faults().ExpireWatches(cms))
 	synced(t, rec, 2)
 	if next := e.srv.RequestsMatching(apitest.RequestFilter{Resource: cms, After: seq})[0]; !isWatchList(next) {
 		t.Fatalf("no new streaming list after the reprobe interval\n%s", e.describeRequests())
@@ -182,7 +182,7 @@ func TestWatchListIgnoredFallsBackAfterTimeout(t *testing.T) {
 // sync only: the next relist tries a streaming list again.
 func TestWatchListFailureNotRemembered(t *testing.T) {
 	e := newEnv(t)
-	if err := e.srv.FailRequests(apitest.VerbWatch, cms, 1, http.StatusInternalServerError, 0); err != nil {
+	if err := e.srv.Faults().FailRequests(apitest.VerbWatch, cms, 1, http.StatusInternalServerError, 0); err != nil {
 		t.Fatal(err)
 	}
 	rec := newRecStore()
@@ -196,7 +196,7 @@ func TestWatchListFailureNotRemembered(t *testing.T) {
 		t.Fatalf("want a failed streaming list then LIST\n%s", e.describeRequests())
 	}
 	seq := e.srv.LastRequestSeq()
-	e.must(e.srv.ExpireWatches(cms))
+	e.must(e.srv.Faults().ExpireWatches(cms))
 	synced(t, rec, 2)
 	if next := e.srv.RequestsMatching(apitest.RequestFilter{Resource: cms, After: seq})[0]; !isWatchList(next) {
 		t.Fatalf("a transient failure disabled streaming lists\n%s", e.describeRequests())
@@ -216,11 +216,11 @@ func TestWatchListExpiredRetriesAtEmptyRV(t *testing.T) {
 	r := e.run(opts)
 	rv := synced(t, rec, 1)
 	e.waitWatch(0)
-	if err := e.srv.FailRequests(apitest.VerbWatch, cms, 1, http.StatusGone, 0); err != nil {
+	if err := e.srv.Faults().FailRequests(apitest.VerbWatch, cms, 1, http.StatusGone, 0); err != nil {
 		t.Fatal(err)
 	}
 	seq := e.srv.LastRequestSeq()
-	e.must(e.srv.ExpireWatches(cms))
+	e.must(e.srv.Faults().ExpireWatches(cms))
 	synced(t, rec, 2)
 	ws := e.requests(apitest.VerbWatch, seq)
 	if len(ws) != 2 || !isWatchList(ws[0]) || ws[0].Param("resourceVersion") != rv || ws[0].Code != http.StatusGone ||
@@ -236,7 +236,7 @@ func TestWatchListExpiredRetriesAtEmptyRV(t *testing.T) {
 func TestWatchListRetryAfter(t *testing.T) {
 	e := newEnv(t)
 	e.create("a")
-	if err := e.srv.FailRequests(apitest.VerbWatch, cms, 1, http.StatusTooManyRequests, time.Second); err != nil {
+	if err := e.srv.Faults().FailRequests(apitest.VerbWatch, cms, 1, http.StatusTooManyRequests, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	rec := newRecStore()

@@ -63,7 +63,7 @@ func TestDemoReportsAStepThatDoesNotConverge(t *testing.T) {
 	p := &printer{w: &out, start: time.Now(), quiet: true}
 	// Every status write fails: step 1 cannot reach its status.
 	d := &demo{p: p, stepTimeout: time.Second, logOut: &errs, prepare: func(srv *apitest.Server) error {
-		return srv.FailRequests(apitest.VerbUpdate, "configmapreplications", 1<<30, 500, 0)
+		return srv.Faults().FailRequests(apitest.VerbUpdate, "configmapreplications", 1<<30, 500, 0)
 	}}
 	err := d.run(context.Background(), "")
 	if err == nil {

@@ -261,7 +261,7 @@ func TestReadYourWrites(t *testing.T) {
 			if _, err := e.srv.WaitForWatches(ctxT(t), "configmaps", 1); err != nil {
 				t.Fatal(err)
 			}
-			release, _, err := e.srv.StallWatches("configmaps", 0)
+			release, _, err := e.srv.Faults().StallWatches("configmaps", 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -308,7 +308,7 @@ func TestReadYourWritesTimeout(t *testing.T) {
 	if _, err := e.srv.WaitForWatches(ctxT(t), "configmaps", 1); err != nil {
 		t.Fatal(err)
 	}
-	release, _, err := e.srv.StallWatches("configmaps", 0)
+	release, _, err := e.srv.Faults().StallWatches("configmaps", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +350,7 @@ func TestDeleteIsReadBack(t *testing.T) {
 	if _, err := e.srv.WaitForWatches(ctxT(t), "configmaps", 1); err != nil {
 		t.Fatal(err)
 	}
-	release, _, err := e.srv.StallWatches("configmaps", 0)
+	release, _, err := e.srv.Faults().StallWatches("configmaps", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -208,7 +208,7 @@ func TestCreateOrUpdateErrors(t *testing.T) {
 	if _, err := e.srv.WaitForWatches(ctxT(t), "widgets", 1); err != nil {
 		t.Fatal(err)
 	}
-	release, _, err := e.srv.StallWatches("widgets", 0)
+	release, _, err := e.srv.Faults().StallWatches("widgets", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -265,7 +265,7 @@ func TestFullQueueDrops(t *testing.T) {
 func TestShutdownFlushes(t *testing.T) {
 	e := newEnv(t, Options{})
 	// Slow writes, so that most events are still queued when the context ends.
-	if err := e.srv.SetWriteDelay("events", 5*time.Millisecond); err != nil {
+	if err := e.srv.Faults().SetWriteDelay("events", 5*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -293,7 +293,7 @@ func TestShutdownFlushes(t *testing.T) {
 
 func TestDrainTimeout(t *testing.T) {
 	e := newEnv(t, Options{DrainTimeout: 50 * time.Millisecond})
-	if err := e.srv.SetWriteDelay("events", time.Second); err != nil {
+	if err := e.srv.Faults().SetWriteDelay("events", time.Second); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -314,10 +314,10 @@ func TestRetries(t *testing.T) {
 	e := newEnv(t, Options{})
 	e.run(t)
 	// 503 and 429 are retried.
-	if err := e.srv.FailRequests(apitest.VerbCreate, "events", 2, 503, 0); err != nil {
+	if err := e.srv.Faults().FailRequests(apitest.VerbCreate, "events", 2, 503, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.srv.FailRequests(apitest.VerbCreate, "events", 1, 429, 0); err != nil {
+	if err := e.srv.Faults().FailRequests(apitest.VerbCreate, "events", 1, 429, 0); err != nil {
 		t.Fatal(err)
 	}
 	e.rec.Event(w("a"), Normal, "R", "retried")
@@ -326,7 +326,7 @@ func TestRetries(t *testing.T) {
 		t.Fatalf("stats = %+v", s)
 	}
 	// 422 is not: the write is abandoned.
-	if err := e.srv.FailRequests(apitest.VerbCreate, "events", 1, 422, 0); err != nil {
+	if err := e.srv.Faults().FailRequests(apitest.VerbCreate, "events", 1, 422, 0); err != nil {
 		t.Fatal(err)
 	}
 	e.rec.Event(w("b"), Normal, "R", "invalid")
@@ -342,7 +342,7 @@ func TestRetries(t *testing.T) {
 func TestRetriesGiveUp(t *testing.T) {
 	e := newEnv(t, Options{MaxTries: 3})
 	e.run(t)
-	if err := e.srv.FailRequests(apitest.VerbCreate, "events", 3, 500, 0); err != nil {
+	if err := e.srv.Faults().FailRequests(apitest.VerbCreate, "events", 3, 500, 0); err != nil {
 		t.Fatal(err)
 	}
 	e.rec.Event(w("a"), Normal, "R", "m")
@@ -392,7 +392,7 @@ func TestRetryHonoursRetryAfter(t *testing.T) {
 	e := newEnv(t, Options{})
 	e.run(t)
 	// A 429 asking for 1 s, longer than the 5 ms retry interval of these tests.
-	if err := e.srv.FailRequests(apitest.VerbCreate, "events", 1, 429, time.Second); err != nil {
+	if err := e.srv.Faults().FailRequests(apitest.VerbCreate, "events", 1, 429, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	e.rec.Event(w("a"), Normal, "R", "m")

@@ -68,7 +68,7 @@ func TestTakenEventNameIsNotDropped(t *testing.T) {
 func TestLostCreateAnswerIsNotADuplicate(t *testing.T) {
 	e := newEnv(t, Options{})
 	e.run(t)
-	if err := e.srv.TruncateResponses(apitest.VerbCreate, "events", 1, 0); err != nil {
+	if err := e.srv.Faults().TruncateResponses(apitest.VerbCreate, "events", 1, 0); err != nil {
 		t.Fatal(err)
 	}
 	e.rec.Event(w("a"), Normal, "R", "once")

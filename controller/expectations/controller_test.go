@@ -218,7 +218,7 @@ func TestExpectationsPreventDuplicateCreates(t *testing.T) {
 			if _, err := srv.WaitForWatches(ctx, "configmaps", 1); err != nil {
 				t.Fatal(err)
 			}
-			release, n, err := srv.StallWatches("configmaps", 0)
+			release, n, err := srv.Faults().StallWatches("configmaps", 0)
 			if err != nil || n == 0 {
 				t.Fatalf("stall: %d watches, %v", n, err)
 			}
@@ -359,7 +359,7 @@ func TestOwnsObservesDeletions(t *testing.T) {
 	// A deletion the watch misses: the watch is held, "lost" is deleted, the history
 	// compacted, and the watch cut; the reflector's re-watch gets 410, relists, and the
 	// informer delivers "lost" as a tombstone.
-	release, _, err := srv.StallWatches("configmaps", 0)
+	release, _, err := srv.Faults().StallWatches("configmaps", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +369,7 @@ func TestOwnsObservesDeletions(t *testing.T) {
 	if err := srv.Compact("configmaps"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.CutWatches("configmaps"); err != nil {
+	if _, err := srv.Faults().CutWatches("configmaps"); err != nil {
 		t.Fatal(err)
 	}
 	release()

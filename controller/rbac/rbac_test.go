@@ -160,7 +160,7 @@ func TestCheck(t *testing.T) {
 		t.Errorf("denied %+v", missing.Denied)
 	}
 	// A server that does not let the client review: the check cannot say.
-	if err := srv.FailRequestsWithStatus(apitest.VerbCreate, "selfsubjectaccessreviews", 100,
+	if err := srv.Faults().FailRequestsWithStatus(apitest.VerbCreate, "selfsubjectaccessreviews", 100,
 		&meta.Status{Status: "Failure", Code: http.StatusForbidden, Reason: meta.StatusReasonForbidden, Message: "no"}); err != nil {
 		t.Fatal(err)
 	}

@@ -149,11 +149,11 @@ func (w *workload) generate(ctx context.Context, d time.Duration) {
 		}
 		if f >= 0.5 && !expired {
 			expired = true
-			_, _ = w.srv.ExpireWatches("secrets") // 410: the secrets reflector relists
+			_, _ = w.srv.Faults().ExpireWatches("secrets") // 410: the secrets reflector relists
 		}
 		if f >= 0.8 && !stalled {
 			stalled = true
-			release, _, _ := w.srv.StallWatches("secrets", 8*time.Second)
+			release, _, _ := w.srv.Faults().StallWatches("secrets", 8*time.Second)
 			defer release()
 		}
 	}

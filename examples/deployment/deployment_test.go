@@ -155,10 +155,10 @@ func TestPodsDeletedBehindItsBack(t *testing.T) {
 // settles, and counted (without scraping /metrics).
 func TestInjectedConflicts(t *testing.T) {
 	e := newEnv(t)
-	if err := e.srv.FailRequests(apitest.VerbUpdate, DeploymentKind.Resource+"/status", 2, http.StatusConflict, 0); err != nil {
+	if err := e.srv.Faults().FailRequests(apitest.VerbUpdate, DeploymentKind.Resource+"/status", 2, http.StatusConflict, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.srv.FailRequests(apitest.VerbUpdate, DeploymentKind.Resource, 2, http.StatusConflict, 0); err != nil {
+	if err := e.srv.Faults().FailRequests(apitest.VerbUpdate, DeploymentKind.Resource, 2, http.StatusConflict, 0); err != nil {
 		t.Fatal(err)
 	}
 	run := e.start(controller.ManagerOptions{})
@@ -227,7 +227,7 @@ func TestStalledPodWatchCreatesNoDuplicates(t *testing.T) {
 	// Stall detection off: the stall must last until released.
 	e.start(controller.ManagerOptions{InformerOptions: informer.FactoryOptions{StallTimeout: -1}})
 	e.waitFor(t, "the pods watch", func() bool { return len(e.srv.Watches("pods")) > 0 })
-	release, n, err := e.srv.StallWatches("pods", 0)
+	release, n, err := e.srv.Faults().StallWatches("pods", 0)
 	if err != nil || n == 0 {
 		t.Fatalf("stall: %d watches, %v", n, err)
 	}
@@ -258,7 +258,7 @@ func TestDeleteAnsweredNotFound(t *testing.T) {
 	e.start(controller.ManagerOptions{})
 	e.createDeployment("web", 3, "nginx", 0)
 	e.waitFor(t, "3 pods", func() bool { return e.settled(t, "web", 3) })
-	if err := e.srv.FailRequests(apitest.VerbDelete, "pods", 1, http.StatusNotFound, 0); err != nil {
+	if err := e.srv.Faults().FailRequests(apitest.VerbDelete, "pods", 1, http.StatusNotFound, 0); err != nil {
 		t.Fatal(err)
 	}
 	e.scale("web", 2)

@@ -225,7 +225,7 @@ func TestNodeNotReadyReplacesItsPods(t *testing.T) {
 func TestDroppedAfterMaxRetries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newNodesEnv(t)
-		if err := e.srv.FailRequests(apitest.VerbCreate, "pods", 1000, http.StatusInternalServerError, 0); err != nil {
+		if err := e.srv.Faults().FailRequests(apitest.VerbCreate, "pods", 1000, http.StatusInternalServerError, 0); err != nil {
 			t.Fatal(err)
 		}
 		run := e.start(controller.ManagerOptions{})
