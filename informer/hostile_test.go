@@ -86,7 +86,9 @@ var listFaults = []listFault{
 	{"cut", func(s *apitest.Server, v apitest.Verb, n int) error {
 		return s.Faults().TruncateResponses(v, "configmaps", 1, n)
 	}},
-	{"garbage", func(s *apitest.Server, v apitest.Verb, n int) error { return s.Faults().CorruptResponses(v, "configmaps", 1, n) }},
+	{"garbage", func(s *apitest.Server, v apitest.Verb, n int) error {
+		return s.Faults().CorruptResponses(v, "configmaps", 1, n)
+	}},
 }
 
 func TestAFailedListChangesNothing(t *testing.T) {
