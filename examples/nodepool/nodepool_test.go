@@ -120,8 +120,10 @@ func TestNodePool(t *testing.T) {
 		for _, reason := range []string{"Draining", "Drained"} {
 			env.WaitForEvent("", "NodePool", "gpu", reason)
 		}
-		if st := run.Stats(Name); st.Errors != 0 || st.Panics != 0 {
-			t.Errorf("reconcile errors: %+v", st)
+		// The only errors allowed are the optimistic lock's 409s (the kubelets write the
+		// Nodes too), retried.
+		if st := run.Stats(Name); st.Errors != st.Conflicts || st.Panics != 0 || st.Dropped != 0 {
+			t.Errorf("reconcile errors other than conflicts: %+v", st)
 		}
 	})
 }
