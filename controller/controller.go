@@ -65,6 +65,10 @@ type Options struct {
 	// Tracer traces each watch event through the queue to the reconcile it causes and that
 	// reconcile's API requests (see package tracing; default none, or the Manager's).
 	Tracer tracing.Tracer
+	// QueueObserve is the work queue's workqueue.Config.Observe: told every Add, Get and Done
+	// of a Request with its dirty and processing state (the generator of
+	// docs/walkthrough.md uses it). Default nil: nothing is reported.
+	QueueObserve func(workqueue.Observation)
 	// NeedLeaderElection, if set to false, lets a Manager run the controller on every
 	// replica instead of only on the leader. Default true (false with Sharded).
 	NeedLeaderElection *bool
@@ -261,6 +265,7 @@ func queueConfig(name string, opts Options) workqueue.Config {
 		MetricsProvider: opts.QueueMetricsProvider,
 		Priorities:      true,
 		Aging:           opts.PriorityAging,
+		Observe:         opts.QueueObserve,
 	}
 	if cfg.Aging == 0 {
 		cfg.Aging = DefaultPriorityAging

@@ -82,6 +82,9 @@ func (inf *Informer[T]) processLoop(ctx context.Context, fifo deltafifo.Queue[T]
 func (inf *Informer[T]) handleBatch(batch []deltafifo.Deltas[T], isInInitialList bool) error {
 	inf.deliverMu.Lock()
 	defer inf.deliverMu.Unlock()
+	if inf.opts.Observe != nil {
+		inf.observePopped(batch)
+	}
 	var errs []error
 	for _, deltas := range batch {
 		if err := inf.handleDeltasLocked(deltas, isInInitialList); err != nil {
@@ -197,6 +200,17 @@ func (inf *Informer[T]) applyReplacedAll(all *deltafifo.ReplacedAllInfo[T], isIn
 
 // distribute hands n to every listener. Caller holds deliverMu.
 func (inf *Informer[T]) distribute(key string, n notification[T]) {
+	if inf.opts.Observe != nil {
+		o := Observation[T]{Stage: StageCached, Key: key, Notification: kindName(n.kind), Object: n.new,
+			InitialList: n.initial, FinalStateUnknown: n.unknown}
+		switch n.kind {
+		case kindDelete:
+			o.Object = n.old
+		case kindUpdate:
+			o.Old = n.old
+		}
+		inf.opts.Observe(o)
+	}
 	for _, l := range inf.listeners {
 		l.add(key, n)
 	}

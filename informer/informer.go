@@ -118,6 +118,13 @@ type Options[T meta.Object] struct {
 	// objects on purpose use it, so that no sweep races with their change).
 	CacheMutationCheckInterval time.Duration
 
+	// Observe, if set, is told everything the informer does with each object, stage by
+	// stage (see Observation and Stage): for tools that explain the informer, such as the
+	// generator of docs/walkthrough.md. It is called synchronously, from the informer's
+	// goroutines and sometimes under its locks: it must return quickly and must not call
+	// the informer. Default nil: nothing is reported and nothing is paid for it.
+	Observe func(Observation[T])
+
 	// Knobs that exist only to measure and test the alternatives (the package's tests set
 	// them): the DeltaFIFO layout, and relists handed to the DeltaFIFO as one slice
 	// (Replace) as client-go does, instead of object by object, so that the whole new list

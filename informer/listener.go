@@ -118,6 +118,9 @@ type listener[T any] struct {
 	delivered atomic.Uint64
 	panics    atomic.Uint64
 
+	// observe is the informer's Options.Observe (nil: nothing reported).
+	observe func(Observation[T])
+
 	// Resync bookkeeping, guarded by the informer's delivery lock.
 	resyncPeriod time.Duration
 	nextResync   time.Time
@@ -169,6 +172,13 @@ func (l *listener[T]) add(key string, n notification[T]) {
 				l.remove(e)
 				l.finishInitial(e.tracked)
 				l.recycle(e)
+				if l.observe != nil {
+					l.observe(Observation[T]{Stage: StageCoalesced, Key: key, Handler: l.name, Pending: l.pending})
+				}
+				return
+			}
+			if l.observe != nil {
+				l.observe(l.observation(StageCoalesced, key, e.kind, &e.notification, l.pending))
 			}
 			return
 		}
@@ -180,6 +190,9 @@ func (l *listener[T]) add(key string, n notification[T]) {
 	l.pushBack(e)
 	if l.byKey != nil {
 		l.byKey[key] = e
+	}
+	if l.observe != nil {
+		l.observe(l.observation(StageNotified, key, n.kind, &n, l.pending))
 	}
 	if l.pending == 1 {
 		select {
@@ -369,22 +382,23 @@ func (l *listener[T]) run() {
 		e := l.head
 		l.remove(e)
 		key, n, finished = e.key, e.notification, e.tracked
+		pending := l.pending
 		l.recycle(e)
 		l.mu.Unlock()
 
 		switch n.kind {
 		case kindDeleteAdd:
-			l.call(key, kindDelete, &n)
-			l.call(key, kindAdd, &n)
+			l.call(key, kindDelete, &n, pending)
+			l.call(key, kindAdd, &n, pending)
 		default:
-			l.call(key, n.kind, &n)
+			l.call(key, n.kind, &n, pending)
 		}
 		n = notification[T]{}
 	}
 }
 
 // call makes one handler call, recovering, logging and counting a panic.
-func (l *listener[T]) call(key string, k kind, n *notification[T]) {
+func (l *listener[T]) call(key string, k kind, n *notification[T], pending int) {
 	l.delivered.Add(1)
 	defer func() {
 		if r := recover(); r != nil {
@@ -394,6 +408,9 @@ func (l *listener[T]) call(key string, k kind, n *notification[T]) {
 				"method", method, "key", key, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 		}
 	}()
+	if l.observe != nil {
+		l.observe(l.observation(StageDelivered, key, k, n, pending))
+	}
 	if l.info != nil {
 		l.info.EventInfo(EventInfo{Arrived: n.arrived})
 	}

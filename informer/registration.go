@@ -96,6 +96,7 @@ func (inf *Informer[T]) AddEventHandlerWithOptions(handler ResourceEventHandler[
 		logger = inf.logger
 	}
 	l := newListener(handler, opts.Name, logger, size)
+	l.observe = inf.opts.Observe
 	if l.info != nil && !inf.stampArrivals {
 		inf.stampArrivals = true
 		if inf.fifo != nil {
@@ -228,6 +229,9 @@ func (inf *Informer[T]) resync() {
 	}
 	inf.cache.Range(func(key string, obj T) bool {
 		for _, l := range due {
+			if inf.opts.Observe != nil {
+				inf.opts.Observe(Observation[T]{Stage: StageResync, Key: key, Object: obj, Old: obj, Handler: l.name, Notification: "update"})
+			}
 			l.add(key, notification[T]{kind: kindUpdate, old: obj, new: obj})
 		}
 		return true

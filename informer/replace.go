@@ -31,6 +31,8 @@ type incrementalFIFO[T meta.Object] struct {
 	fresh *freshness
 	// notFoundSince is the informer's start of a run of 404s (stats.go).
 	notFoundSince *atomic.Int64
+	// observe is Options.Observe (observe.go), nil without it.
+	observe func(Observation[T])
 }
 
 // UpdateResourceVersion implements reflector.ResourceVersionUpdater.
@@ -76,9 +78,15 @@ func (r *countedReplacement[T]) Add(obj T) error {
 	if rv := obj.GetResourceVersion(); rv != "" {
 		if key, err := r.f.keyFunc(obj); err == nil {
 			if old, ok, _ := r.f.cache.GetByKey(key); ok && old.GetResourceVersion() == rv {
+				if r.f.observe != nil {
+					r.f.observeQueued(Kept, obj)
+				}
 				return r.Relist.Keep(key)
 			}
 		}
+	}
+	if r.f.observe != nil {
+		r.f.observeQueued(deltafifo.ReplacedChunk, obj)
 	}
 	return r.Relist.Add(obj)
 }
@@ -86,6 +94,9 @@ func (r *countedReplacement[T]) Add(obj T) error {
 // Finish implements reflector.Replacement. The count moves first, so that whoever sees the
 // effects of the replacement (the end of the list reaching handlers) sees it counted.
 func (r *countedReplacement[T]) Finish(resourceVersion string) error {
+	if r.f.observe != nil {
+		r.f.observe(Observation[T]{Stage: StageQueued, Delta: deltafifo.ReplacedEnd, ResourceVersion: resourceVersion})
+	}
 	r.f.finished.Add(1)
 	if err := r.Relist.Finish(resourceVersion); err != nil {
 		r.f.finished.Add(^uint64(0))
@@ -110,8 +121,13 @@ func (inf *Informer[T]) reflectorStore(fifo deltafifo.Queue[T]) reflector.Store[
 	if inf.opts.disableIncrementalRelist {
 		return fifo
 	}
-	return incrementalFIFO[T]{Queue: fifo, keyFunc: inf.keyFunc, cache: inf.cache,
+	f := incrementalFIFO[T]{Queue: fifo, keyFunc: inf.keyFunc, cache: inf.cache,
 		finished: &inf.incrementalLists, aborted: &inf.incrementalAborts, fresh: &inf.fresh, notFoundSince: &inf.notFoundSince}
+	if inf.opts.Observe != nil {
+		f.observe = inf.opts.Observe
+		return observedFIFO[T]{f}
+	}
+	return f
 }
 
 // applyReplacedChunk applies part of an incremental relist (AtomicFIFO): every object is

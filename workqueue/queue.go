@@ -105,6 +105,12 @@ type Config struct {
 	// aged one, instead of the highest. Zero or negative: no aging (strict priorities, as
 	// controller-runtime's priority queue).
 	Aging time.Duration
+
+	// Observe, if set, is told every Add, Get and Done with the item's state before and
+	// after it (see Observation): for tools that explain the queue, such as the generator
+	// of docs/walkthrough.md. It is called under the queue's lock: it must return quickly
+	// and must not call the queue. Default nil: nothing is reported or paid for.
+	Observe func(Observation)
 }
 
 // New returns a work queue (client-go's NewTypedWithConfig). Without metrics it starts no
@@ -184,6 +190,8 @@ type queue[T comparable] struct {
 
 	rl RateLimiter[T]
 
+	observer func(Observation) // Config.Observe
+
 	metrics *queueMetrics // nil unless the queue is named and has a provider
 	times   []itemTimes   // metrics only, parallel to slab
 }
@@ -197,6 +205,7 @@ func newQueue[T comparable](cfg Config, rl RateLimiter[T]) *queue[T] {
 		epoch:      time.Now(),
 		rl:         rl,
 		compactAt:  compactAbove,
+		observer:   cfg.Observe,
 	}
 	q.cond.L = &q.mu
 	if cfg.Fairness.on {
@@ -221,6 +230,17 @@ func (q *queue[T]) now() int64 { return int64(time.Since(q.epoch)) }
 
 // markDirty applies Add(item, p) to the item's entry.
 func (q *queue[T]) markDirty(idx uint32, p int32) {
+	if q.observer == nil {
+		q.setDirty(idx, p)
+		return
+	}
+	before := q.slab[idx].flags
+	q.setDirty(idx, p)
+	q.observe(OpAdd, idx, before)
+}
+
+// setDirty is markDirty without observation.
+func (q *queue[T]) setDirty(idx uint32, p int32) {
 	e := &q.slab[idx]
 	if e.flags&flagDirty != 0 {
 		if p > e.prio {
@@ -300,6 +320,10 @@ func (q *queue[T]) Len() int {
 func (q *queue[T]) take() T {
 	idx := q.dequeue()
 	e := &q.slab[idx]
+	if q.observer != nil {
+		q.observer(Observation{Op: OpGet, Item: e.item, Priority: int(e.prio),
+			Before: State{Dirty: true, Processing: e.flags&flagProcessing != 0}, After: State{Processing: true}})
+	}
 	e.flags = (e.flags &^ flagDirty) | flagProcessing
 	q.processing++
 	q.recent[q.recentPos%uint32(len(q.recent))] = idx
@@ -371,6 +395,10 @@ func (q *queue[T]) Done(item T) {
 	q.mu.Lock()
 	if idx, ok := q.processingEntry(item); ok {
 		e := &q.slab[idx]
+		if q.observer != nil {
+			q.observer(Observation{Op: OpDone, Item: e.item, Priority: int(e.prio),
+				Before: State{Dirty: e.flags&flagDirty != 0, Processing: true}, After: State{Dirty: e.flags&flagDirty != 0}})
+		}
 		e.flags &^= flagProcessing
 		q.processing--
 		now := int64(-1)
