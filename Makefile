@@ -9,7 +9,7 @@ BENCH ?= .
 # docs/dashboard/ are excluded by go itself).
 PKGS := ./...
 
-.PHONY: all test vet fmt-check unit stress bench bench-compare bench-real fuzz demo otel dashboard dashboard-test e2e e2e-build compat schema schema-check clean
+.PHONY: all test vet fmt-check unit stress bench bench-compare bench-real fuzz demo walkthrough otel dashboard dashboard-test e2e e2e-build compat schema schema-check clean
 
 all: test
 
@@ -74,6 +74,11 @@ fuzz:
 ## demo: the example controller against the embedded API server (or KUBECONFIG=path for a real cluster).
 demo:
 	$(GO) run ./cmd/demo $(if $(KUBECONFIG),--kubeconfig=$(KUBECONFIG))
+
+## walkthrough: regenerate docs/walkthrough.md and docs/walkthrough.svg from a run of
+## cmd/walkthrough's scenario, figures included (make test checks that they are current).
+walkthrough:
+	INFORMERKIT_WRITE_WALKTHROUGH=1 $(GO) test -count=1 -run='^TestWalkthroughIsCurrent$$' ./cmd/walkthrough/
 
 ## otel: the OpenTelemetry adapter of package tracing and its traced demo (nested module
 ## examples/otel/; `cd examples/otel && go run ./cmd/tracedemo` prints one object's trace).
