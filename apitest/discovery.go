@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
+	"github.com/informerkit/informerkit/apitest/internal/negotiation"
 	"github.com/informerkit/informerkit/internal/kubeschema"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -39,6 +40,7 @@ func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/healthz" || r.URL.Path == "/livez" || r.URL.Path == "/readyz":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("ok"))
+	case len(parts) == 1 && (parts[0] == "api" || parts[0] == "apis") && s.aggregatedAsked(w, r, parts[0] == "api"):
 	case len(parts) == 1 && parts[0] == "api":
 		writeJSON(w, http.StatusOK, map[string]any{
 			"kind":     "APIVersions",
@@ -68,6 +70,15 @@ func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) {
 		st.Details = nil
 		writeStatus(w, st)
 	}
+}
+
+// aggregatedAsked answers with the aggregated document if the request asks for it.
+func (s *Server) aggregatedAsked(w http.ResponseWriter, r *http.Request, core bool) bool {
+	v, format, ok := negotiation.Discovery(r.Header.Get("Accept"))
+	if ok {
+		s.writeAggregated(w, r, core, v, format)
+	}
+	return ok
 }
 
 func (s *Server) groupList() map[string]any {

@@ -190,3 +190,30 @@ func acceptable(c acceptClause, format Format, builtin, watch bool) (Output, boo
 	}
 	return Output{}, false
 }
+
+// Discovery picks the form of a discovery document (/api, /apis) for the Accept header:
+// the aggregated APIGroupDiscoveryList at version ("v2" or "v2beta1") in JSON or protobuf,
+// as client-go asks first, or, with aggregated false, the legacy APIVersions or
+// APIGroupList (plain JSON, or an Accept naming no aggregated form).
+func Discovery(accept string) (version string, format Format, aggregated bool) {
+	for _, c := range parseAccept(accept) {
+		json := c.typ == "application" && c.sub == "json" || c.typ == "*"
+		proto := c.typ == "application" && c.sub == "vnd.kubernetes.protobuf"
+		if !json && !proto {
+			continue
+		}
+		if c.params["g"] == "" && c.params["as"] == "" {
+			return "", JSON, false // the legacy form is acceptable first
+		}
+		if c.params["g"] != "apidiscovery.k8s.io" || c.params["as"] != "APIGroupDiscoveryList" {
+			continue
+		}
+		if v := c.params["v"]; v == "v2" || v == "v2beta1" {
+			if proto {
+				return v, Protobuf, true
+			}
+			return v, JSON, true
+		}
+	}
+	return "", JSON, false
+}

@@ -70,3 +70,27 @@ func TestEncodeYAMLKeepsNumbers(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+func TestDiscovery(t *testing.T) {
+	for _, c := range []struct {
+		accept  string
+		version string
+		format  Format
+		agg     bool
+	}{
+		{"", "", JSON, false},
+		{"application/json", "", JSON, false},
+		// client-go v0.36's discovery client.
+		{"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json", "v2", JSON, true},
+		{"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;profile=nopeer,application/json", "v2", JSON, true},
+		{"application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList", "v2beta1", JSON, true},
+		{"application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json", "v2", Protobuf, true},
+		{"application/json;g=apidiscovery.k8s.io;v=v3;as=APIGroupDiscoveryList,application/json", "", JSON, false},
+		{"application/json,application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", "", JSON, false},
+	} {
+		v, f, agg := Discovery(c.accept)
+		if v != c.version || f != c.format || agg != c.agg {
+			t.Errorf("%q: %q %v %v, want %q %v %v", c.accept, v, f, agg, c.version, c.format, c.agg)
+		}
+	}
+}

@@ -35,6 +35,8 @@ import (
 	"strconv"
 	"strings"
 
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	apidiscoveryv2beta1 "k8s.io/api/apidiscovery/v2beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/kube-openapi/pkg/common"
@@ -61,6 +63,8 @@ var protocolRoots = []root{
 	{"meta.k8s.io", "v1", "APIResourceList", metav1.APIResourceList{}, nil, false, nil},
 	{"meta.k8s.io", "v1", "APIGroupList", metav1.APIGroupList{}, nil, false, nil},
 	{"meta.k8s.io", "v1", "APIVersions", metav1.APIVersions{}, nil, false, nil},
+	{"apidiscovery.k8s.io", "v2", "APIGroupDiscoveryList", apidiscoveryv2.APIGroupDiscoveryList{}, nil, false, nil},
+	{"apidiscovery.k8s.io", "v2beta1", "APIGroupDiscoveryList", apidiscoveryv2beta1.APIGroupDiscoveryList{}, nil, false, nil},
 	{"", "", "Unknown", runtime.Unknown{}, nil, false, nil},
 }
 
