@@ -17,9 +17,9 @@
 // bookmarks and sendInitialEvents over HTTP/1.1, HTTP/2 or WebSocket.
 //
 // Faults are injected from Go, deterministically, through Server.Faults
-// (srv.Faults().CutWatches, StallWatches, FailRequests, ResetRequests, ...). Every fault and
-// request is recorded, and tests wait on
-// state rather than sleep (WaitFor, WaitForRequest, WaitForWatches, NextWatch). Create,
+// (srv.Faults().CutWatches, StallWatches, FailRequests, ResetRequests, ...), and per client
+// through Server.Clients (Kill, write hooks, held views). Every fault and request is
+// recorded, and tests wait on state rather than sleep (WaitFor, WaitForRequest, WaitForWatches, NextWatch). Create,
 // Get, List, Update, Mutate, Patch and Delete change state from Go through the same
 // storage as HTTP requests. Close returns once every goroutine of the server has stopped.
 //

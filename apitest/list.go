@@ -29,6 +29,8 @@ type listRequest struct {
 	// cont: a continue token was sent; tok is it decoded.
 	cont bool
 	tok  continueToken
+	// client names the client, whose view may be held (holds.go).
+	client string
 }
 
 // parseList reads and checks a list's parameters as the kube-apiserver does.
@@ -79,6 +81,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, ri *reqInfo)
 		writeStatus(w, st)
 		return
 	}
+	lr.client = clientName(r)
 	objs, snapRV, st := s.listSnapshot(r.Context(), ri.res, lr)
 	if st != nil {
 		writeStatus(w, st)
@@ -96,7 +99,7 @@ func (s *Server) listSnapshot(ctx context.Context, res *resource, lr listRequest
 	if lr.want > s.rv && !s.waitForRVLocked(ctx, lr.want) {
 		return nil, 0, apierr.TooLargeResourceVersion(lr.want, s.rv)
 	}
-	snapRV := s.rv
+	snapRV := max(s.viewRVLocked(lr.client, res), min(lr.want, s.rv)) // a held view (holds.go)
 	switch {
 	case lr.cont:
 		if lr.tok.RV < res.oldestRV() || lr.tok.RV > s.rv {

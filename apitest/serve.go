@@ -47,6 +47,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	ri, st := s.route(r, rec)
 	s.logRequest(rec)
 	s.opts.Logger.Debug("apitest request", "method", r.Method, "url", r.URL.String(), "verb", rec.Verb)
+	if s.refuseDead(w, r) {
+		return // a killed client (clients.go)
+	}
 	if !s.authorized(r) {
 		writeStatus(w, apierr.Unauthorized())
 		return
@@ -81,6 +84,13 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		cut := &cutWriter{ResponseWriter: w, rule: *f.cut}
 		w = cut
 		defer cut.finish()
+	}
+	w, finish, answered := s.interceptWrite(w, r, ri) // the client's write hook (clients.go)
+	if answered {
+		return
+	}
+	if finish != nil {
+		defer finish()
 	}
 	s.delayWrite(r, ri.res)
 	if ri.res.typ.createOnly != nil {

@@ -161,6 +161,11 @@ type Server struct {
 	accessSeq   int
 	changed     chan struct{}
 	watchSubs   []watchSub
+
+	// clients: kills and write hooks of named clients (clients.go); holds their views
+	// (holds.go, under mu).
+	clients clientState
+	holds   []*hold
 }
 
 // NewServer starts a server with the default options on a free loopback port. It panics if

@@ -36,16 +36,17 @@ func (s *Server) prepareWatch(ctx context.Context, w *watcher, want uint64, hasS
 	if want > s.rv && !s.waitForRVLocked(ctx, want) {
 		return watchStart{err: apierr.TooLargeResourceVersion(want, s.rv)}
 	}
-	st := watchStart{snapRV: s.rv, sie: hasSIE && sendInitial}
+	view := s.viewRVLocked(w.client, res) // the server's RV, or the client's held view's (holds.go)
+	st := watchStart{snapRV: view, sie: hasSIE && sendInitial}
 	switch {
 	case hasSIE && sendInitial:
-		st.initial = res.snapshot(s.rv)
-		st.cursor = res.end()
+		st.initial = res.snapshot(view)
+		st.cursor = res.seqAfter(view)
 	case hasSIE && !sendInitial && want == 0:
-		st.cursor = res.end()
+		st.cursor = res.seqAfter(view)
 	case !hasSIE && want == 0:
-		st.initial = res.snapshot(s.rv)
-		st.cursor = res.end()
+		st.initial = res.snapshot(view)
+		st.cursor = res.seqAfter(view)
 	default:
 		if want < res.oldestRV() {
 			return watchStart{err: apierr.Expired(fmt.Sprintf("too old resource version: %d (%d)", want, res.oldestRV()))}
@@ -171,11 +172,15 @@ func (s *Server) takeBatch(w *watcher, cursor uint64) batch {
 		return batch{behind: res.base - cursor} // read under s.mu: append moves res.base
 	}
 	n := min(int(res.end()-cursor), 1024)
+	if w.mergeTo > 0 {
+		n = int(res.end() - cursor) // a merge takes the held events whole
+	}
 	b := batch{events: make([]*event, n), progressRV: res.progressRV, notify: res.notify}
 	copy(b.events, res.events[cursor-res.base:])
 	if s.opts.ProgressNotify {
 		b.progressRV = s.rv
 	}
+	b.events, b.progressRV = s.capBatchLocked(w, b.events, b.progressRV) // a held view (holds.go)
 	return b
 }
 
@@ -183,6 +188,10 @@ func (s *Server) takeBatch(w *watcher, cursor uint64) batch {
 // non-nil error ends the watch.
 func (s *Server) sendEvents(ctx context.Context, w *watcher, events []*event, cursor *uint64) error {
 	for _, ev := range events {
+		if ev == mergedAway {
+			*cursor++
+			continue
+		}
 		frame := w.convert(ev)
 		*cursor++
 		if frame == nil {

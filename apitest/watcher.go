@@ -14,8 +14,10 @@ import (
 
 // WatchInfo describes an open (or closed) watch.
 type WatchInfo struct {
-	ID        int64
-	Resource  string
+	ID       int64
+	Resource string
+	// Client is the client that opened the watch: its User-Agent (see Clients).
+	Client    string
 	Namespace string
 	Query     url.Values
 	// Protocol is "HTTP/1.1", "HTTP/2.0" or "websocket".
@@ -42,6 +44,7 @@ type WatchInfo struct {
 type watcher struct {
 	id       int64
 	s        *Server
+	client   string // the User-Agent of the watch request (clients.go)
 	res      *resource
 	version  string // the version the watch names (crdserve.go's atVersion)
 	f        *filter
@@ -60,6 +63,9 @@ type watcher struct {
 	wake  chan struct{}
 
 	cutAfter int64 // >0: end the stream when sent reaches it
+	// mergeTo: the held events up to this resourceVersion are delivered Merged (holds.go;
+	// s.mu guards it).
+	mergeTo uint64
 
 	// out is the negotiated representation of events (watchenc.go); headersSent records
 	// that a Table watch has sent its column definitions (only the first event has them).
@@ -95,6 +101,7 @@ func (w *watcher) takeCtl() []watchCtl {
 func (w *watcher) snapshotInfo() WatchInfo {
 	i := w.info
 	i.Query = cloneValues(i.Query)
+	i.Client = w.client
 	i.EventsSent = w.sent.Load()
 	i.LastRV = w.lastRV.Load()
 	i.BookmarkTicks = w.bmTicks.Load()

@@ -176,6 +176,7 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, ri *reqInfo
 	// Register the watch and take its starting point before the response starts, as the
 	// kube-apiserver does: once the client has the response, no later change is missed.
 	wt := &watcher{s: s, res: res, version: ri.version, f: wr.f, bookmark: wr.bookmarks, wake: make(chan struct{}, 1), out: out}
+	wt.client = clientName(r)
 	protocol := r.Proto
 	if isWebSocket(r) {
 		protocol = "websocket"
