@@ -244,7 +244,7 @@ func informerOptions[T meta.Object](o FactoryOptions, name string) Options[T] {
 // NewScopedFor returns a ScopedInformer of T for gvr in scope, with the factory's client and
 // informer settings (the factory's namespace and selectors do not apply: scope says what it
 // caches). It is not shared and the factory does not run it: each call makes one, and its
-// owner runs it (controller.ScopedInformerFor has the Manager do so).
+// owner runs it (controller.Scoped's source makes one each time it runs).
 func NewScopedFor[T meta.Object](f *Factory, gvr meta.GroupVersionResource, scope Scope) *ScopedInformer[T] {
 	inf := NewScoped[T](f.client, gvr, scope, informerOptions[T](f.opts, gvr.String()+" (scoped)"))
 	if f.opts.KeepManagedFields {
