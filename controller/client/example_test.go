@@ -41,7 +41,7 @@ func Example() {
 
 	configMaps := client.TypedFor[*ConfigMap](c)
 	cm := &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "settings"}, Data: map[string]string{"color": "blue"}}
-	if _, err := configMaps.Create(ctx, cm, apiclient.CreateOptions{}); err != nil {
+	if _, err := configMaps.Create(ctx, cm, client.CreateOptions{}); err != nil {
 		panic(err)
 	}
 	// The first read starts the ConfigMap informer; it sees the write above.
@@ -50,11 +50,42 @@ func Example() {
 		panic(err)
 	}
 	got.Data["color"] = "red" // a copy: the cache is unchanged
-	got, err = configMaps.Update(ctx, got, apiclient.UpdateOptions{})
+	got, err = configMaps.Update(ctx, got, client.UpdateOptions{})
 	if err != nil {
 		panic(err)
 	}
 	again, _ := configMaps.Get(ctx, "default", "settings", client.GetOptions{})
 	fmt.Println(again.Data["color"], again.ResourceVersion == got.ResourceVersion)
 	// Output: red true
+}
+
+// A patch made from two objects: what changed, with the lock, so that a change made by
+// someone else since the read is a 409 Conflict instead of being overwritten.
+func ExampleTyped_PatchFrom() {
+	srv := apitest.NewServer()
+	defer srv.Close()
+	_, _ = srv.Create("configmaps", map[string]any{"metadata": map[string]any{"namespace": "default", "name": "settings"},
+		"data": map[string]any{"color": "blue", "size": "L"}})
+	api, _ := apiclient.New(srv.Config())
+	defer api.Close()
+	factory := informer.NewFactory(api)
+	defer factory.Shutdown()
+	c, _ := client.New(api, factory, client.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c.Start(ctx)
+	configMaps := client.TypedFor[*ConfigMap](c)
+
+	read, _ := configMaps.Get(ctx, "default", "settings", client.GetOptions{})
+	changed := client.DeepCopy(read)
+	changed.Data["color"] = "red"
+	patch, _ := configMaps.MakePatch(client.MergePatchType, read, changed, client.PatchFromOptions{OptimisticLock: true})
+	fmt.Println(string(patch) == `{"data":{"color":"red"},"metadata":{"resourceVersion":"`+read.ResourceVersion+`"}}`)
+
+	_, _ = srv.Mutate("configmaps", "default", "settings", func(o apitest.Object) { o["data"].(map[string]any)["size"] = "XL" })
+	_, err := configMaps.PatchFrom(ctx, client.MergePatchType, read, changed, client.PatchFromOptions{OptimisticLock: true})
+	fmt.Println(meta.IsConflict(err)) // read again, and reconcile from what is there now
+	// Output:
+	// true
+	// true
 }
