@@ -180,6 +180,11 @@ func applyDeleteQuery(r *http.Request, opts *deleteOptions) {
 	if v := q.Get("propagationPolicy"); v != "" {
 		opts.PropagationPolicy = &v
 	}
+	if v := q.Get("orphanDependents"); v != "" {
+		if b, err := strconv.ParseBool(v); err == nil {
+			opts.OrphanDependents = &b
+		}
+	}
 	if v := q.Get("gracePeriodSeconds"); v != "" {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 			opts.GracePeriodSeconds = &n

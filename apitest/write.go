@@ -380,6 +380,7 @@ type deleteOptions struct {
 	} `json:"preconditions"`
 	GracePeriodSeconds *int64   `json:"gracePeriodSeconds"`
 	PropagationPolicy  *string  `json:"propagationPolicy"`
+	OrphanDependents   *bool    `json:"orphanDependents"`
 	DryRun             []string `json:"dryRun"`
 }
 
@@ -388,6 +389,9 @@ type deleteOptions struct {
 // the object is removed (deleted true).
 func (s *Server) deleteLocked(r *resource, ns, name string, opts deleteOptions, dryRun bool) (*storedObj, bool, *meta.Status) {
 	t := &r.typ
+	if _, st := deleteFinalizers(nil, opts); st != nil {
+		return nil, false, st // an invalid propagation policy (gc.go), before the lookup
+	}
 	old, ok := r.objects[objectKey(ns, name)]
 	if !ok {
 		return nil, false, errNotFound(t, name)
@@ -412,6 +416,9 @@ func (s *Server) deleteLocked(r *resource, ns, name string, opts deleteOptions, 
 	if r == s.crdRes && !old.deleting {
 		o, st := s.crdBeforeDeleteLocked(old)
 		return o, false, st
+	}
+	if o, handled, deleted, st := s.propagationLocked(r, old, opts); handled {
+		return o, deleted, st // the finalizers of garbage collection (gc.go)
 	}
 	if old.finalizers > 0 {
 		if old.deleting {

@@ -158,6 +158,28 @@ var fidelityScenarios = []fscenario{
 			{Name: "get-gone", Method: "GET", Path: cmPath + "/f"},
 		}},
 	}},
+	// What a DELETE's propagation does on the server side (the garbage collector is
+	// kube-controller-manager's, not running here): the orphan and foregroundDeletion
+	// finalizers, switched by a later DELETE, dropped by Background.
+	{Name: "delete-propagation", Steps: []fstep{
+		{Name: "create", Method: "POST", Path: cmPath, Body: cmBody("p", "")},
+		{Name: "foreground", Method: "DELETE", Path: cmPath + "/p", Body: `{"propagationPolicy":"Foreground"}`},
+		{Name: "get-foreground", Method: "GET", Path: cmPath + "/p"},
+		{Name: "orphan", Method: "DELETE", Path: cmPath + "/p?propagationPolicy=Orphan"},
+		{Name: "get-orphan", Method: "GET", Path: cmPath + "/p"},
+		{Name: "background", Method: "DELETE", Path: cmPath + "/p", Body: `{"propagationPolicy":"Background"}`},
+		{Name: "get-background", Method: "GET", Path: cmPath + "/p"},
+		{Name: "create-held", Method: "POST", Path: cmPath, Body: cmBody("h", `,"finalizers":["example.com/hold"]`)},
+		{Name: "orphan-dependents", Method: "DELETE", Path: cmPath + "/h", Body: `{"orphanDependents":true}`},
+		{Name: "get-orphan-dependents", Method: "GET", Path: cmPath + "/h"},
+		{Name: "background-held", Method: "DELETE", Path: cmPath + "/h?propagationPolicy=Background"},
+		{Name: "get-background-held", Method: "GET", Path: cmPath + "/h"},
+		{Name: "both-set", Method: "DELETE", Path: cmPath + "/h", Body: `{"propagationPolicy":"Orphan","orphanDependents":true}`},
+		{Name: "bad-policy", Method: "DELETE", Path: cmPath + "/missing", Body: `{"propagationPolicy":"Sideways"}`},
+		{Name: "deployment", Method: "POST", Path: "/apis/apps/v1/namespaces/{ns}/deployments", Body: deploymentBody},
+		{Name: "deployment-foreground", Method: "DELETE", Path: "/apis/apps/v1/namespaces/{ns}/deployments/d", Body: `{"propagationPolicy":"Foreground"}`},
+		{Name: "get-deployment", Method: "GET", Path: "/apis/apps/v1/namespaces/{ns}/deployments/d"},
+	}},
 	{Name: "status-and-generation", Steps: []fstep{
 		{Name: "create", Method: "POST", Path: "/apis/apps/v1/namespaces/{ns}/deployments", Body: deploymentBody, Show: []string{"spec.replicas"}},
 		{Name: "scale", Method: "PATCH", CT: mergePatch, Path: "/apis/apps/v1/namespaces/{ns}/deployments/d", Body: `{"spec":{"replicas":3}}`, Show: []string{"spec.replicas"}},
