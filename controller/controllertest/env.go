@@ -28,6 +28,10 @@ type Options struct {
 	// Nodes, if set, starts simulated nodes with these options (apitest.Server.StartNodes):
 	// Pods are scheduled, run and become Ready. Default none: Pods stay unscheduled.
 	Nodes *apitest.NodesOptions
+	// GarbageCollector, if set, starts a garbage collector of owner references with these
+	// options (apitest.Server.StartGarbageCollector): dependents go with their owners.
+	// Default none, as envtest: they stay.
+	GarbageCollector *apitest.GCOptions
 	// Server are the apitest server's options; set InMemory to run in a testing/synctest
 	// bubble. Default apitest's defaults.
 	Server apitest.Options
@@ -46,6 +50,8 @@ type Env struct {
 
 	t    testing.TB
 	opts Options
+	// managers numbers the Managers started, for their client names (running.go).
+	managers int
 }
 
 // New starts an apitest server with opts' CRDs (and nodes) for the test t, and closes it
@@ -71,6 +77,11 @@ func New(t testing.TB, opts Options) *Env {
 	}
 	if opts.Nodes != nil {
 		if e.Nodes, err = srv.StartNodes(*opts.Nodes); err != nil {
+			t.Fatalf("controllertest: %v", err)
+		}
+	}
+	if opts.GarbageCollector != nil {
+		if _, err := srv.StartGarbageCollector(*opts.GarbageCollector); err != nil {
 			t.Fatalf("controllertest: %v", err)
 		}
 	}

@@ -17,12 +17,19 @@ type Running struct {
 	Manager *controller.Manager
 	// Runner is the Runner of StartRunner (nil for StartManager).
 	Runner *runner.Runner
+	// Client is the name the Manager's requests go by on the server (their User-Agent):
+	// "manager-1", "manager-2", ... in the order they were started. The server's
+	// per-client controls take it (Server.Clients: holds, write hooks); Crash uses it.
+	Client string
 
 	e      *Env
 	cancel context.CancelFunc
 	done   chan struct{}
 	err    error
 	once   sync.Once
+	// crashed is closed by Crash (crash.go).
+	crashed   chan struct{}
+	crashOnce sync.Once
 }
 
 // StartManager creates a Manager on the Env's server with opts (its Logger defaults to the
@@ -31,52 +38,55 @@ type Running struct {
 // when the test ends; a Start that fails fails the test.
 func (e *Env) StartManager(opts controller.ManagerOptions, setup func(*controller.Manager) error) *Running {
 	e.t.Helper()
-	mgr := e.newManager(opts)
+	mgr, client := e.newManager(opts)
 	if setup != nil {
 		if err := setup(mgr); err != nil {
 			e.t.Fatalf("controllertest: setting the controllers up: %v", err)
 		}
 	}
-	return e.run(mgr, nil, mgr.Start, !opts.LeaderElection)
+	return e.run(mgr, nil, client, mgr.Start, !opts.LeaderElection)
 }
 
 // StartRunner is StartManager for a controller manager: a Runner of descs on a new
 // Manager, run with ropts (runner.Runner.Run).
 func (e *Env) StartRunner(opts controller.ManagerOptions, descs []runner.Descriptor, ropts runner.Options) *Running {
 	e.t.Helper()
-	mgr := e.newManager(opts)
+	mgr, client := e.newManager(opts)
 	r, err := runner.New(mgr, descs, ropts)
 	if err != nil {
 		e.t.Fatalf("controllertest: %v", err)
 	}
-	return e.run(mgr, r, r.Run, !opts.LeaderElection)
+	return e.run(mgr, r, client, r.Run, !opts.LeaderElection)
 }
 
-func (e *Env) newManager(opts controller.ManagerOptions) *controller.Manager {
+// newManager creates a Manager whose requests carry the client name it returns.
+func (e *Env) newManager(opts controller.ManagerOptions) (*controller.Manager, string) {
 	e.t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = e.opts.Logger
 	}
-	mgr, err := controller.NewManager(e.Server.Config(), opts)
+	e.managers++
+	client := fmt.Sprintf("manager-%d", e.managers)
+	mgr, err := controller.NewManager(e.Server.ConfigFor(client), opts)
 	if err != nil {
 		e.t.Fatalf("controllertest: %v", err)
 	}
-	return mgr
+	return mgr, client
 }
 
 // run starts start in the background and, if wait, waits until the Manager runs its
 // controllers (without leader election: once its caches have synced) or start returns.
 // With leader election, who leads is the test's to wait for (WaitForLeaseHolder).
-func (e *Env) run(mgr *controller.Manager, r *runner.Runner, start func(context.Context) error, wait bool) *Running {
+func (e *Env) run(mgr *controller.Manager, r *runner.Runner, client string, start func(context.Context) error, wait bool) *Running {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	run := &Running{Manager: mgr, Runner: r, e: e, cancel: cancel, done: make(chan struct{})}
+	run := &Running{Manager: mgr, Runner: r, Client: client, e: e, cancel: cancel, done: make(chan struct{}), crashed: make(chan struct{})}
 	go func() {
 		defer close(run.done)
 		run.err = start(ctx)
 	}()
 	e.t.Cleanup(func() {
-		if err := run.Stop(); err != nil {
+		if err := run.Stop(); err != nil && !run.IsCrashed() {
 			e.t.Errorf("controllertest: the Manager stopped with: %v", err)
 		}
 	})
