@@ -9,7 +9,7 @@ BENCH ?= .
 # docs/dashboard/ are excluded by go itself).
 PKGS := ./...
 
-.PHONY: all test vet fmt-check unit stress bench bench-compare bench-real fuzz demo walkthrough otel dashboard dashboard-test e2e e2e-build compat schema schema-check clean
+.PHONY: all test vet fmt-check unit stress bench bench-compare bench-real fuzz demo walkthrough study-check otel dashboard dashboard-test e2e e2e-build compat schema schema-check clean
 
 all: test
 
@@ -79,6 +79,11 @@ demo:
 ## cmd/walkthrough's scenario, figures included (make test checks that they are current).
 walkthrough:
 	INFORMERKIT_WRITE_WALKTHROUGH=1 $(GO) test -count=1 -run='^TestWalkthroughIsCurrent$$' ./cmd/walkthrough/
+
+## study-check: apply each exercise of docs/study.md to a copy of its file and check that the
+## test it names then fails as the page says (one go test per exercise; in .ci/run).
+study-check:
+	INFORMERKIT_STUDY_CHECK=1 $(GO) test -count=1 -run='^TestStudyExercisesFailAsDescribed$$' -v ./cmd/walkthrough/
 
 ## otel: the OpenTelemetry adapter of package tracing and its traced demo (nested module
 ## examples/otel/; `cd examples/otel && go run ./cmd/tracedemo` prints one object's trace).
