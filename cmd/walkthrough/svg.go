@@ -61,11 +61,8 @@ func (res *Result) SVG() string {
 				textAt(x, y-4, anchor, class, r.text)
 			default:
 				fmt.Fprintf(&body, `<line x1="%d" y1="%d" x2="%d" y2="%d" class="arrow" marker-end="url(#head)"/>`+"\n", from, y, to, y)
-				if from < to {
-					textAt(from+6, y-4, "start", "label", r.text)
-				} else {
-					textAt(from-6, y-4, "end", "label", r.text)
-				}
+				// The label starts over the arrow's left end, whichever way it points.
+				textAt(min(from, to)+6, y-4, "start", "label", r.text)
 			}
 		}
 		y += rowH
