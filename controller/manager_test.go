@@ -43,6 +43,12 @@ var fastBackoff = reflector.Backoff{Initial: 10 * time.Millisecond, Max: 100 * t
 
 func newManager(t *testing.T, srv *apitest.Server, opts ManagerOptions) *Manager {
 	t.Helper()
+	return newManagerWithConfig(t, srv.Config(), opts)
+}
+
+// newManagerWithConfig is newManager with a client configuration of the test's own.
+func newManagerWithConfig(t *testing.T, cfg *apiclient.Config, opts ManagerOptions) *Manager {
+	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = quiet
 	}
@@ -59,7 +65,7 @@ func newManager(t *testing.T, srv *apitest.Server, opts ManagerOptions) *Manager
 		}
 	}
 	opts.InformerOptions.Backoff = fastBackoff
-	m, err := NewManager(srv.Config(), opts)
+	m, err := NewManager(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

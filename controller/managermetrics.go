@@ -76,6 +76,9 @@ func (m *Manager) registerPipelineMetrics() {
 		{"informerkit_reflector_events_total", "Watch events (ADDED, MODIFIED, DELETED) applied, per reflector.", func(s *informer.Stats) uint64 { return s.Reflector.Events }},
 		{"informerkit_reflector_bookmarks_total", "Watch bookmarks received, per reflector.", func(s *informer.Stats) uint64 { return s.Reflector.Bookmarks }},
 		{"informerkit_reflector_stalls_total", "Watches re-opened because nothing arrived for the stall timeout, per reflector.", func(s *informer.Stats) uint64 { return s.Reflector.Stalls }},
+		{"informerkit_reflector_fallbacks_total", "Ways of doing a request given up for another (streaming list for LIST, WebSocket for chunked HTTP, protobuf for JSON, an expired continue token for a full list), per reflector.", func(s *informer.Stats) uint64 { return s.Reflector.Fallbacks }},
+		{"informerkit_reflector_deadlines_total", "Deadlines that passed on the reflector's requests (the client's timeouts, the stall timeout, the streaming list's), per reflector.", func(s *informer.Stats) uint64 { return s.Reflector.Deadlines }},
+		{"informerkit_reflector_bad_resource_versions_total", "Bookmarks and events without a resourceVersion the reflector could use, per reflector.", func(s *informer.Stats) uint64 { return s.Reflector.BadResourceVersions }},
 	}
 	for _, c := range counters {
 		reg.NewCounterFunc(c.name, c.help, []string{"name"}, perInformer(func(s *informer.Stats) (float64, bool) {
