@@ -281,6 +281,9 @@ func (s *shardedLW[T]) Watch(ctx context.Context, opts apiclient.ListOptions) (a
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	fw := &filteredWatcher[T]{lw: s, inner: w, out: make(chan apiclient.Event[T]), cancel: cancel, opts: opts, rv: opts.ResourceVersion}
+	if f, ok := w.(interface{ Fallbacks() []error }); ok {
+		fw.fallbacks = f.Fallbacks()
+	}
 	go fw.run(ctx, sh)
 	return fw, nil
 }
@@ -288,17 +291,47 @@ func (s *shardedLW[T]) Watch(ctx context.Context, opts apiclient.ListOptions) (a
 // filteredWatcher forwards the events of inner that match the member's share, and moves to
 // a new share when it changes.
 type filteredWatcher[T meta.Object] struct {
-	lw     *shardedLW[T]
-	inner  apiclient.Watcher[T]
-	out    chan apiclient.Event[T]
-	cancel context.CancelFunc
-	opts   apiclient.ListOptions
-	rv     string // the last resourceVersion delivered
+	lw        *shardedLW[T]
+	inner     apiclient.Watcher[T] // run's own: move replaces it
+	out       chan apiclient.Event[T]
+	cancel    context.CancelFunc
+	opts      apiclient.ListOptions
+	rv        string  // the last resourceVersion delivered
+	fallbacks []error // the first inner watcher's, read before run starts
+
+	mu  sync.Mutex
+	err error // why the inner watcher that ended the stream ended
 }
 
 func (f *filteredWatcher[T]) ResultChan() <-chan apiclient.Event[T] { return f.out }
 
 func (f *filteredWatcher[T]) Stop() { f.cancel() }
+
+// Err returns, once ResultChan is closed, the inner watcher's Err: why its stream ended
+// (nil for a clean close or a Stop). The reflector tells a broken connection from a clean
+// end by it; hiding it would make a cut stream look like a server's clean close.
+func (f *filteredWatcher[T]) Err() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
+}
+
+// Fallbacks returns what the inner watcher gave up to open (WebSocket for chunked HTTP,
+// protobuf for JSON), for the reflector's Stats. The watches a move to new ranges opens
+// are the client's later ones, which open the fallback directly and report none.
+func (f *filteredWatcher[T]) Fallbacks() []error { return f.fallbacks }
+
+// innerEnded records why f.inner's stream ended.
+func (f *filteredWatcher[T]) innerEnded() {
+	e, ok := f.inner.(interface{ Err() error })
+	if !ok {
+		return
+	}
+	err := e.Err()
+	f.mu.Lock()
+	f.err = err
+	f.mu.Unlock()
+}
 
 func (f *filteredWatcher[T]) send(ctx context.Context, ev apiclient.Event[T]) bool {
 	select {
@@ -326,6 +359,7 @@ func (f *filteredWatcher[T]) run(ctx context.Context, sh share[T]) {
 			sh, in = next, f.inner.ResultChan()
 		case ev, ok := <-in:
 			if !ok {
+				f.innerEnded() // before the deferred close of out
 				return
 			}
 			switch ev.Type {
