@@ -89,33 +89,3 @@ func (s *Server) forbidden(ri *reqInfo) *meta.Status {
 	st.Details = &meta.StatusDetails{Name: ri.name, Group: t.Group, Kind: t.Plural}
 	return st
 }
-
-// accessReviewStatus answers a SelfSubjectAccessReview's resourceAttributes: allowed unless
-// a Deny rule covers them. A resource apitest does not serve is allowed (as everything is)
-// unless a rule covers every resource.
-func (s *Server) accessReviewStatus(attrs map[string]any) map[string]any {
-	str := func(k string) string { v, _ := attrs[k].(string); return v }
-	resource := str("resource")
-	s.mu.Lock()
-	for _, r := range s.order {
-		if r.typ.Group == str("group") && r.typ.Plural == str("resource") {
-			resource = r.typ.name()
-			break
-		}
-	}
-	s.mu.Unlock()
-	if s.isDenied(Verb(str("verb")), resource, str("subresource"), str("namespace")) {
-		return map[string]any{"allowed": false} // RBAC gives no reason when nothing grants it
-	}
-	s.logMu.Lock()
-	user := len(s.denied) > 0
-	s.logMu.Unlock()
-	if !user {
-		// No Deny rule: the client is an administrator, as the kube-apiserver answers a
-		// member of system:masters, whom everything is allowed without a reason.
-		return map[string]any{"allowed": true}
-	}
-	// With Deny rules the client is a user whose roles grant everything else; RBAC names
-	// the binding that allows ("RBAC: allowed by ClusterRoleBinding ...").
-	return map[string]any{"allowed": true, "reason": "apitest: allowed, as everything no Deny rule covers"}
-}

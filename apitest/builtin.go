@@ -32,12 +32,17 @@ func builtinResources() []ResourceType {
 	return out
 }
 
-// createHandlers are the answers of the create-only resources apitest computes; the
-// others (token and subject access reviews) answer what they were sent (reviewEcho).
+// createHandlers are the answers of the create-only resources apitest computes (reviews
+// from its authentication and authorization: authn.go, authz.go, tokens.go); the others
+// answer what they were sent (reviewEcho).
 var createHandlers = map[string]func(s *Server, w http.ResponseWriter, r *http.Request, ri *reqInfo, obj map[string]any){
 	"/bindings": (*Server).createBinding,
-	"authorization.k8s.io/selfsubjectaccessreviews": (*Server).createAccessReview,
-	"authorization.k8s.io/selfsubjectrulesreviews":  (*Server).createRulesReview,
+	"authorization.k8s.io/selfsubjectaccessreviews":  (*Server).createSelfAccessReview,
+	"authorization.k8s.io/selfsubjectrulesreviews":   (*Server).createRulesReview,
+	"authorization.k8s.io/subjectaccessreviews":      (*Server).createSubjectAccessReview,
+	"authorization.k8s.io/localsubjectaccessreviews": (*Server).createSubjectAccessReview,
+	"authentication.k8s.io/tokenreviews":             (*Server).createTokenReview,
+	"authentication.k8s.io/selfsubjectreviews":       (*Server).createSelfSubjectReview,
 }
 
 // fromTable is the ResourceType of one resource of the table.

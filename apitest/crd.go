@@ -10,6 +10,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// ErrNoCRD is AddCRD's error for a manifest that holds no CustomResourceDefinition.
+var ErrNoCRD = errors.New("apitest: AddCRD: the manifest holds no CustomResourceDefinition")
+
 // AddCRD installs the CustomResourceDefinitions of a manifest (YAML or JSON, one or more
 // documents, as cmd/crdgen writes them and kubectl apply -f reads them), as a client's
 // create would: each becomes a CustomResourceDefinition object, established before AddCRD
@@ -49,7 +52,7 @@ func (s *Server) AddCRD(manifest []byte) error {
 		}
 	}
 	if found == 0 && len(errs) == 0 {
-		return errors.New("apitest: AddCRD: the manifest holds no CustomResourceDefinition")
+		return ErrNoCRD
 	}
 	return errors.Join(errs...)
 }

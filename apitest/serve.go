@@ -2,7 +2,6 @@ package apitest
 
 import (
 	"bufio"
-	"encoding/base64"
 	"net"
 	"net/http"
 	"strings"
@@ -50,15 +49,21 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.refuseDead(w, r) {
 		return // a killed client (clients.go)
 	}
-	if !s.authorized(r) {
+	user, ok := s.authenticate(r)
+	if !ok {
 		writeStatus(w, apierr.Unauthorized())
 		return
 	}
+	r = withUser(r, user)
 	if st == errPageNotFound {
 		pageNotFound(w)
 		return
 	}
 	if st != nil {
+		writeStatus(w, st)
+		return
+	}
+	if st := s.authorizeRequest(r, user, ri); st != nil {
 		writeStatus(w, st)
 		return
 	}
@@ -158,35 +163,6 @@ func (c *codeWriter) Flush() {
 	if f, ok := c.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
-}
-
-func (s *Server) authorized(r *http.Request) bool {
-	if s.opts.Token == "" {
-		return true
-	}
-	if auth := r.Header.Get("Authorization"); auth == "Bearer "+s.opts.Token {
-		return true
-	}
-	if isWebSocket(r) {
-		// As the kube-apiserver: the token may travel as a base64url subprotocol, but only
-		// next to at least one other subprotocol (the one the server echoes).
-		var token string
-		tokens, others := 0, 0
-		for _, p := range websocketProtocols(r) {
-			if enc, ok := strings.CutPrefix(p, "base64url.bearer.authorization.k8s.io."); ok {
-				tokens++
-				dec, err := base64.RawURLEncoding.DecodeString(enc)
-				if err != nil {
-					return false
-				}
-				token = string(dec)
-				continue
-			}
-			others++
-		}
-		return tokens == 1 && others > 0 && token == s.opts.Token
-	}
-	return false
 }
 
 // route parses the path into a resource request (nil for non-resource paths).

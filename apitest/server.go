@@ -45,8 +45,26 @@ type Options struct {
 	// NoHTTP2 serves TLS without HTTP/2 (ALPN offers http/1.1 only), as some proxies and load
 	// balancers in front of API servers do.
 	NoHTTP2 bool
-	// Token, if set, is the bearer token every request must carry (401 otherwise).
+	// Token, if set, is the bearer token every request must carry (401 otherwise), unless
+	// it authenticates otherwise (Tokens, ClientCAs). Its user is User in the group
+	// system:masters.
 	Token string
+	// Tokens are further bearer tokens and the users they authenticate, as the
+	// kube-apiserver's --token-auth-file. Setting it requires authentication as Token does.
+	Tokens map[string]UserInfo
+	// ServingCertificate, if set, is the certificate a TLS server serves (TLS is then on)
+	// instead of one signed by a CA of its own; CAPEM, Config and Kubeconfig then carry no
+	// CA (the caller knows which one signed it), as a kube-apiserver's --tls-cert-file.
+	ServingCertificate *tls.Certificate
+	// ClientCAs, if set, makes a TLS server ask for client certificates and authenticate
+	// one signed by these CAs as the user of its subject (CommonName the name,
+	// Organization the groups), as the kube-apiserver's --client-ca-file. Setting it
+	// requires authentication as Token does.
+	ClientCAs *x509.CertPool
+	// ServiceAccountIssuer is the issuer of the service account tokens the server issues
+	// (serviceaccounts/token) and their default audience, as --service-account-issuer
+	// (default DefaultServiceAccountIssuer).
+	ServiceAccountIssuer string
 	// HistorySize is the number of events kept per resource for watches from an older
 	// resourceVersion and for continue tokens (default 10000). A watcher that falls
 	// further behind than this is closed, as the real server closes slow watchers.
@@ -148,6 +166,9 @@ type Server struct {
 	crdRes    *resource
 	teardowns map[*time.Timer]struct{}
 
+	// tokens are the service account tokens issued (tokens.go).
+	tokens tokenIssuer
+
 	// logMu guards the logs, the fault rules and the change broadcast.
 	logMu     sync.Mutex
 	requests  []*Request
@@ -241,20 +262,13 @@ func Start(o Options) (*Server, error) {
 		ConnState:         s.connState,
 	}
 	scheme := "http"
-	if o.TLS {
+	if o.TLS || o.ServingCertificate != nil {
 		scheme = "https"
-		cert, caPEM, err := newCertificates()
-		if err != nil {
+		if err := s.configureTLS(); err != nil {
 			ln.Close()
 			return nil, err
 		}
-		s.caPEM = caPEM
-		protos := []string{"h2", "http/1.1"}
-		if o.NoHTTP2 {
-			protos = protos[1:]
-			s.httpSrv.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){} // no h2 either way
-		}
-		s.httpSrv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: protos, MinVersion: tls.VersionTLS12}
+		o.TLS = true
 	}
 	s.URL = scheme + "://" + ln.Addr().String()
 	if a := ln.Addr().String(); scheme == "http" && a == memoryHost+":80" || scheme == "https" && a == memoryHost+":443" {
@@ -274,6 +288,36 @@ func Start(o Options) (*Server, error) {
 		}
 	}()
 	return s, nil
+}
+
+// configureTLS sets up the server's TLS: the certificate it serves (Options.ServingCertificate,
+// or one signed by a CA of its own), ALPN, and the client certificates it asks for.
+func (s *Server) configureTLS() error {
+	o := &s.opts
+	o.TLS = true
+	var cert tls.Certificate
+	if o.ServingCertificate != nil {
+		cert = *o.ServingCertificate
+	} else {
+		var caPEM []byte
+		var err error
+		if cert, caPEM, err = newCertificates(); err != nil {
+			return err
+		}
+		s.caPEM = caPEM
+	}
+	protos := []string{"h2", "http/1.1"}
+	if o.NoHTTP2 {
+		protos = protos[1:]
+		s.httpSrv.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){} // no h2 either way
+	}
+	s.httpSrv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: protos, MinVersion: tls.VersionTLS12}
+	if o.ClientCAs != nil {
+		// As the kube-apiserver: any certificate is taken, and one that does not verify
+		// is answered 401 (authn.go), not refused in the handshake.
+		s.httpSrv.TLSConfig.ClientAuth = tls.RequestClientCert
+	}
+	return nil
 }
 
 // listenAddr returns the network (InMemory's own, or Network) and the address the server

@@ -85,6 +85,8 @@ func (s *Server) handleSubresource(w http.ResponseWriter, r *http.Request, ri *r
 		writeCreated(w, st)
 	case "eviction":
 		s.handleEviction(w, r, ri)
+	case "token":
+		s.createToken(w, r, ri)
 	default:
 		writeStatus(w, apierr.NoResource())
 	}
@@ -317,28 +319,6 @@ func (s *Server) handleEviction(w http.ResponseWriter, r *http.Request, ri *reqI
 		s.notifyChange()
 	}
 	writeCreated(w, st)
-}
-
-// ---- authorization reviews: everything is allowed ----
-
-func (s *Server) createAccessReview(w http.ResponseWriter, r *http.Request, ri *reqInfo, obj map[string]any) {
-	// As the kube-apiserver, the answer carries the managedFields of the create (nothing is
-	// stored) and a reason.
-	var wo writeOptions
-	if st := requestManager(r, &wo, "CreateOptions"); st != nil {
-		writeStatus(w, st)
-		return
-	}
-	s.mu.Lock()
-	s.trackLocked(ri.res, "", nil, obj, wo)
-	s.mu.Unlock()
-	spec, _ := obj["spec"].(map[string]any)
-	attrs, _ := spec["resourceAttributes"].(map[string]any)
-	obj["status"] = s.accessReviewStatus(attrs)
-	if obj["metadata"] == nil {
-		obj["metadata"] = map[string]any{}
-	}
-	writeBody(w, outputOf(w), http.StatusCreated, mustJSON(obj))
 }
 
 func (s *Server) createRulesReview(w http.ResponseWriter, r *http.Request, ri *reqInfo, obj map[string]any) {
