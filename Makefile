@@ -112,6 +112,20 @@ compat:
 	  $(GO) build -o bin/kubectl -ldflags="-X k8s.io/component-base/version.gitVersion=v1.36.3 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36" ./cmd/kubectl && \
 	  $(GO) test -race -count=1 ./...
 
+## crsuites: controller-runtime v0.25.2's envtest-backed test suites, unchanged, on apitest and
+## on the real kube-apiserver of make e2e-build, one fresh server per package; writes the
+## table of docs/apitest.md, "controller-runtime suites" (compat/cmd/crsuites; about 8 min on
+## 2 cores). Heavy: run it under `flock /tmp/informerkit-heavy.lock` on a shared machine.
+.PHONY: crsuites crsuites-check
+CRSUITES_FLAGS ?=
+crsuites: e2e-build
+	cd compat && $(GO) run ./cmd/crsuites -docs ../docs/apitest.md $(CRSUITES_FLAGS)
+
+## crsuites-check: the apitest side of crsuites only (CI): fails on any failing spec that
+## compat/cmd/crsuites/exceptions.json does not list with its reason.
+crsuites-check:
+	cd compat && $(GO) run ./cmd/crsuites -servers apitest -check $(CRSUITES_FLAGS)
+
 ## schema: regenerate kubeschema/schema.json from the release pinned in e2e/tools/go.mod.
 schema:
 	cd e2e/tools && $(GO) run ./schemagen -o ../../internal/kubeschema/schema.json
