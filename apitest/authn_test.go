@@ -70,6 +70,19 @@ func (ca *testCA) issue(t *testing.T, serving bool, cn string, orgs ...string) t
 // call makes one request and returns the status code and the decoded JSON body.
 func call(t *testing.T, c *http.Client, method, url, token string, body any) (int, map[string]any) {
 	t.Helper()
+	resp, out := callWithToken(t, c, method, url, token, body)
+	return resp.StatusCode, out
+}
+
+// callResp makes one request without a token and returns the response (its body read) and
+// the decoded JSON body.
+func callResp(t *testing.T, c *http.Client, method, url string, body any) (*http.Response, map[string]any) {
+	t.Helper()
+	return callWithToken(t, c, method, url, "", body)
+}
+
+func callWithToken(t *testing.T, c *http.Client, method, url, token string, body any) (*http.Response, map[string]any) {
+	t.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -96,7 +109,7 @@ func call(t *testing.T, c *http.Client, method, url, token string, body any) (in
 	if out == nil {
 		out = map[string]any{"raw": string(b)}
 	}
-	return resp.StatusCode, out
+	return resp, out
 }
 
 func clientWith(ca *testCA, certs ...tls.Certificate) *http.Client {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
@@ -126,7 +127,9 @@ func (s *Server) admitLocked(r *resource, sub string, obj, old map[string]any, w
 	if !r.builtin() {
 		if schema := r.typ.OpenAPIV3Schema; r.typ.custom && schema != nil {
 			// As the apiextensions server: prune, default, then validate.
-			crschema.Prune(obj, schema)
+			if st := unknownFields(r, obj, crschema.Prune(obj, schema), wo); st != nil {
+				return nil, st
+			}
 			crschema.Default(obj, schema)
 			errs := s.celLocked(r, sub, obj, old, crschema.Validate(obj, schema), wo)
 			if len(errs) > 0 {
@@ -146,6 +149,27 @@ func (s *Server) admitLocked(r *resource, sub string, obj, old map[string]any, w
 	}
 	wo.warn(warnings)
 	return obj, nil
+}
+
+// unknownFields applies fieldValidation to the fields pruning removed from a custom
+// resource, as the kube-apiserver's decoder does: a 400 with Strict, warnings with Warn
+// (the default), nothing with Ignore.
+func unknownFields(r *resource, obj map[string]any, pruned []string, wo writeOptions) *meta.Status {
+	if len(pruned) == 0 || wo.fieldValidation == "Ignore" {
+		return nil
+	}
+	msgs := make([]string, len(pruned))
+	for i, p := range pruned {
+		msgs[i] = fmt.Sprintf("unknown field %q", p)
+	}
+	if wo.fieldValidation == "Strict" {
+		apiVersion := jsonobj.Str(obj, "apiVersion")
+		version := apiVersion[strings.LastIndex(apiVersion, "/")+1:]
+		return apierr.BadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: strict decoding error: %s",
+			r.typ.Kind, version, r.typ.Kind, strings.Join(msgs, ", ")))
+	}
+	wo.warn(msgs)
+	return nil
 }
 
 // createLocked validates obj and stores it as a new object.

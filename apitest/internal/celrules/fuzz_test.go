@@ -29,7 +29,7 @@ func FuzzValidate(f *testing.F) {
 		if d.Decode(&obj) != nil || obj == nil {
 			return
 		}
-		crschema.Prune(obj, widget) // as the write path does before the rules run
+		_ = crschema.Prune(obj, widget) // as the write path does before the rules run
 		ctx := context.Background()
 		errs, _ := v.Validate(ctx, obj, nil)
 		again, _ := v.Validate(ctx, obj, nil)

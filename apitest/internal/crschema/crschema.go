@@ -8,17 +8,24 @@ package crschema
 
 import (
 	"encoding/json"
+	"slices"
+	"strconv"
 	"strings"
 )
 
 // Prune removes from obj, in place, the fields schema does not specify, as a structural
 // schema prunes: apiVersion, kind and metadata stay at the root (and in embedded
-// resources), and x-kubernetes-preserve-unknown-fields keeps what is under it.
-func Prune(obj map[string]any, schema map[string]any) {
-	pruneObject(obj, schema, true)
+// resources), and x-kubernetes-preserve-unknown-fields keeps what is under it. It returns
+// the paths of the fields it removed, sorted, as the kube-apiserver names them in its
+// unknown-field warnings and strict decoding errors ("spec.list[0].extra").
+func Prune(obj map[string]any, schema map[string]any) []string {
+	var pruned []string
+	pruneObject(obj, schema, true, "", &pruned)
+	slices.Sort(pruned)
+	return pruned
 }
 
-func pruneObject(obj map[string]any, s map[string]any, root bool) {
+func pruneObject(obj map[string]any, s map[string]any, root bool, path string, pruned *[]string) {
 	props, _ := s["properties"].(map[string]any)
 	addl, _ := s["additionalProperties"].(map[string]any)
 	keep := root || s["x-kubernetes-embedded-resource"] == true
@@ -27,25 +34,30 @@ func pruneObject(obj map[string]any, s map[string]any, root bool) {
 		if keep && (k == "apiVersion" || k == "kind" || k == "metadata") {
 			continue
 		}
+		sub := k
+		if path != "" {
+			sub = path + "." + k
+		}
 		switch ps, ok := props[k].(map[string]any); {
 		case ok:
-			obj[k] = pruneValue(v, ps)
+			obj[k] = pruneValue(v, ps, sub, pruned)
 		case addl != nil:
-			obj[k] = pruneValue(v, addl)
+			obj[k] = pruneValue(v, addl, sub, pruned)
 		case !preserve:
 			delete(obj, k)
+			*pruned = append(*pruned, sub)
 		}
 	}
 }
 
-func pruneValue(v any, s map[string]any) any {
+func pruneValue(v any, s map[string]any, path string, pruned *[]string) any {
 	switch x := v.(type) {
 	case map[string]any:
-		pruneObject(x, s, false)
+		pruneObject(x, s, false, path, pruned)
 	case []any:
 		if items, ok := s["items"].(map[string]any); ok {
 			for i := range x {
-				x[i] = pruneValue(x[i], items)
+				x[i] = pruneValue(x[i], items, path+"["+strconv.Itoa(i)+"]", pruned)
 			}
 		}
 	}

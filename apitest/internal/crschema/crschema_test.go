@@ -43,8 +43,11 @@ func TestPruneAndDefault(t *testing.T) {
 		"spec":{"name":"a","extra":true,"labels":{"a":"b"},"nullable":null,"mode":null,
 		"template":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"spec":{"keep":"k","drop":1},"other":2},
 		"free":{"anything":{"goes":1}}},"status":{"ready":true,"gone":1}}`)
-	Prune(obj, schema)
+	pruned := Prune(obj, schema)
 	Default(obj, schema)
+	if want := []string{"spec.extra", "spec.template.other", "spec.template.spec.drop", "status.gone", "unknown"}; !reflect.DeepEqual(pruned, want) {
+		t.Errorf("pruned %q, want %q", pruned, want)
+	}
 	want := load(t, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","anything":1},
 		"spec":{"name":"a","labels":{"a":"b"},"nullable":null,"mode":"Fast","replicas":1,"inner":{"depth":3},
 		"template":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"spec":{"keep":"k"}},
