@@ -145,15 +145,13 @@ func reviewStatus(d rbac.Decision) map[string]any {
 }
 
 // answerReview writes a review back with its status (201), as the kube-apiserver does:
-// nothing is stored.
+// nothing is stored, and the metadata is the request's (v1.36.3 answers "metadata":{}, with
+// no creationTimestamp at all).
 func answerReview(w http.ResponseWriter, obj map[string]any, status map[string]any) {
 	obj["status"] = status
-	m := jsonobj.Map(obj["metadata"])
-	if m == nil {
-		m = map[string]any{}
-		obj["metadata"] = m
+	if jsonobj.Map(obj["metadata"]) == nil {
+		obj["metadata"] = map[string]any{}
 	}
-	m["creationTimestamp"] = nil
 	writeBody(w, outputOf(w), http.StatusCreated, mustJSON(obj))
 }
 
