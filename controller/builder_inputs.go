@@ -123,9 +123,9 @@ func (p *PrimaryType[T]) bindPrimary(b *Builder) (Source, kinds.Info, error) {
 }
 
 // bindSource is the source of an input: Kind over the Manager's shared informer, taken
-// now; or, for a controller that follows its resources, KindFor's source, whose informer is
-// taken each time it runs. set is told the informer (and nil once a KindFor source has
-// released it).
+// now; or, for a controller that follows its resources, a Kind source whose informer is
+// taken each time it runs. set is told the informer (and nil once that source has released
+// it).
 func bindSource[T meta.Object](b *Builder, gvr meta.GroupVersionResource, h EventHandler[T], predicates []Predicate[T], set func(*informer.Informer[T]) error) Source {
 	if b.opts.FollowResources {
 		return &acquiredKind[T]{rerunnable: rerunnable[T]{dispatcher: dispatcher[T]{handler: h, predicates: predicates}, m: b.mgr, gvr: gvr}, bound: set}

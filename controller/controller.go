@@ -113,8 +113,8 @@ type Options struct {
 	// once all are, stops cleanly when one stops being served (its CRD deleted, its version
 	// no longer served: the workers drained, the queue shut down, the informers released),
 	// and starts again when it is back. Its sources must be able to run again: the Builder's
-	// (they acquire their informers when they run), KindFor and Channel; a Kind source over
-	// a fixed informer cannot. Default false, on purpose (docs/controller.md, "Controllers
+	// (they acquire their informers when they run), Kind, Scoped and Channel; FromInformer,
+	// over a fixed informer, cannot. Default false, on purpose (docs/controller.md, "Controllers
 	// that follow their resources"): the controller starts with the Manager, and a resource
 	// that is not served makes its cache sync fail, which is what a deployment whose CRD is
 	// missing by mistake should see; following also needs the right to list and watch

@@ -34,7 +34,7 @@ func (c *Controller) followedResources(sources []Source) ([]meta.GroupVersionRes
 	for i, s := range sources {
 		f, ok := s.(followable)
 		if !ok {
-			return nil, fmt.Errorf("controller %q: FollowResources: source %d (%s) cannot run again: use KindFor, ScopedKindFor, Channel or the Builder", c.name, i, describe(s))
+			return nil, fmt.Errorf("controller %q: FollowResources: source %d (%s) cannot run again: use Kind, Scoped, Channel or the Builder", c.name, i, describe(s))
 		}
 		if gvr, ok := f.followedResource(); ok && !slices.Contains(out, gvr) {
 			out = append(out, gvr)
@@ -255,7 +255,7 @@ func (m *Manager) startInformers() error {
 	ctx := m.follow.cachesCtx
 	m.follow.mu.Unlock()
 	if ctx == nil {
-		return errors.New("controller: a KindFor source runs under a started Manager")
+		return errors.New("controller: a Kind source of a following controller runs under a started Manager")
 	}
 	m.factory.Start(ctx)
 	return nil
