@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller/client"
 	"github.com/informerkit/informerkit/controller/events"
@@ -136,7 +135,7 @@ func TestManagerClientReadsItsWrites(t *testing.T) {
 			return Result{}, nil
 		}
 		cm.Data = map[string]string{"n": strconv.Itoa(n + 1)}
-		if _, err := cms.Update(ctx, cm, apiclient.UpdateOptions{}); err != nil {
+		if _, err := cms.Update(ctx, cm, client.UpdateOptions{}); err != nil {
 			return Result{}, err
 		}
 		return Result{Requeue: true}, nil

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller/client"
 	"github.com/informerkit/informerkit/internal/testobj"
@@ -63,7 +62,7 @@ func TestConflictsAreCountedNotLoggedAsErrors(t *testing.T) {
 			return Result{}, nil
 		}
 		cm.Data = map[string]string{"touched": "yes"}
-		_, err = cms.Update(ctx, cm, apiclient.UpdateOptions{})
+		_, err = cms.Update(ctx, cm, client.UpdateOptions{})
 		return Result{}, err
 	}), Options{RateLimiter: workqueue.NewItemExponentialFailureRateLimiter[Request](time.Millisecond, 10*time.Millisecond)})
 	if err != nil {

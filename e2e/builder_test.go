@@ -10,7 +10,6 @@ import (
 
 	"github.com/informerkit/informerkit/meta"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/controller/client"
 	"github.com/informerkit/informerkit/controller/controllerutil"
@@ -70,7 +69,7 @@ func TestBuilderOwnsOnKubeAPIServer(t *testing.T) {
 			if err := controllerutil.SetControllerReferenceWithOptions(cm, s, controllerutil.OwnerReferenceOptions{Registry: reg}); err != nil {
 				return controller.Result{}, err
 			}
-			_, err = client.TypedFor[*builderSecret](m.Client()).Create(ctx, s, apiclient.CreateOptions{})
+			_, err = client.TypedFor[*builderSecret](m.Client()).Create(ctx, s, client.CreateOptions{})
 			return controller.Result{}, err
 		}))
 	if err != nil {

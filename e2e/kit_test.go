@@ -71,7 +71,7 @@ func TestEventsOnKubeAPIServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cms := client.TypedFor[*kitConfigMap](m.Client())
-	created, err := cms.Create(ctx, &kitConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: ns, Name: "settings"}}, apiclient.CreateOptions{})
+	created, err := cms.Create(ctx, &kitConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: ns, Name: "settings"}}, client.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -196,15 +196,15 @@ func TestUnregisteredType(t *testing.T) {
 	if _, err := o.Get(ctxT(t), "a", "x", GetOptions{}); !errors.As(err, &nre) {
 		t.Fatalf("Get: %v", err)
 	}
-	if _, err := o.Create(ctxT(t), &other{}, apiclient.CreateOptions{}); !errors.As(err, &nre) {
+	if _, err := o.Create(ctxT(t), &other{}, CreateOptions{}); !errors.As(err, &nre) {
 		t.Fatalf("Create: %v", err)
 	}
-	if err := o.Delete(ctxT(t), &other{}, apiclient.DeleteOptions{}); !errors.As(err, &nre) {
+	if err := o.Delete(ctxT(t), &other{}, DeleteOptions{}); !errors.As(err, &nre) {
 		t.Fatalf("Delete: %v", err)
 	}
 	// ForKind works for any type, Unstructured included.
 	u := TypedForKind[*meta.Unstructured](e.c, kinds.ConfigMap)
-	created, err := u.Create(ctxT(t), &meta.Unstructured{Object: map[string]any{"metadata": map[string]any{"namespace": "a", "name": "u"}}}, apiclient.CreateOptions{})
+	created, err := u.Create(ctxT(t), &meta.Unstructured{Object: map[string]any{"metadata": map[string]any{"namespace": "a", "name": "u"}}}, CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestClusterScopedIgnoresNamespace(t *testing.T) {
 func TestWritesSetTypeMeta(t *testing.T) {
 	e := newEnv(t, Options{})
 	obj := testobj.NewConfigMap("a", "x", nil)
-	if _, err := e.cms.Create(ctxT(t), obj, apiclient.CreateOptions{}); err != nil {
+	if _, err := e.cms.Create(ctxT(t), obj, CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if obj.APIVersion != "v1" || obj.Kind != "ConfigMap" {
@@ -251,7 +251,7 @@ func TestReadYourWrites(t *testing.T) {
 				opts.ReadYourWritesTimeout = -1
 			}
 			e := newEnv(t, opts)
-			created, err := e.cms.Create(ctxT(t), testobj.NewConfigMap("a", "x", map[string]string{"v": "1"}), apiclient.CreateOptions{})
+			created, err := e.cms.Create(ctxT(t), testobj.NewConfigMap("a", "x", map[string]string{"v": "1"}), CreateOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -266,7 +266,7 @@ func TestReadYourWrites(t *testing.T) {
 				t.Fatal(err)
 			}
 			created.Data["v"] = "2"
-			updated, err := e.cms.Update(ctxT(t), created, apiclient.UpdateOptions{})
+			updated, err := e.cms.Update(ctxT(t), created, UpdateOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -298,7 +298,7 @@ func TestReadYourWrites(t *testing.T) {
 
 func TestReadYourWritesTimeout(t *testing.T) {
 	e := newEnv(t, Options{ReadYourWritesTimeout: 50 * time.Millisecond})
-	created, err := e.cms.Create(ctxT(t), testobj.NewConfigMap("a", "x", nil), apiclient.CreateOptions{})
+	created, err := e.cms.Create(ctxT(t), testobj.NewConfigMap("a", "x", nil), CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +314,7 @@ func TestReadYourWritesTimeout(t *testing.T) {
 	}
 	defer release()
 	created.Data = map[string]string{"v": "2"}
-	updated, err := e.cms.Update(ctxT(t), created, apiclient.UpdateOptions{})
+	updated, err := e.cms.Update(ctxT(t), created, UpdateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +340,7 @@ func TestReadYourWritesTimeout(t *testing.T) {
 
 func TestDeleteIsReadBack(t *testing.T) {
 	e := newEnv(t, Options{})
-	created, err := e.cms.Create(ctxT(t), testobj.NewConfigMap("a", "x", nil), apiclient.CreateOptions{})
+	created, err := e.cms.Create(ctxT(t), testobj.NewConfigMap("a", "x", nil), CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +354,7 @@ func TestDeleteIsReadBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.cms.Delete(ctxT(t), created, apiclient.DeleteOptions{}); err != nil {
+	if err := e.cms.Delete(ctxT(t), created, DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -373,13 +373,13 @@ func TestStatus(t *testing.T) {
 	widgets := TypedFor[*testobj.Widget](e.c)
 	w := testobj.NewWidget("a", "w")
 	w.Spec.Size = 3
-	created, err := widgets.Create(ctxT(t), w, apiclient.CreateOptions{})
+	created, err := widgets.Create(ctxT(t), w, CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	created.Status.Ready = true
 	created.Spec.Size = 99 // ignored by a status update
-	updated, err := widgets.Status().Update(ctxT(t), created, apiclient.UpdateOptions{})
+	updated, err := widgets.Status().Update(ctxT(t), created, UpdateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,17 +387,17 @@ func TestStatus(t *testing.T) {
 	if err != nil || !got.Status.Ready || got.Spec.Size != 3 || got.ResourceVersion != updated.ResourceVersion {
 		t.Fatalf("after the status update: %+v %v", got, err)
 	}
-	patched, err := widgets.Status().Patch(ctxT(t), "a", "w", apiclient.MergePatchType, []byte(`{"status":{"ready":false}}`), apiclient.PatchOptions{})
+	patched, err := widgets.Status().Patch(ctxT(t), "a", "w", MergePatchType, []byte(`{"status":{"ready":false}}`), PatchOptions{})
 	if err != nil || patched.Status.Ready {
 		t.Fatalf("status patch: %+v %v", patched, err)
 	}
 	if got, err := widgets.Get(ctxT(t), "a", "w", GetOptions{}); err != nil || got.Status.Ready {
 		t.Fatalf("after the status patch: %+v %v", got, err)
 	}
-	if _, err := e.cms.Status().Update(ctxT(t), testobj.NewConfigMap("a", "x", nil), apiclient.UpdateOptions{}); !errors.Is(err, ErrNoStatusSubresource) {
+	if _, err := e.cms.Status().Update(ctxT(t), testobj.NewConfigMap("a", "x", nil), UpdateOptions{}); !errors.Is(err, ErrNoStatusSubresource) {
 		t.Fatalf("status of a kind without one: %v", err)
 	}
-	p, err := e.cms.Patch(ctxT(t), "a", "missing", apiclient.MergePatchType, []byte(`{}`), apiclient.PatchOptions{})
+	p, err := e.cms.Patch(ctxT(t), "a", "missing", MergePatchType, []byte(`{}`), PatchOptions{})
 	if !meta.IsNotFound(err) || p != nil {
 		t.Fatalf("patch of a missing object: %v", err)
 	}
@@ -409,7 +409,7 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 	for i := range 4 {
 		wg.Go(func() {
 			name := fmt.Sprint("x", i)
-			obj, err := e.cms.Create(ctxT(t), testobj.NewConfigMap("a", name, map[string]string{"n": "0"}), apiclient.CreateOptions{})
+			obj, err := e.cms.Create(ctxT(t), testobj.NewConfigMap("a", name, map[string]string{"n": "0"}), CreateOptions{})
 			if err != nil {
 				t.Error(err)
 				return
@@ -421,7 +421,7 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 					return
 				}
 				got.Data["n"] = fmt.Sprint(n)
-				if obj, err = e.cms.Update(ctxT(t), got, apiclient.UpdateOptions{}); err != nil {
+				if obj, err = e.cms.Update(ctxT(t), got, UpdateOptions{}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -466,7 +466,7 @@ func TestWritesOutsideTheFactoryNamespaceAreNotWaitedFor(t *testing.T) {
 	c.Start(ctx)
 	defer func() { cancel(); factory.Shutdown() }()
 	cms := TypedFor[*testobj.ConfigMap](c)
-	if _, err := cms.Create(ctxT(t), testobj.NewConfigMap("b", "x", nil), apiclient.CreateOptions{}); err != nil {
+	if _, err := cms.Create(ctxT(t), testobj.NewConfigMap("b", "x", nil), CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// Not in the cache, and no wait for a write the cache will never show.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/controller/client"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -97,7 +96,7 @@ func createOr[T meta.Accessor](ctx context.Context, c *client.Typed[T], obj T, m
 		if err != nil {
 			return zero, OperationResultNone, err
 		}
-		created, err := c.Create(ctx, obj, apiclient.CreateOptions{})
+		created, err := c.Create(ctx, obj, client.CreateOptions{})
 		if err != nil {
 			return zero, OperationResultNone, err
 		}
@@ -136,14 +135,14 @@ func createOr[T meta.Accessor](ctx context.Context, c *client.Typed[T], obj T, m
 			if err != nil {
 				return zero, OperationResultNone, err
 			}
-			out, err = c.Patch(ctx, ns, name, apiclient.MergePatchType, data, apiclient.PatchOptions{})
+			out, err = c.Patch(ctx, ns, name, client.MergePatchType, data, client.PatchOptions{})
 			if err != nil {
 				return zero, OperationResultNone, err
 			}
 		} else {
 			// A changed status rides along and the server ignores it (a subresource): it is
 			// written below.
-			out, err = c.Update(ctx, cur, apiclient.UpdateOptions{})
+			out, err = c.Update(ctx, cur, client.UpdateOptions{})
 			if err != nil {
 				return zero, OperationResultNone, err
 			}
@@ -181,7 +180,7 @@ func writeStatus[T meta.Accessor](ctx context.Context, c *client.Typed[T], base 
 			var zero T
 			return zero, err
 		}
-		return c.Status().Patch(ctx, base.GetNamespace(), base.GetName(), apiclient.MergePatchType, data, apiclient.PatchOptions{})
+		return c.Status().Patch(ctx, base.GetNamespace(), base.GetName(), client.MergePatchType, data, client.PatchOptions{})
 	}
 	m, err := toJSONMap(base)
 	if err != nil {
@@ -194,7 +193,7 @@ func writeStatus[T meta.Accessor](ctx context.Context, c *client.Typed[T], base 
 		var zero T
 		return zero, err
 	}
-	return c.Status().Update(ctx, obj, apiclient.UpdateOptions{})
+	return c.Status().Update(ctx, obj, client.UpdateOptions{})
 }
 
 func mutateKeepingKey[T meta.Accessor](mutate func(T) error, obj T, ns, name string) error {

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/controller/client"
@@ -118,7 +117,7 @@ func (r *replicas) Reconcile(ctx context.Context, req controller.Request) (contr
 			if err := controllerutil.SetControllerReferenceWithOptions(w, cm, controllerutil.OwnerReferenceOptions{Registry: r.reg}); err != nil {
 				return controller.Result{}, err
 			}
-			if _, err := r.cms.Create(ctx, cm, apiclient.CreateOptions{}); err != nil {
+			if _, err := r.cms.Create(ctx, cm, client.CreateOptions{}); err != nil {
 				if r.exp != nil {
 					r.exp.LowerExpectations(req, 1) // never observed
 				}
@@ -135,7 +134,7 @@ func (r *replicas) Reconcile(ctx context.Context, req controller.Request) (contr
 			r.exp.ExpectDeletions(req, uids)
 		}
 		for _, k := range victims {
-			if err := r.cms.Delete(ctx, k, apiclient.DeleteOptions{}); err != nil {
+			if err := r.cms.Delete(ctx, k, client.DeleteOptions{}); err != nil {
 				if r.exp != nil {
 					r.exp.DeletionObserved(req, k.UID)
 				}
