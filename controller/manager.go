@@ -433,9 +433,10 @@ func (m *Manager) EventRecorderFor(name string) events.EventRecorder {
 // EventBroadcaster returns the broadcaster behind EventRecorderFor (for its Stats).
 func (m *Manager) EventBroadcaster() *events.Broadcaster { return m.events }
 
-// Factory returns the manager's shared informer factory. Informers created from it before
-// Start are started by Start and covered by /readyz and the informer metrics, whether they
-// were created with For or with informer.InformerFor on this factory.
+// Factory returns the manager's shared informer factory, for code written against package
+// informer. A controller gets its informers with InformerFor, which resolves the resource
+// from the registry; an informer made on the factory directly before Start is started by
+// Start and covered by /readyz and the informer metrics all the same.
 func (m *Manager) Factory() *informer.Factory { return m.factory }
 
 // Registry returns the registry served on /metrics; register your own metrics in it.
