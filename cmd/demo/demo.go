@@ -459,7 +459,7 @@ func (d *demo) steps() []step {
 				ObjectMeta: meta.ObjectMeta{Name: replication},
 				Spec: cmr.ReplicationSpec{
 					Source:            cmr.SourceRef{Namespace: nsSource, Name: sourceName},
-					NamespaceSelector: cmr.LabelSelector{MatchLabels: map[string]string{cmr.LabelReplicateInto: "true"}},
+					NamespaceSelector: meta.LabelSelector{MatchLabels: map[string]string{cmr.LabelReplicateInto: "true"}},
 				},
 			}
 			_, err := d.replications.Create(ctx, r, apiclient.CreateOptions{})

@@ -176,6 +176,12 @@ func (r *Replicator) Reconcile(ctx context.Context, req controller.Request) (con
 	if err != nil {
 		return controller.Result{}, err
 	}
+	if err := repl.Spec.NamespaceSelector.Validate("spec.namespaceSelector"); err != nil {
+		// A wrong spec: the copies stay as they are and the status says why. Retrying would
+		// not help; a change of the spec reconciles again.
+		actions, err = r.writeStatus(ctx, repl, repl.Status.Namespaces, nil, false, err)
+		return controller.Result{}, err
+	}
 	src, want, err := r.desired(ctx, repl)
 	if err != nil {
 		return controller.Result{}, err
@@ -189,7 +195,7 @@ func (r *Replicator) Reconcile(ctx context.Context, req controller.Request) (con
 	if err != nil {
 		return controller.Result{}, err
 	}
-	status, err := r.writeStatus(ctx, repl, have, problems, src == nil)
+	status, err := r.writeStatus(ctx, repl, have, problems, src == nil, nil)
 	actions = append(actions, status...)
 	return controller.Result{}, err
 }
@@ -217,7 +223,11 @@ func (r *Replicator) desired(ctx context.Context, repl *ConfigMapReplication) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	nss, err := r.namespaces.List(ctx, client.ListOptions{LabelSelector: labels.SelectorFromSet(repl.Spec.NamespaceSelector.MatchLabels), UnsafeDisableDeepCopy: true})
+	sel, err := repl.Spec.NamespaceSelector.AsSelector() // validated by Reconcile
+	if err != nil {
+		return nil, nil, err
+	}
+	nss, err := r.namespaces.List(ctx, client.ListOptions{LabelSelector: sel, UnsafeDisableDeepCopy: true})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -279,11 +289,14 @@ func (r *Replicator) writeCopies(ctx context.Context, repl *ConfigMapReplication
 }
 
 // writeStatus writes the replication's status, with a Ready condition, if it changed.
-func (r *Replicator) writeStatus(ctx context.Context, repl *ConfigMapReplication, have, problems []string, sourceMissing bool) (actions []string, err error) {
+func (r *Replicator) writeStatus(ctx context.Context, repl *ConfigMapReplication, have, problems []string, sourceMissing bool, invalid error) (actions []string, err error) {
 	next := repl.Status
 	next.ObservedGeneration, next.Copies, next.Namespaces, next.Message = repl.Generation, len(have), have, ""
 	ready := conditions.Condition{Type: "Ready", Status: conditions.True, Reason: "Replicated", ObservedGeneration: repl.Generation}
 	switch {
+	case invalid != nil:
+		next.Message = invalid.Error()
+		ready.Status, ready.Reason = conditions.False, "InvalidSpec"
 	case sourceMissing:
 		next.Message = fmt.Sprintf("source ConfigMap %s not found", repl.Spec.Source)
 		ready.Status, ready.Reason = conditions.False, "SourceNotFound"

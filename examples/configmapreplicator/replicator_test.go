@@ -116,6 +116,22 @@ func TestSpecChangeMovesCopiesAndStatusTracksGeneration(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitFor(t, "the copy moved to c", func() bool { return e.copies() == "c=v1" && e.status("r") == "gen=2 copies=1 [c] " })
+	// matchExpressions select too.
+	setSelector := func(sel map[string]any) {
+		t.Helper()
+		if _, err := e.srv.Mutate(ReplicationKind.Resource, "", "r", func(o apitest.Object) {
+			o["spec"].(map[string]any)["namespaceSelector"] = sel
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setSelector(map[string]any{"matchExpressions": []any{map[string]any{"key": "tier", "operator": "In", "values": []any{"a", "c"}}}})
+	e.waitFor(t, "copies in a and c", func() bool { return e.copies() == "a=v1 c=v1" && e.status("r") == "gen=3 copies=2 [a c] " })
+	// An invalid selector (In without values) changes nothing but the status, which says
+	// why in the kube-apiserver's words.
+	setSelector(map[string]any{"matchExpressions": []any{map[string]any{"key": "tier", "operator": "In"}}})
+	want := "gen=4 copies=2 [a c] spec.namespaceSelector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"
+	e.waitFor(t, "the invalid selector reported", func() bool { return e.copies() == "a=v1 c=v1" && e.status("r") == want })
 }
 
 func TestForeignConfigMapIsLeftAloneAndReported(t *testing.T) {

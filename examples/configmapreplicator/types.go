@@ -66,8 +66,9 @@ type ReplicationSpec struct {
 	// Source is the ConfigMap to copy.
 	Source SourceRef `json:"source"`
 	// NamespaceSelector selects the namespaces that get a copy (the source's own namespace
-	// never does). An empty selector selects every namespace.
-	NamespaceSelector LabelSelector `json:"namespaceSelector,omitzero"`
+	// never does), by matchLabels and matchExpressions. An empty selector selects every
+	// namespace.
+	NamespaceSelector meta.LabelSelector `json:"namespaceSelector,omitzero"`
 }
 
 // SourceRef names a ConfigMap.
@@ -78,11 +79,6 @@ type SourceRef struct {
 
 // String returns "namespace/name".
 func (s SourceRef) String() string { return s.Namespace + "/" + s.Name }
-
-// LabelSelector selects by exact label values, as metav1.LabelSelector's matchLabels.
-type LabelSelector struct {
-	MatchLabels map[string]string `json:"matchLabels,omitempty"`
-}
 
 // ReplicationStatus is what the controller observed and did.
 type ReplicationStatus struct {
