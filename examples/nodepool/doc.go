@@ -1,4 +1,4 @@
-// Package nodepool is the NodePool controller of issue 33, written as a newcomer who knows
+// Package nodepool is a NodePool controller, written as a newcomer who knows
 // controller-runtime would: a cluster-scoped NodePool custom resource (its CRD generated
 // from the types, crd.yaml) picks Nodes with a label selector; the controller sets the
 // pool's labels and taints on them with patches that carry an optimistic lock, drains the
