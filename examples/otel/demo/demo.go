@@ -13,9 +13,9 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
+	"github.com/informerkit/informerkit/controller/client"
 	informerotel "github.com/informerkit/informerkit/examples/otel"
 	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/meta"
@@ -28,10 +28,7 @@ type ConfigMap struct {
 	Data            map[string]string `json:"data,omitempty"`
 }
 
-var (
-	configMaps = meta.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	_          = kinds.MustRegister[*ConfigMap](kinds.ConfigMap)
-)
+var _ = kinds.MustRegister[*ConfigMap](kinds.ConfigMap)
 
 // Run starts the API server and a Manager traced by an OpenTelemetry SDK, creates the
 // ConfigMap default/hello, waits until the controller has annotated it, and returns the spans
@@ -55,14 +52,10 @@ func Run(ctx context.Context, extra ...sdktrace.SpanProcessor) ([]sdktrace.ReadO
 	if err != nil {
 		return nil, err
 	}
-	cms, err := controller.InformerFor[*ConfigMap](m)
-	if err != nil {
-		return nil, err
-	}
-	res := apiclient.NewResource[*ConfigMap](m.APIClient(), configMaps)
+	cms := client.TypedFor[*ConfigMap](m.Client())
 	done := make(chan struct{})
 	c, err := controller.New("annotator", controller.ReconcilerFunc(func(ctx context.Context, req controller.Request) (controller.Result, error) {
-		cm, err := cms.Lister().Namespace(req.Namespace).Get(req.Name)
+		cm, err := cms.Get(ctx, req.Namespace, req.Name, client.GetOptions{}) // from the cache
 		if meta.IsNotFound(err) {
 			return controller.Result{}, nil
 		} else if err != nil {
@@ -72,10 +65,9 @@ func Run(ctx context.Context, extra ...sdktrace.SpanProcessor) ([]sdktrace.ReadO
 			close(done)
 			return controller.Result{}, nil
 		}
-		cp := *cm
-		cp.Annotations = map[string]string{"demo/seen": "true"}
+		cm.Annotations = map[string]string{"demo/seen": "true"} // Get returned a copy
 		// ctx carries the reconcile span: the PUT is its child.
-		_, err = res.Namespace(req.Namespace).Update(ctx, &cp, apiclient.UpdateOptions{})
+		_, err = cms.Update(ctx, cm, client.UpdateOptions{})
 		return controller.Result{}, err
 	}), controller.Options{})
 	if err != nil {
