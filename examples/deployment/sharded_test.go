@@ -72,9 +72,12 @@ type shardReplica struct {
 // startShardReplica runs one replica: a Manager, member name of the ring, sharding by field.
 func startShardReplica(t *testing.T, srv *apitest.Server, log *reconcileLog, name string, field sharding.Field) *shardReplica {
 	t.Helper()
+	// A long lease (the replicas leave cleanly, so nothing waits for it to expire): with 2 s
+	// and a renew deadline of 1.5 s, a loaded machine's late renewal made a replica drop its
+	// share between the ring's settling and the test's reading of the holders.
 	mgr, err := controller.NewManager(srv.Config(), controller.ManagerOptions{Logger: slog.New(slog.DiscardHandler),
 		Sharding: controller.ShardingOptions{Ring: Name, Identity: name, Field: field,
-			LeaseDuration: 2 * time.Second, RenewDeadline: 1500 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}})
+			LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 100 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
