@@ -1,6 +1,7 @@
 package workqueue
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -234,4 +235,39 @@ func BenchmarkPriorities(b *testing.B) {
 		q.Done(item)
 		q.AddWithPriority(item, i%3)
 	}
+}
+
+// BenchmarkCauses is BenchmarkAddGetDone's loop (one worker) on a queue with causes: each Add
+// records a cause the size of a controller's trigger, and each Get hands it out into a reused
+// buffer. "plain" is the same queue without causes, the cost the hooks add to a queue that
+// records none.
+func BenchmarkCauses(b *testing.B) {
+	type trigger struct {
+		kind                 uint8
+		source, ns, name, rv string
+		arrived, enqueued    time.Time
+		count                int
+		span                 any
+	}
+	b.Run("queue=plain", func(b *testing.B) { benchAddGetDone(b, Config{}, 1) })
+	b.Run("queue=causes", func(b *testing.B) {
+		q, err := NewRateLimitingWithCauses[string](nil, Config{}, CauseOptions[trigger]{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer q.ShutDown()
+		now := time.Now()
+		for _, k := range benchKeys[:256] {
+			q.AddWithCause(k, 0, trigger{source: "pods.v1", name: k, arrived: now})
+		}
+		var buf []trigger
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			item, causes, _, _ := q.GetWithCauses(context.Background(), buf)
+			buf = causes.List
+			q.Done(item)
+			q.AddWithCause(item, 0, trigger{source: "pods.v1", name: item, arrived: now})
+		}
+	})
 }

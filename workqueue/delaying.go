@@ -31,18 +31,23 @@ func NewDelaying[T comparable](cfg Config) DelayingInterface[T] {
 func (q *queue[T]) AddAfter(item T, d time.Duration) {
 	h := q.hash(item)
 	q.mu.Lock()
-	if q.shuttingDown {
-		q.mu.Unlock()
-		return
+	if !q.shuttingDown {
+		q.addAfterLocked(item, h, d)
 	}
+	q.mu.Unlock()
+}
+
+// addAfterLocked is AddAfter of item, of hash h, on a queue that is not shut down, with q.mu
+// held. It returns the item's entry and whether the item now has a pending delay (false: a
+// d <= 0 added it at once).
+func (q *queue[T]) addAfterLocked(item T, h uint32, d time.Duration) (idx uint32, delayedAdd bool) {
 	if q.metrics != nil {
 		q.metrics.retries.Inc()
 	}
-	idx := q.entryOf(item, h)
+	idx = q.entryOf(item, h)
 	if d <= 0 {
 		q.markDirty(idx, 0)
-		q.mu.Unlock()
-		return
+		return idx, false
 	}
 	now := q.now()
 	at := now + int64(d)
@@ -54,8 +59,7 @@ func (q *queue[T]) AddAfter(item T, d time.Duration) {
 	if e.heapPos >= 0 {
 		i := int(e.heapPos)
 		if at >= q.heap[i].at {
-			q.mu.Unlock()
-			return
+			return idx, true
 		}
 		q.heap[i].at, q.heap[i].seq = at, q.seq
 		q.siftUp(i)
@@ -69,7 +73,7 @@ func (q *queue[T]) AddAfter(item T, d time.Duration) {
 	if at < q.timerAt {
 		q.arm(at, now)
 	}
-	q.mu.Unlock()
+	return idx, true
 }
 
 // arm sets the single timer to fire at at.
@@ -97,6 +101,9 @@ func (q *queue[T]) fire() {
 		idx := q.heap[0].idx
 		q.removeHeap(0)
 		q.markDirty(idx, 0)
+		if q.cs != nil {
+			q.cs.promote(idx)
+		}
 	}
 	if len(q.heap) > 0 {
 		q.arm(q.heap[0].at, now)
@@ -124,6 +131,9 @@ func (q *queue[T]) dropDelays() {
 	for _, d := range q.heap {
 		e := &q.slab[d.idx]
 		e.heapPos = -1
+		if q.cs != nil {
+			q.cs.dropDelayed(d.idx)
+		}
 		if e.flags == 0 {
 			q.release(d.idx, q.hash(e.item))
 		}

@@ -24,7 +24,7 @@
 // the queue by priority, Config.Fairness serves each priority round robin across namespaces
 // (or any key), Config.Aging bounds how long priorities hold an item back; no per-item
 // allocation once warmed up; one runtime timer for all delays, and no goroutine without
-// delays or metrics; ParallelizeUntil re-raises a worker's panic in the caller.
-// docs/workqueue.md lists every difference. Time comes from the standard library, so tests
-// drive it with testing/synctest.
+// delays or metrics; ParallelizeUntil re-raises a worker's panic in the caller; items may
+// carry their causes, merged as the adds coalesce (NewRateLimitingWithCauses).
+// docs/workqueue.md lists every difference; time comes from the standard library (synctest).
 package workqueue

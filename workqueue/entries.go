@@ -32,6 +32,9 @@ func (q *queue[T]) alloc(item T, h uint32) uint32 {
 		if q.aging != 0 {
 			q.enqueuedAt = grow(q.enqueuedAt)
 		}
+		if q.cs != nil {
+			q.cs.grown()
+		}
 	}
 	e := &q.slab[idx]
 	e.item = item
@@ -96,6 +99,9 @@ func (q *queue[T]) resetTables() {
 	q.slab, q.free, q.times, q.heap, q.enqueuedAt = nil, nil, nil, nil, nil
 	if q.fair != nil {
 		q.fair.reset()
+	}
+	if q.cs != nil {
+		q.cs.reset()
 	}
 	q.levels = q.levels[:1]
 	q.levels[0] = level{}

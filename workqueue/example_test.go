@@ -140,3 +140,38 @@ func ExampleParallelizeUntilWithOptions() {
 	fmt.Println(calls.Load(), squares[9], squares[99])
 	// Output: 100 81 9801
 }
+
+// A queue whose items carry what added them: three events for one key while it waits are
+// handed out once, with the three causes (repeats of one object merged into a count).
+func ExampleNewRateLimitingWithCauses() {
+	type cause struct {
+		object string
+		count  int
+	}
+	q, err := workqueue.NewRateLimitingWithCauses[string](nil, workqueue.Config{}, workqueue.CauseOptions[cause]{
+		Merge: func(kept *cause, c cause) bool {
+			if kept.object != c.object {
+				return false
+			}
+			kept.count += c.count
+			return true
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer q.ShutDown()
+	q.AddWithCause("default/web", 0, cause{"Deployment default/web", 1})
+	q.AddWithCause("default/web", 0, cause{"Pod default/web-1", 1})
+	q.AddWithCause("default/web", 0, cause{"Pod default/web-1", 1})
+	key, causes, _, _ := q.GetWithCauses(context.Background(), nil)
+	fmt.Println(key)
+	for _, c := range causes.List {
+		fmt.Printf("  %s ×%d\n", c.object, c.count)
+	}
+	q.Done(key)
+	// Output:
+	// default/web
+	//   Deployment default/web ×1
+	//   Pod default/web-1 ×2
+}

@@ -194,6 +194,10 @@ type queue[T comparable] struct {
 
 	metrics *queueMetrics // nil unless the queue is named and has a provider
 	times   []itemTimes   // metrics only, parallel to slab
+
+	// cs keeps the causes of a queue made by NewRateLimitingWithCauses (causes.go); nil
+	// otherwise, and then no path below pays more than this nil check.
+	cs causeHooks
 }
 
 func newQueue[T comparable](cfg Config, rl RateLimiter[T]) *queue[T] {
@@ -316,8 +320,8 @@ func (q *queue[T]) Len() int {
 	return n
 }
 
-// take hands out the next item. q.queued must be > 0.
-func (q *queue[T]) take() T {
+// take hands out the next entry and returns it. q.queued must be > 0.
+func (q *queue[T]) take() uint32 {
 	idx := q.dequeue()
 	e := &q.slab[idx]
 	if q.observer != nil {
@@ -331,7 +335,7 @@ func (q *queue[T]) take() T {
 	if q.metrics != nil {
 		q.metricsGet(idx)
 	}
-	return e.item
+	return idx
 }
 
 func (q *queue[T]) Get() (item T, shutdown bool) {
@@ -343,7 +347,12 @@ func (q *queue[T]) Get() (item T, shutdown bool) {
 		}
 		q.wait()
 	}
-	item = q.take()
+	// Inline rather than a helper: the call would cost a fifth of what take costs.
+	idx := q.take()
+	if q.cs != nil {
+		q.cs.forget(idx) // only GetWithCauses hands the causes out
+	}
+	item = q.slab[idx].item
 	q.mu.Unlock()
 	return item, false
 }
@@ -353,8 +362,25 @@ func (q *queue[T]) GetWithContext(ctx context.Context) (item T, shutdown bool, e
 		return item, false, err
 	}
 	q.mu.Lock()
+	if shutdown, err := q.waitWithContext(ctx); shutdown || err != nil {
+		q.mu.Unlock()
+		return item, shutdown, err
+	}
+	idx := q.take()
+	if q.cs != nil {
+		q.cs.forget(idx) // only GetWithCauses hands the causes out
+	}
+	item = q.slab[idx].item
+	q.mu.Unlock()
+	return item, false, nil
+}
+
+// waitWithContext waits, with q.mu held, until an item is queued (it returns false, nil),
+// the queue is shut down and empty (true, nil) or ctx is done (false, ctx.Err()).
+func (q *queue[T]) waitWithContext(ctx context.Context) (shutdown bool, err error) {
 	if q.queued == 0 && !q.shuttingDown && ctx.Done() != nil {
-		// Wake every waiter when ctx is done; each one re-checks its own context.
+		// Wake every waiter when ctx is done; each one re-checks its own context. stop does
+		// not wait for the function, which takes q.mu, so calling it with q.mu held is safe.
 		stop := context.AfterFunc(ctx, func() {
 			q.mu.Lock()
 			q.wakeAll()
@@ -364,18 +390,14 @@ func (q *queue[T]) GetWithContext(ctx context.Context) (item T, shutdown bool, e
 	}
 	for q.queued == 0 {
 		if q.shuttingDown {
-			q.mu.Unlock()
-			return item, true, nil
+			return true, nil
 		}
 		if err := ctx.Err(); err != nil {
-			q.mu.Unlock()
-			return item, false, err
+			return false, err
 		}
 		q.wait()
 	}
-	item = q.take()
-	q.mu.Unlock()
-	return item, false, nil
+	return false, nil
 }
 
 // processingEntry finds the entry of an item being processed. The entries most recently handed
