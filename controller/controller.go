@@ -345,7 +345,7 @@ func (c *Controller) Start(ctx context.Context) error {
 // run is one life of the controller: a new queue, the sources, the sync, the workers until
 // ctx is done, the drain.
 func (c *Controller) run(ctx context.Context, opts Options, sources []Source, metrics *controllerMetrics, events *eventTracker) error {
-	q := workqueue.NewRateLimiting(opts.RateLimiter, queueConfig(c.name, opts))
+	q := newTriggerQueue(c.name, opts)
 	c.mu.Lock()
 	c.queue = q
 	c.mu.Unlock()
@@ -360,7 +360,7 @@ func (c *Controller) run(ctx context.Context, opts Options, sources []Source, me
 		srcWG.Go(func() {
 			// Each source gets its own view of the queue, which ties the Requests its
 			// handlers enqueue to the watch event being handled (trace.go).
-			if err := s.Run(srcCtx, &eventQueue{Queue: q, t: events}); err != nil {
+			if err := s.Run(srcCtx, newEventQueue(q, events)); err != nil {
 				srcErr <- fmt.Errorf("controller %q: source %d: %w", c.name, i, err)
 			}
 		})

@@ -25,6 +25,6 @@
 // caches that see their own writes, writes, patches, every option type a reconciler
 // passes) and an EventRecorder. Unlike controller-runtime, initial-list events are queued
 // at low priority, shutdown drains in-flight reconciles, /readyz fails on a stalled watch,
-// and a controller may follow its CRDs (Options.FollowResources). docs/controller.md has
-// every piece and every difference.
+// a controller may follow its CRDs (Options.FollowResources), and a reconcile knows its
+// causes (TriggersFrom, docs/triggers.md). docs/controller.md has every difference.
 package controller

@@ -161,19 +161,27 @@ type kindHandler[T meta.Object] struct {
 func (h *kindHandler[T]) EventInfo(info informer.EventInfo) { h.info = info }
 
 func (h *kindHandler[T]) OnAdd(obj T, isInInitialList bool) {
-	ctx, eq, span := beginEvent(h.ctx, h.q, h.info, "add", obj, h.inf)
+	kind := TriggerCreate
+	if isInInitialList {
+		kind = TriggerInitialList
+	}
+	ctx, eq, span := beginEvent(h.ctx, h.q, h.info, kind, obj, h.inf)
 	h.d.create(ctx, CreateEvent[T]{Object: obj, IsInInitialList: isInInitialList}, h.q)
 	endEvent(eq, span)
 }
 
 func (h *kindHandler[T]) OnUpdate(oldObj, newObj T) {
-	ctx, eq, span := beginEvent(h.ctx, h.q, h.info, "update", newObj, h.inf)
+	kind := TriggerUpdate
+	if updatePriority(UpdateEvent[T]{ObjectOld: oldObj, ObjectNew: newObj}) == PriorityLow {
+		kind = TriggerResync // the same resourceVersion
+	}
+	ctx, eq, span := beginEvent(h.ctx, h.q, h.info, kind, newObj, h.inf)
 	h.d.update(ctx, UpdateEvent[T]{ObjectOld: oldObj, ObjectNew: newObj}, h.q)
 	endEvent(eq, span)
 }
 
 func (h *kindHandler[T]) OnDelete(obj T, finalStateUnknown bool) {
-	ctx, eq, span := beginEvent(h.ctx, h.q, h.info, "delete", obj, h.inf)
+	ctx, eq, span := beginEvent(h.ctx, h.q, h.info, TriggerDelete, obj, h.inf)
 	h.d.delete(ctx, DeleteEvent[T]{Object: obj, DeleteStateUnknown: finalStateUnknown}, h.q)
 	endEvent(eq, span)
 }

@@ -85,6 +85,20 @@ func (r registryMetrics) NewEventToReconcileMetric(controller string) workqueue.
 		eventLatencyBuckets, "controller").With(controller)
 }
 
+// NewTriggersMetric implements TriggerMetricsProvider.
+func (r registryMetrics) NewTriggersMetric(controller, kind string) TriggerCounter {
+	return r.reg.NewCounter("informerkit_controller_triggers_total",
+		"Causes of the reconciles, per controller and kind (create, update, delete, initial_list, resync, generic, retry, requeue, requeue_after); repeated events merged into one trigger each count.",
+		"controller", "kind").With(controller, kind)
+}
+
+// NewDroppedTriggersMetric implements TriggerMetricsProvider.
+func (r registryMetrics) NewDroppedTriggersMetric(controller string) TriggerCounter {
+	return r.reg.NewCounter("informerkit_controller_triggers_dropped_total",
+		"Triggers of reconciles not kept past the bound of distinct triggers per reconcile (controller.MaxTriggers), per controller.",
+		"controller").With(controller)
+}
+
 // Work queue metrics (workqueue.MetricsProvider), with client-go's names; each vector has
 // the one label "name".
 
@@ -167,6 +181,7 @@ var (
 	_ MetricsProvider             = registryMetrics{}
 	_ ConflictsMetricsProvider    = registryMetrics{}
 	_ EventLatencyMetricsProvider = registryMetrics{}
+	_ TriggerMetricsProvider      = registryMetrics{}
 	_ workqueue.MetricsProvider   = registryMetrics{}
 	_ workqueue.MetricsDeleter    = registryMetrics{}
 )

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"sync/atomic"
+
+	"github.com/informerkit/informerkit/informer"
+	"github.com/informerkit/informerkit/meta"
 )
 
 // Source is where a controller's events come from, already bound to the handler that turns
@@ -89,9 +92,20 @@ func (s *channelSource[T]) Run(ctx context.Context, q Queue) error {
 				<-ctx.Done()
 				return nil
 			}
-			s.generic(ctx, e, q)
+			s.deliver(ctx, e, q)
 		}
 	}
 }
 
 func (s *channelSource[T]) HasSynced() bool { return s.running.Load() }
+
+// deliver dispatches one generic event, as the trigger of what the handler enqueues.
+func (s *channelSource[T]) deliver(ctx context.Context, e GenericEvent[T], q Queue) {
+	var obj meta.Object
+	if o, ok := any(e.Object).(meta.Object); ok {
+		obj = o
+	}
+	hctx, eq, span := beginEvent(ctx, q, informer.EventInfo{}, TriggerGeneric, obj, "channel")
+	s.generic(hctx, e, q)
+	endEvent(eq, span)
+}

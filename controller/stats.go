@@ -32,9 +32,10 @@ type Stats struct {
 	// replica's, or one whose object is neither cached nor remembered as deleted.
 	NotHeld uint64
 	// WatchEvents is the number of watch events whose Requests were reconciled (events of
-	// initial lists and resyncs are not counted); EventLatencySum and EventLatencyMax are
-	// the sum and the largest of their times from arrival at the informer to the start of
-	// the reconcile (the event-to-reconcile metric's observations).
+	// initial lists and resyncs are not counted; repeats of one object's event merged into
+	// one trigger count once, from the oldest); EventLatencySum and EventLatencyMax are the
+	// sum and the largest of their times from arrival at the informer to the start of the
+	// reconcile (the event-to-reconcile metric's observations).
 	WatchEvents                      uint64
 	EventLatencySum, EventLatencyMax time.Duration
 }

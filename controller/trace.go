@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,125 +12,74 @@ import (
 )
 
 // A watch event's way through a controller: the informer stamps the event when it arrives
-// (informer.EventInfo); the Kind source's handler starts the event's span and marks its
-// source queue (an eventQueue) as handling it; every Request the user's handler enqueues
-// meanwhile is recorded with the event in the controller's eventTracker; the worker that
-// takes the Request takes the events recorded before its Get, observes each one's
-// event-to-reconcile latency, and starts the reconcile span as their child.
-
-// maxPendingEvents bounds the events recorded per waiting Request: the oldest are kept (the
-// latency of a Request is decided by its oldest event), later ones are counted only.
-const maxPendingEvents = 16
+// (informer.EventInfo); the Kind source's handler describes the notification as a Trigger,
+// starts the event's span (a watch event, with a tracer) and marks its source queue (an
+// eventQueue) as handling it; every Request the user's handler enqueues meanwhile is added
+// to the controller's queue with that trigger, which the queue merges with the Request's
+// other triggers while it waits (triggers.go); the worker gets the Request with its
+// triggers, observes each watch event's event-to-reconcile latency, starts the reconcile
+// span as the child of the oldest event's, linked to the others, and hands the triggers to
+// the reconcile (TriggersFrom).
 
 // EventLatencyMetricsProvider is implemented by a MetricsProvider that also measures the
 // time from a watch event's arrival at the informer to the start of the reconcile that
 // handles it (the Manager's Registry does, as
 // informerkit_controller_event_to_reconcile_seconds{controller}). Events of initial lists
 // and resyncs are not measured; an event whose Request was already waiting is measured to
-// that Request's next reconcile.
+// that Request's next reconcile, and repeats of one object's event that merged into one
+// trigger are measured once, from the oldest.
 type EventLatencyMetricsProvider interface {
 	NewEventToReconcileMetric(controller string) workqueue.HistogramMetric
 }
 
-// pendingEvents are the events a Request waits with: the first inline, so that the usual
-// single event costs no allocation.
-type pendingEvents struct {
-	n     int
-	first pendingEvent
-	more  []pendingEvent
-}
-
-func (p *pendingEvents) at(i int) pendingEvent {
-	if i == 0 {
-		return p.first
-	}
-	return p.more[i-1]
-}
-
-// pendingEvent is a watch event whose Request waits for a reconcile.
-type pendingEvent struct {
-	arrived  time.Time       // at the informer
-	enqueued time.Time       // the Request added by the handler
-	span     context.Context // carries the event's span; nil without a tracer
-}
-
-// eventTracker holds a controller's pending events and its event-latency figures.
+// eventTracker holds what a controller measures and traces of its triggers.
 type eventTracker struct {
 	controller string
 	tracer     tracing.Tracer
 	latency    workqueue.HistogramMetric
-
-	mu      sync.Mutex
-	pending map[Request]pendingEvents
+	triggers   *triggerMetrics
 
 	events                 atomic.Uint64
 	latencySum, latencyMax atomic.Int64 // nanoseconds
 }
 
 func newEventTracker(controller string, tracer tracing.Tracer, m MetricsProvider) *eventTracker {
-	t := &eventTracker{controller: controller, tracer: tracer, pending: map[Request]pendingEvents{}, latency: noopMetric{}}
+	t := &eventTracker{controller: controller, tracer: tracer, latency: noopMetric{}, triggers: newTriggerMetrics(controller, m)}
 	if p, ok := m.(EventLatencyMetricsProvider); ok {
 		t.latency = p.NewEventToReconcileMetric(controller)
 	}
 	return t
 }
 
-// record notes that ev's Request req was enqueued.
-func (t *eventTracker) record(req Request, ev pendingEvent) {
-	t.mu.Lock()
-	switch p := t.pending[req]; {
-	case p.n == 0:
-		t.pending[req] = pendingEvents{n: 1, first: ev}
-	case p.n < maxPendingEvents:
-		p.more = append(p.more, ev)
-		p.n++
-		t.pending[req] = p
-	}
-	t.mu.Unlock()
-}
-
-// take removes and returns the events of req enqueued before got (the worker's Get), and
-// observes their latencies. Events enqueued after it wait for the next reconcile of req.
-func (t *eventTracker) take(req Request, got time.Time) pendingEvents {
-	t.mu.Lock()
-	p, ok := t.pending[req]
-	if !ok {
-		t.mu.Unlock()
-		return pendingEvents{}
-	}
-	n := 0
-	for n < p.n && !p.at(n).enqueued.After(got) {
-		n++
-	}
-	taken := pendingEvents{n: n, first: p.first}
-	if n > 1 {
-		taken.more = p.more[: n-1 : n-1]
-	}
-	if n == p.n {
-		delete(t.pending, req)
-	} else if n > 0 {
-		left := pendingEvents{n: p.n - n, first: p.at(n)}
-		left.more = append([]pendingEvent(nil), p.more[n:]...)
-		t.pending[req] = left
-	}
-	t.mu.Unlock()
-	for i := range taken.n {
-		ev := taken.at(i)
-		d := got.Sub(ev.arrived)
+// observe counts the triggers of a reconcile that starts at got and measures the latency of
+// its watch events.
+func (t *eventTracker) observe(trs *Triggers, got time.Time) {
+	t.triggers.count(trs)
+	for i := range trs.List {
+		tr := &trs.List[i]
+		if !tr.watch {
+			continue
+		}
+		d := got.Sub(tr.Time)
 		t.latency.Observe(d.Seconds())
 		t.events.Add(1)
 		t.latencySum.Add(int64(d))
 		for old := t.latencyMax.Load(); int64(d) > old && !t.latencyMax.CompareAndSwap(old, int64(d)); old = t.latencyMax.Load() {
 		}
 	}
-	return taken
 }
 
-// startReconcile starts the reconcile span of req (and the queue spans of its events) when
-// the controller has a tracer; it returns ctx unchanged and a nil span otherwise.
-func (t *eventTracker) startReconcile(ctx context.Context, req Request, evs pendingEvents, got time.Time) (context.Context, tracing.Span) {
+// startReconcile returns the reconcile's context: ctx with the triggers (TriggersFrom) and,
+// with a tracer, the reconcile span (and the queue spans of its events, ended at got), whose
+// parent is the oldest event's span and whose links are the other events' spans (of a
+// merged trigger, the newest event's). Without triggers or a tracer it returns ctx
+// unchanged and a nil span.
+func (t *eventTracker) startReconcile(ctx context.Context, req Request, trs Triggers, got time.Time) (context.Context, tracing.Span) {
 	if t.tracer == nil {
-		return ctx, nil
+		if len(trs.List) == 0 && trs.Dropped == 0 {
+			return ctx, nil
+		}
+		return &reconcileContext{Context: ctx, triggers: trs}, nil
 	}
 	attrs := []tracing.Attribute{
 		tracing.String(tracing.AttrController, t.controller),
@@ -140,38 +88,53 @@ func (t *eventTracker) startReconcile(ctx context.Context, req Request, evs pend
 	}
 	parent := context.Background()
 	var links []context.Context
-	for i := range evs.n {
-		ev := evs.at(i)
-		if ev.span == nil {
+	for i := range trs.List {
+		tr := &trs.List[i]
+		if tr.span == nil {
 			continue
 		}
-		_, q := t.tracer.Start(ev.span, tracing.SpanQueue, tracing.StartOptions{Start: ev.enqueued, Attributes: attrs[:1]})
+		_, q := t.tracer.Start(tr.span, tracing.SpanQueue, tracing.StartOptions{Start: tr.enqueued, Attributes: attrs[:1]})
 		q.End()
-		if i == 0 {
-			parent = ev.span
+		if parent == context.Background() {
+			parent = tr.span
 		} else {
-			links = append(links, ev.span)
+			links = append(links, tr.span)
 		}
+		if tr.last != nil {
+			links = append(links, tr.last)
+		}
+	}
+	if len(trs.List) > 0 {
+		attrs = append(attrs, tracing.String(tracing.AttrTriggers, trs.String()))
 	}
 	// The reconcile span's context carries ctx's cancellation and the span: parent is only
 	// where the span hangs in the trace.
 	sctx, span := t.tracer.Start(parent, tracing.SpanReconcile, tracing.StartOptions{Start: got, Links: links, Attributes: attrs})
-	return spanContext{Context: ctx, span: sctx}, span
+	return &reconcileContext{Context: ctx, span: sctx, triggers: trs}, span
 }
 
-// spanContext is ctx (its deadline, cancellation and values) that also answers the values
-// of span, the context a Tracer returned: how the reconcile's context carries its span
-// whatever key the tracer uses. ctx's own values win.
-type spanContext struct {
+// reconcileContext is ctx (its deadline, cancellation and values) that also answers the
+// reconcile's triggers (TriggersFrom) and the values of span, the context a Tracer returned
+// (nil without a tracer): how the reconcile's context carries its span whatever key the
+// tracer uses. ctx's own values win, but for the triggers. One allocation per reconcile that
+// has triggers or a span.
+type reconcileContext struct {
 	context.Context
-	span context.Context
+	span     context.Context
+	triggers Triggers
 }
 
-func (c spanContext) Value(key any) any {
+func (c *reconcileContext) Value(key any) any {
+	if key == (triggersKey{}) {
+		return &c.triggers
+	}
 	if v := c.Context.Value(key); v != nil {
 		return v
 	}
-	return c.span.Value(key)
+	if c.span != nil {
+		return c.span.Value(key)
+	}
+	return nil
 }
 
 // endReconcile ends the reconcile span with its result.
@@ -187,51 +150,78 @@ func endReconcile(span tracing.Span, result string, err error) {
 }
 
 // eventQueue is the queue a source's handlers see: the controller's queue, which also
-// records the event being handled with every Request enqueued. A Kind source's handler
-// marks the event (beginEvent, endEvent) around each call on its listener's goroutine, the
-// only one that calls this source's handlers, so cur needs no lock.
+// records the notification being handled as the trigger of every Request enqueued. A
+// source's handler marks the notification (beginEvent, endEvent) around each call on its
+// delivery goroutine, the only one that calls this source's handlers, so cur needs no lock.
 type eventQueue struct {
 	Queue
+	q      triggerQueue // the same queue, with its trigger methods
 	t      *eventTracker
-	cur    pendingEvent
+	cur    Trigger
 	active bool
 }
 
-func (q *eventQueue) note(req Request) {
-	if q.active {
-		ev := q.cur
-		ev.enqueued = time.Now()
-		q.t.record(req, ev)
+func newEventQueue(q triggerQueue, t *eventTracker) *eventQueue {
+	return &eventQueue{Queue: q, q: q, t: t}
+}
+
+// stamp returns the trigger of an add made now.
+func (q *eventQueue) stamp() Trigger {
+	tr := q.cur
+	tr.enqueued = time.Now()
+	if !tr.watch {
+		tr.Time = tr.enqueued
 	}
+	return tr
 }
 
 // Add implements Queue.
-func (q *eventQueue) Add(req Request) { q.note(req); q.Queue.Add(req) }
+func (q *eventQueue) Add(req Request) { q.AddWithPriority(req, PriorityDefault) }
 
 // AddWithPriority implements Queue.
 func (q *eventQueue) AddWithPriority(req Request, p int) {
-	q.note(req)
-	q.Queue.AddWithPriority(req, p)
+	if !q.active {
+		q.Queue.AddWithPriority(req, p)
+		return
+	}
+	q.q.AddWithCause(req, p, q.stamp())
 }
 
 // AddAfter implements Queue.
-func (q *eventQueue) AddAfter(req Request, d time.Duration) { q.note(req); q.Queue.AddAfter(req, d) }
+func (q *eventQueue) AddAfter(req Request, d time.Duration) {
+	if !q.active {
+		q.Queue.AddAfter(req, d)
+		return
+	}
+	q.q.AddAfterWithCause(req, d, q.stamp())
+}
 
 // AddRateLimited implements Queue.
-func (q *eventQueue) AddRateLimited(req Request) { q.note(req); q.Queue.AddRateLimited(req) }
+func (q *eventQueue) AddRateLimited(req Request) {
+	if !q.active {
+		q.Queue.AddRateLimited(req)
+		return
+	}
+	q.q.AddRateLimitedWithCause(req, q.stamp())
+}
 
-// beginEvent is called by a Kind source's handler before it dispatches a notification of
-// obj: for a watch event (info.Arrived set) on a controller's source queue, it starts the
-// event's span and marks the queue. It returns the context handlers get, and what endEvent
-// needs once they returned (nil, nil for anything else than a tracked watch event).
-func beginEvent[T meta.Object](ctx context.Context, q Queue, info informer.EventInfo, typ string, obj T, inf string) (context.Context, *eventQueue, tracing.Span) {
+// beginEvent is called by a source's handler before it dispatches a notification of obj
+// (typ: "add", "update", "delete" or "generic"; inf: the source's name): on a controller's
+// source queue it makes the notification the trigger of what the handlers enqueue and, for
+// a watch event (info.Arrived set) with a tracer, starts the event's span. It returns the
+// context handlers get, and what endEvent needs once they returned (nil, nil on another
+// queue).
+func beginEvent[T meta.Object](ctx context.Context, q Queue, info informer.EventInfo, kind TriggerKind, obj T, inf string) (context.Context, *eventQueue, tracing.Span) {
 	eq, ok := q.(*eventQueue)
-	if !ok || info.Arrived.IsZero() {
+	if !ok {
 		return ctx, nil, nil
 	}
-	eq.cur = pendingEvent{arrived: info.Arrived}
+	eq.cur = Trigger{Kind: kind, Source: inf, Time: info.Arrived, Count: 1, watch: !info.Arrived.IsZero()}
+	if !isNil(obj) {
+		eq.cur.Namespace, eq.cur.Name, eq.cur.ResourceVersion = obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion()
+	}
 	var span tracing.Span
-	if tr := eq.t.tracer; tr != nil {
+	if tr := eq.t.tracer; tr != nil && eq.cur.watch {
 		var attrs []tracing.Attribute
 		if !isNil(obj) {
 			attrs = []tracing.Attribute{
@@ -240,7 +230,7 @@ func beginEvent[T meta.Object](ctx context.Context, q Queue, info informer.Event
 				tracing.String(tracing.AttrResourceVersion, obj.GetResourceVersion()),
 			}
 		}
-		attrs = append(attrs, tracing.String(tracing.AttrEventType, typ), tracing.String(tracing.AttrInformer, inf),
+		attrs = append(attrs, tracing.String(tracing.AttrEventType, eventTypeOf(kind)), tracing.String(tracing.AttrInformer, inf),
 			tracing.String(tracing.AttrController, eq.t.controller))
 		ctx, span = tr.Start(ctx, tracing.SpanEvent, tracing.StartOptions{Start: info.Arrived, Kind: tracing.SpanKindConsumer, Attributes: attrs})
 		eq.cur.span = ctx
@@ -249,10 +239,24 @@ func beginEvent[T meta.Object](ctx context.Context, q Queue, info informer.Event
 	return ctx, eq, span
 }
 
+// eventTypeOf is the event-type attribute of a watch event's span: the informer's
+// notification.
+func eventTypeOf(k TriggerKind) string {
+	switch k {
+	case TriggerCreate, TriggerInitialList:
+		return "add"
+	case TriggerUpdate, TriggerResync:
+		return "update"
+	case TriggerDelete:
+		return "delete"
+	}
+	return k.String()
+}
+
 // endEvent ends what beginEvent began.
 func endEvent(eq *eventQueue, span tracing.Span) {
 	if eq != nil {
-		eq.active, eq.cur = false, pendingEvent{}
+		eq.active, eq.cur = false, Trigger{}
 	}
 	if span != nil {
 		span.End()

@@ -3,15 +3,18 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/internal/testobj"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/tracing"
 	"github.com/informerkit/informerkit/workqueue"
 )
@@ -186,98 +189,164 @@ func TestWatchEventTracedToItsReconcile(t *testing.T) {
 	}
 }
 
-// TestEventTrackerSplitsEventsAtTheGet: a worker takes the events enqueued before its Get;
-// one that arrives while the Request is being reconciled waits for its next reconcile.
-func TestEventTrackerSplitsEventsAtTheGet(t *testing.T) {
+// TestTriggersSplitAtTheGet: a reconcile gets the triggers recorded before its Get; one
+// recorded while the Request is being reconciled waits for its next reconcile. Their
+// latencies are observed when they reach a reconcile.
+func TestTriggersSplitAtTheGet(t *testing.T) {
 	h := &histogram{}
 	tk := newEventTracker("c", nil, latencyProvider{h})
-	req := Request{"ns", "a"}
-	t0 := time.Unix(1000, 0)
-	tk.record(req, pendingEvent{arrived: t0, enqueued: t0.Add(time.Millisecond)})
-	tk.record(req, pendingEvent{arrived: t0.Add(2 * time.Millisecond), enqueued: t0.Add(3 * time.Millisecond)})
-	tk.record(req, pendingEvent{arrived: t0.Add(10 * time.Millisecond), enqueued: t0.Add(11 * time.Millisecond)})
-	if evs := tk.take(req, t0.Add(5*time.Millisecond)); evs.n != 2 || evs.at(1).arrived != t0.Add(2*time.Millisecond) {
-		t.Fatalf("took %d events at the first Get, want 2", evs.n)
+	wq := newTriggerQueue("c", Options{})
+	defer wq.ShutDown()
+	q := newEventQueue(wq, tk)
+	t0 := time.Now()
+	obj := func(name, rv string) *testobj.ConfigMap {
+		return &testobj.ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: rv}}
 	}
-	if p := tk.pending[req]; p.n != 1 || p.first.arrived != t0.Add(10*time.Millisecond) || len(p.more) != 0 {
-		t.Fatalf("left pending: %+v, want the third event", p)
+	handle := func(kind TriggerKind, o *testobj.ConfigMap, arrived time.Time) {
+		_, eq, span := beginEvent(context.Background(), q, informer.EventInfo{Arrived: arrived}, kind, o, "configmaps.v1")
+		q.Add(Request{"ns", "a"})
+		endEvent(eq, span)
 	}
+	handle(TriggerUpdate, obj("a", "10"), t0)
+	handle(TriggerUpdate, obj("a", "11"), t0.Add(time.Millisecond)) // merges with the first
+	handle(TriggerUpdate, obj("child", "12"), t0.Add(2*time.Millisecond))
+	req, got, _, _ := wq.GetWithCauses(context.Background(), nil)
+	trs := Triggers{List: got.List, Dropped: got.Dropped}
+	handle(TriggerDelete, obj("a", "13"), t0.Add(3*time.Millisecond)) // while reconciling
+	if req != (Request{"ns", "a"}) || len(trs.List) != 2 {
+		t.Fatalf("first reconcile of %v: %s", req, trs)
+	}
+	if a := trs.List[0]; a.Kind != TriggerUpdate || a.Name != "a" || a.Count != 2 || a.ResourceVersion != "11" || !a.Time.Equal(t0) || a.Source != "configmaps.v1" {
+		t.Fatalf("merged trigger %s (time %v), want update of a ×2 at rv 11 from t0", a, a.Time.Sub(t0))
+	}
+	if got := trs.String(); got != "update configmaps.v1 ns/a@11 ×2; update configmaps.v1 ns/child@12" {
+		t.Fatalf("String %q", got)
+	}
+	tk.observe(&trs, t0.Add(5*time.Millisecond))
 	if want := []float64{0.005, 0.003}; !slices.Equal(h.obs, want) {
 		t.Fatalf("observed %v, want %v", h.obs, want)
 	}
-	if evs := tk.take(req, t0.Add(20*time.Millisecond)); evs.n != 1 || len(tk.pending) != 0 {
-		t.Fatalf("took %d events at the second Get, %d Requests left pending", evs.n, len(tk.pending))
+	wq.Done(req)
+	_, got, _, _ = wq.GetWithCauses(context.Background(), nil)
+	if len(got.List) != 1 || got.List[0].Kind != TriggerDelete || got.List[0].ResourceVersion != "13" {
+		t.Fatalf("second reconcile: %v", got.List)
 	}
-	if evs := tk.take(req, t0.Add(30*time.Millisecond)); evs.n != 0 {
-		t.Fatalf("took %d events of a Request with none pending", evs.n)
-	}
-	if tk.events.Load() != 3 || time.Duration(tk.latencyMax.Load()) != 10*time.Millisecond {
+	wq.Done(req)
+	if tk.events.Load() != 2 || time.Duration(tk.latencyMax.Load()) != 5*time.Millisecond {
 		t.Fatalf("%d events, max %v", tk.events.Load(), time.Duration(tk.latencyMax.Load()))
 	}
-	for range 2 * maxPendingEvents {
-		tk.record(req, pendingEvent{arrived: t0, enqueued: t0})
+	for i := range 2 * MaxTriggers {
+		handle(TriggerUpdate, obj(fmt.Sprint("c", i), "1"), t0)
 	}
-	if n := tk.pending[req].n; n != maxPendingEvents || len(tk.pending[req].more) != maxPendingEvents-1 {
-		t.Fatalf("%d events pending for one Request, want at most %d", n, maxPendingEvents)
+	_, got, _, _ = wq.GetWithCauses(context.Background(), nil)
+	if len(got.List) != MaxTriggers || got.Dropped != MaxTriggers {
+		t.Fatalf("%d triggers kept and %d dropped of %d distinct, want %d and %d", len(got.List), got.Dropped, 2*MaxTriggers, MaxTriggers, MaxTriggers)
 	}
 }
 
-// TestEventQueueRecordsOnlyWatchEvents: the source queue ties a Request to the event being
-// handled, for every kind of add; outside an event, or for a list (no arrival), nothing.
-func TestEventQueueRecordsOnlyWatchEvents(t *testing.T) {
-	tk := newEventTracker("c", &spanRecorder{}, nil)
-	wq := workqueue.NewRateLimiting[Request](nil, workqueue.Config{Priorities: true})
-	defer wq.ShutDown()
-	q := &eventQueue{Queue: wq, t: tk}
-	obj := &testobj.ConfigMap{}
-	q.Add(Request{"", "outside"})
-	_, eq, span := beginEvent[*testobj.ConfigMap](context.Background(), q, informer.EventInfo{}, "add", obj, "i")
-	q.Add(Request{"", "listed"})
-	endEvent(eq, span)
-	_, eq, span = beginEvent[*testobj.ConfigMap](context.Background(), q, informer.EventInfo{Arrived: time.Now()}, "update", obj, "i")
-	q.Add(Request{"", "add"})
-	q.AddWithPriority(Request{"", "prio"}, -1)
-	q.AddAfter(Request{"", "after"}, time.Hour)
-	q.AddRateLimited(Request{"", "limited"})
-	endEvent(eq, span)
-	q.Add(Request{"", "after-end"})
-	var names []string
-	for r, evs := range tk.pending {
-		if evs.n != 1 || evs.first.span == nil {
-			t.Errorf("%v: %d events %+v", r, evs.n, evs)
+// TestEventQueueRecordsTheNotificationBeingHandled: the source queue records the
+// notification being handled as the trigger of every kind of add; outside a notification,
+// nothing. Only watch events (an arrival time) get a span.
+func TestEventQueueRecordsTheNotificationBeingHandled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tk := newEventTracker("c", &spanRecorder{}, nil)
+		wq := newTriggerQueue("c", Options{})
+		defer wq.ShutDown()
+		q := newEventQueue(wq, tk)
+		obj := &testobj.ConfigMap{ObjectMeta: meta.ObjectMeta{Name: "o"}}
+		q.Add(Request{"", "outside"})
+		_, eq, span := beginEvent[*testobj.ConfigMap](context.Background(), q, informer.EventInfo{}, TriggerInitialList, obj, "i")
+		q.Add(Request{"", "listed"})
+		endEvent(eq, span)
+		_, eq, span = beginEvent[*testobj.ConfigMap](context.Background(), q, informer.EventInfo{Arrived: time.Now()}, TriggerUpdate, obj, "i")
+		q.Add(Request{"", "add"})
+		q.AddWithPriority(Request{"", "prio"}, -1)
+		q.AddAfter(Request{"", "after"}, time.Hour)
+		q.AddRateLimited(Request{"", "limited"})
+		endEvent(eq, span)
+		q.Add(Request{"", "after-end"})
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		got := map[string]Triggers{}
+		for wq.Len() > 0 {
+			req, trs, _, _ := wq.GetWithCauses(context.Background(), nil)
+			got[req.Name] = Triggers{List: trs.List, Dropped: trs.Dropped}
 		}
-		names = append(names, r.Name)
-	}
-	slices.Sort(names)
-	if want := []string{"add", "after", "limited", "prio"}; !slices.Equal(names, want) {
-		t.Fatalf("recorded %v, want %v", names, want)
-	}
+		for _, name := range []string{"outside", "after-end"} {
+			if trs, ok := got[name]; !ok || len(trs.List) != 0 {
+				t.Errorf("%s: %v, %s", name, ok, trs)
+			}
+		}
+		if trs := got["listed"]; len(trs.List) != 1 || trs.List[0].Kind != TriggerInitialList || trs.List[0].span != nil || trs.List[0].watch {
+			t.Errorf("listed: %+v, want an initial-list trigger without a span", trs.List)
+		}
+		for _, name := range []string{"add", "prio", "after", "limited"} {
+			if trs := got[name]; len(trs.List) != 1 || trs.List[0].Kind != TriggerUpdate || trs.List[0].span == nil || trs.List[0].Name != "o" {
+				t.Errorf("%s: %+v, want the update with its span", name, trs.List)
+			}
+		}
+	})
 }
 
 // TestReconcileSpanLinksTheOtherEvents: a reconcile that handles several events is the child
-// of the oldest and linked to the others.
+// of the oldest and linked to the others; its context answers TriggersFrom.
 func TestReconcileSpanLinksTheOtherEvents(t *testing.T) {
 	tr := &spanRecorder{}
 	tk := newEventTracker("c", tr, nil)
-	for range 3 {
+	var trs Triggers
+	for i := range 3 {
 		ctx, s := tr.Start(context.Background(), tracing.SpanEvent, tracing.StartOptions{})
 		s.End()
-		tk.record(Request{"ns", "a"}, pendingEvent{arrived: time.Now(), enqueued: time.Now(), span: ctx})
+		trs.List = append(trs.List, Trigger{Kind: TriggerUpdate, Name: fmt.Sprint(i), Count: 1, Time: time.Now(), enqueued: time.Now(), watch: true, span: ctx})
 	}
-	evs := tk.take(Request{"ns", "a"}, time.Now())
 	ctx, cancel := context.WithCancel(context.Background())
-	rctx, span := tk.startReconcile(ctx, Request{"ns", "a"}, evs, time.Now())
+	rctx, span := tk.startReconcile(ctx, Request{"ns", "a"}, trs, time.Now())
 	endReconcile(span, ResultSuccess, nil)
 	rs := tr.find(tracing.SpanReconcile, tracing.AttrController, "c")
 	if len(rs) != 1 || rs[0].parent != 1 || !slices.Equal(rs[0].links, []int{2, 3}) {
 		t.Fatalf("reconcile span %+v, want child of span 1 linked to 2 and 3", rs)
 	}
+	if got := rs[0].attrs[tracing.AttrTriggers]; got != "update 0; update 1; update 2" {
+		t.Fatalf("triggers attribute %q", got)
+	}
 	if n := len(tr.find(tracing.SpanQueue, tracing.AttrController, "c")); n != 3 {
 		t.Fatalf("%d queue spans, want one per event", n)
+	}
+	if got := TriggersFrom(rctx); len(got.List) != 3 || got.List[2].Name != "2" {
+		t.Fatalf("TriggersFrom: %s", got)
 	}
 	cancel()
 	if rctx.Err() == nil {
 		t.Fatal("the reconcile context does not follow the worker's cancellation")
+	}
+}
+
+// TestAMergedTriggerLinksItsNewestEvent: three updates of one object merge into one trigger
+// ×3 (mergeTrigger, as the queue does); its reconcile is the child of the first event's span
+// and linked to the newest's only: two spans kept however many events merged.
+func TestAMergedTriggerLinksItsNewestEvent(t *testing.T) {
+	tr := &spanRecorder{}
+	tk := newEventTracker("c", tr, nil)
+	var kept Trigger
+	for i := range 3 {
+		ctx, s := tr.Start(context.Background(), tracing.SpanEvent, tracing.StartOptions{})
+		s.End()
+		c := Trigger{Kind: TriggerUpdate, Source: "configmaps.v1", Namespace: "ns", Name: "a", ResourceVersion: fmt.Sprint(10 + i),
+			Count: 1, Time: time.Now(), enqueued: time.Now(), watch: true, span: ctx}
+		if i == 0 {
+			kept = c
+		} else if !mergeTrigger(&kept, c) {
+			t.Fatalf("update %d did not merge", i)
+		}
+	}
+	_, span := tk.startReconcile(context.Background(), Request{"ns", "a"}, Triggers{List: []Trigger{kept}}, time.Now())
+	endReconcile(span, ResultSuccess, nil)
+	rs := tr.find(tracing.SpanReconcile, tracing.AttrController, "c")
+	if len(rs) != 1 || rs[0].parent != 1 || !slices.Equal(rs[0].links, []int{3}) {
+		t.Fatalf("reconcile span %+v, want child of span 1 linked to 3", rs)
+	}
+	if got := rs[0].attrs[tracing.AttrTriggers]; got != "update configmaps.v1 ns/a@12 ×3" {
+		t.Fatalf("triggers attribute %q", got)
 	}
 }
 

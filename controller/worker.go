@@ -12,7 +12,7 @@ import (
 // worker is what the controller's goroutines run.
 type worker struct {
 	c          *Controller
-	q          Queue
+	q          triggerQueue
 	m          *controllerMetrics
 	ev         *eventTracker
 	timeout    time.Duration
@@ -22,15 +22,16 @@ type worker struct {
 // run takes Requests until stop is done or the queue shuts down; reconciles run under rctx.
 func (w *worker) run(stop, rctx context.Context) {
 	for {
-		req, shutdown, err := w.q.GetWithContext(stop)
+		// The triggers go to the reconcile, which owns them: a new slice each time.
+		req, trs, shutdown, err := w.q.GetWithCauses(stop, nil)
 		if shutdown || err != nil {
 			return
 		}
-		w.process(rctx, req)
+		w.process(rctx, req, Triggers{List: trs.List, Dropped: trs.Dropped})
 	}
 }
 
-func (w *worker) process(ctx context.Context, req Request) {
+func (w *worker) process(ctx context.Context, req Request, trs Triggers) {
 	defer w.q.Done(req)
 	if g := w.c.shard; g != nil {
 		// A sharded controller: the Request is reconciled only while this replica holds it,
@@ -38,25 +39,25 @@ func (w *worker) process(ctx context.Context, req Request) {
 		end, ok := g.begin(req)
 		if !ok {
 			w.q.Forget(req)
-			w.ev.take(req, time.Now())
 			w.c.stats.notHeld.Add(1)
 			return
 		}
 		var res Result
 		var err error
 		defer func() { end(res, err) }()
-		res, err = w.processHeld(ctx, req)
+		res, err = w.processHeld(ctx, req, trs)
 		return
 	}
-	_, _ = w.processHeld(ctx, req)
+	_, _ = w.processHeld(ctx, req, trs)
 }
 
-// processHeld reconciles req and handles the result. It returns the result for the shard
-// gate.
-func (w *worker) processHeld(ctx context.Context, req Request) (Result, error) {
+// processHeld reconciles req, caused by trs, and handles the result. It returns the result
+// for the shard gate.
+func (w *worker) processHeld(ctx context.Context, req Request, trs Triggers) (Result, error) {
 	w.m.activeWorkers.Inc()
 	start := time.Now()
-	ctx, span := w.ev.startReconcile(ctx, req, w.ev.take(req, start), start)
+	w.ev.observe(&trs, start)
+	ctx, span := w.ev.startReconcile(ctx, req, trs, start)
 	res, err := w.reconcile(ctx, req)
 	w.m.reconcileTime.Observe(time.Since(start).Seconds())
 	endReconcile(span, resultOf(res, err), err)
@@ -88,7 +89,7 @@ func (w *worker) processHeld(ctx context.Context, req Request) (Result, error) {
 				"request", req.String(), "err", err, "retries", n, "maxRetries", w.maxRetries)
 			return res, err
 		}
-		w.q.AddRateLimited(req)
+		w.q.AddRateLimitedWithCause(req, requeueTrigger(TriggerRetry, req, err))
 		st.requeues.Add(1)
 		if conflict {
 			// A write from a stale read: normal under concurrent writers, and the retry
@@ -100,12 +101,12 @@ func (w *worker) processHeld(ctx context.Context, req Request) (Result, error) {
 	case res.RequeueAfter > 0:
 		w.m.total[ResultRequeueAfter].Inc()
 		w.q.Forget(req)
-		w.q.AddAfter(req, res.RequeueAfter)
+		w.q.AddAfterWithCause(req, res.RequeueAfter, requeueTrigger(TriggerRequeueAfter, req, nil))
 		st.requeues.Add(1)
 		log.Debug("reconciled; requeue after", "request", req.String(), "after", res.RequeueAfter)
 	case res.Requeue:
 		w.m.total[ResultRequeue].Inc()
-		w.q.AddRateLimited(req)
+		w.q.AddRateLimitedWithCause(req, requeueTrigger(TriggerRequeue, req, nil))
 		st.requeues.Add(1)
 		log.Debug("reconciled; requeue", "request", req.String())
 	default:

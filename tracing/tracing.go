@@ -98,6 +98,9 @@ const (
 	AttrEventType = "informerkit.event.type"
 	// AttrResult is how a reconcile ended: "success", "error", "requeue", "requeue_after".
 	AttrResult = "informerkit.reconcile.result"
+	// AttrTriggers lists what caused a reconcile (controller.Triggers' String): "update
+	// configmaps.v1 default/a@42 ×3; retry default/a: ...".
+	AttrTriggers = "informerkit.reconcile.triggers"
 	// AttrHTTPMethod, AttrURLPath, AttrServerAddress and AttrHTTPStatus describe an API
 	// request.
 	AttrHTTPMethod    = "http.request.method"
