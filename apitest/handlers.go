@@ -205,15 +205,17 @@ func (s *Server) handleDeleteCollection(w http.ResponseWriter, r *http.Request, 
 			return
 		}
 	}
+	applyDeleteQuery(r, &opts)
 	// As the kube-apiserver: list, delete each listed object, and answer the list as it was
-	// before the deletions.
+	// before the deletions. dryRun counts from the query or the body, as for one delete.
+	dry := dryRun(r) || contains(opts.DryRun, "All")
 	s.mu.Lock()
 	rv := s.rv
 	var out []*storedObj
 	for _, k := range ri.res.sortedKeys() {
 		o := ri.res.objects[k]
 		if o != nil && f.matches(o) {
-			if _, _, st := s.deleteLocked(ri.res, o.namespace, o.name, opts, dryRun(r)); st == nil {
+			if _, _, st := s.deleteLocked(ri.res, o.namespace, o.name, opts, dry); st == nil {
 				out = append(out, o)
 			}
 		}

@@ -186,9 +186,7 @@ func (s *Server) createLocked(r *resource, ns string, obj map[string]any, wo wri
 		return nil, st
 	}
 	ns = jsonobj.Str(md, "namespace")
-	if jsonobj.Str(md, "resourceVersion") != "" {
-		return nil, apierr.New(http.StatusInternalServerError, meta.StatusReasonUnknown, "resourceVersion should not be set on objects to be created")
-	}
+	clientRV := jsonobj.Str(md, "resourceVersion")
 	if jsonobj.Str(md, "name") == "" {
 		if gen := jsonobj.Str(md, "generateName"); gen != "" {
 			md["name"] = gen + randomSuffix()
@@ -214,6 +212,11 @@ func (s *Server) createLocked(r *resource, ns string, obj map[string]any, wo wri
 			return nil, errNamespaceNotFound(ns)
 		}
 	}
+	// As the kube-apiserver's storage: a resourceVersion set by the client is refused (500)
+	// only by etcd's create, after validation, and a dry run never gets there.
+	if clientRV != "" && !wo.dryRun {
+		return nil, apierr.New(http.StatusInternalServerError, meta.StatusReasonUnknown, "resourceVersion should not be set on objects to be created")
+	}
 	if _, exists := r.objects[objectKey(ns, name)]; exists {
 		return nil, errAlreadyExists(t, name)
 	}
@@ -231,7 +234,7 @@ func (s *Server) createLocked(r *resource, ns string, obj map[string]any, wo wri
 		if err != nil {
 			return nil, apierr.Internal(err.Error())
 		}
-		o.raw = stripRV(o.raw)
+		o.raw = withRV(o.raw, clientRV) // the object as it would be stored, the client's resourceVersion kept
 		return o, nil
 	}
 	o, err := s.commitLocked(r, apiclient.Added, obj, nil)
@@ -241,9 +244,14 @@ func (s *Server) createLocked(r *resource, ns string, obj map[string]any, wo wri
 	return o, nil
 }
 
-func stripRV(raw []byte) []byte {
+// withRV returns raw with its resourceVersion set to rv (removed if rv is empty).
+func withRV(raw []byte, rv string) []byte {
 	m := mustDecode(raw)
-	delete(jsonobj.Meta(m), "resourceVersion")
+	if rv == "" {
+		delete(jsonobj.Meta(m), "resourceVersion")
+	} else {
+		jsonobj.Meta(m)["resourceVersion"] = rv
+	}
 	b, _ := json.Marshal(m)
 	return b
 }
