@@ -12,6 +12,7 @@ import (
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
+	"github.com/informerkit/informerkit/apitest/internal/negotiation"
 	"github.com/informerkit/informerkit/apitest/internal/selector"
 	"github.com/informerkit/informerkit/apitest/internal/ssa"
 	"github.com/informerkit/informerkit/meta"
@@ -173,11 +174,17 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, ri *reqInfo
 		writeStatus(w, errNotFound(&ri.res.typ, ri.name))
 		return
 	}
+	var apply *scaleApply
 	if patch != nil {
 		pt := apiclient.PatchType(strings.TrimSpace(strings.Split(r.Header.Get("Content-Type"), ";")[0]))
-		if pt == apiclient.StrategicMergePatchType {
+		st = validatePatchOptions(pt, wo)
+		switch {
+		case st != nil:
+		case pt == apiclient.ApplyPatchType:
+			scale, apply, st = applyScale(scaleOf(o), patch, wo.force)
+		case pt == apiclient.StrategicMergePatchType:
 			scale, st = strategicPatch(scaleRes, scaleOf(o), patch)
-		} else {
+		default:
 			var err error
 			if scale, err = applyPatch(scaleOf(o), pt, patch); err != nil {
 				st = apierr.BadRequest(err.Error())
@@ -189,7 +196,7 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, ri *reqInfo
 			return
 		}
 	}
-	o2, st := s.scaleLocked(ri.res, o, scale, dryRun(r), wo.manager)
+	o2, st := s.scaleLocked(ri.res, o, scale, dryRun(r), wo.manager, apply)
 	s.mu.Unlock()
 	if st != nil {
 		writeStatus(w, st)
@@ -199,9 +206,38 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request, ri *reqInfo
 	writeBody(w, out, http.StatusOK, mustJSON(scaleOf(o2)))
 }
 
+// scaleApply is an apply to the scale subresource: whether its configuration sets
+// spec.replicas, and its force parameter.
+type scaleApply struct{ replicas, force bool }
+
+// applyScale is the Scale an apply of the configuration body makes of scale.
+func applyScale(scale map[string]any, body []byte, force bool) (map[string]any, *scaleApply, *meta.Status) {
+	config, err := negotiation.DecodeYAML(body)
+	if err != nil {
+		return nil, nil, apierr.BadRequest(fmt.Sprintf("error decoding YAML: error converting YAML to JSON: %v", err))
+	}
+	if k := jsonobj.Str(config, "kind"); k != "" && k != "Scale" {
+		return nil, nil, apierr.BadRequest(fmt.Sprintf("the kind of the applied configuration (%s) is not Scale", k))
+	}
+	a := &scaleApply{force: force}
+	if n, ok := jsonobj.Map(config["spec"])["replicas"]; ok && n != nil {
+		a.replicas = true
+		jsonobj.Map(scale["spec"])["replicas"] = n
+	}
+	if name := jsonobj.Str(jsonobj.Meta(config), "name"); name != "" {
+		jsonobj.Meta(scale)["name"] = name // checked against the URL's as any write's
+	}
+	delete(jsonobj.Meta(scale), "resourceVersion") // an apply has no precondition unless it sets one
+	if rv := jsonobj.Str(jsonobj.Meta(config), "resourceVersion"); rv != "" {
+		jsonobj.Meta(scale)["resourceVersion"] = rv
+	}
+	return scale, a, nil
+}
+
 // scaleLocked writes scale.spec.replicas into the object o (deployment or replica set) for
-// manager, who then owns spec.replicas through the scale subresource.
-func (s *Server) scaleLocked(res *resource, o *storedObj, scale map[string]any, dryRun bool, manager string) (*storedObj, *meta.Status) {
+// manager, who then owns spec.replicas through the scale subresource (apply: an apply's,
+// which may conflict with the other owners).
+func (s *Server) scaleLocked(res *resource, o *storedObj, scale map[string]any, dryRun bool, manager string, apply *scaleApply) (*storedObj, *meta.Status) {
 	meta := jsonobj.Meta(scale)
 	if name := jsonobj.Str(meta, "name"); name != "" && name != o.name {
 		return nil, apierr.BadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, o.name))
@@ -222,7 +258,18 @@ func (s *Server) scaleLocked(res *resource, o *storedObj, scale map[string]any, 
 		spec = map[string]any{}
 		obj["spec"] = spec
 	}
-	if !jsonobj.Equal(spec["replicas"], replicas) {
+	changed := !jsonobj.Equal(spec["replicas"], replicas)
+	if apply != nil {
+		mf, err := ssa.ScaleApply(jsonobj.Meta(obj)["managedFields"], res.typ.GroupVersion().String(), manager, apply.replicas, changed, apply.force)
+		if err != nil {
+			return nil, applyStatus(err)
+		}
+		if mf != nil {
+			jsonobj.Meta(obj)["managedFields"] = mf
+		} else {
+			delete(jsonobj.Meta(obj), "managedFields")
+		}
+	} else if changed {
 		if mf, err := ssa.ScaleReplicas(jsonobj.Meta(obj)["managedFields"], res.typ.GroupVersion().String(), manager); err == nil {
 			if mf != nil {
 				jsonobj.Meta(obj)["managedFields"] = mf

@@ -473,3 +473,52 @@ func ScaleReplicas(managedFields any, apiVersion, manager string) (any, error) {
 	}
 	return nil, nil
 }
+
+// ScaleApply records, in an object's managedFields, an apply of its scale subresource by
+// manager, as the kube-apiserver's scale handler maps it onto the object: with replicas
+// set, manager owns spec.replicas through "scale" (an Apply in the object's apiVersion,
+// with no time); if that changes the value (changed), the other owners of spec.replicas
+// conflict (a *ConflictError) unless force takes it from them. Without replicas, manager
+// owns nothing. The result is what to store as metadata.managedFields.
+func ScaleApply(managedFields any, apiVersion, manager string, replicas, changed, force bool) (any, error) {
+	m, err := DecodeManaged(managedFields)
+	if err != nil {
+		return nil, err
+	}
+	path := fieldpath.MakePath("spec", "replicas")
+	key := ManagerKey{Manager: manager, Operation: OperationApply, APIVersion: apiVersion, Subresource: "scale"}
+	if replicas && changed {
+		var conflicts []Conflict
+		for k, o := range m.Fields {
+			if k != key && o.Set.Has(path) {
+				conflicts = append(conflicts, Conflict{Manager: k, Path: path})
+			}
+		}
+		if len(conflicts) > 0 && !force {
+			sort.Slice(conflicts, func(i, j int) bool { return conflicts[i].Manager.String() < conflicts[j].Manager.String() })
+			return nil, &ConflictError{Conflicts: conflicts}
+		}
+		owned := fieldpath.NewSet(path)
+		for k, o := range m.Fields {
+			if k == key || !o.Set.Has(path) {
+				continue
+			}
+			if o.Set = o.Set.Difference(owned); o.Set.Empty() {
+				delete(m.Fields, k)
+				delete(m.Times, k)
+			} else {
+				m.Fields[k] = o
+			}
+		}
+	}
+	if replicas {
+		m.Fields[key] = Owned{Set: fieldpath.NewSet(path), APIVersion: apiVersion}
+	} else {
+		delete(m.Fields, key)
+	}
+	delete(m.Times, key)
+	if enc := m.Encode(); enc != nil {
+		return enc, nil
+	}
+	return nil, nil
+}
