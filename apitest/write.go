@@ -300,7 +300,9 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 		return nil, false, st
 	}
 	if mode == updateStatus {
-		obj = statusUpdate(t, obj, prev, old)
+		if obj, st = statusUpdate(t, obj, prev, old); st != nil {
+			return nil, false, st
+		}
 	} else if st := keepSystemFields(t, obj, prev, mode, old.deleting); st != nil {
 		return nil, false, st
 	}
@@ -337,9 +339,11 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 }
 
 // statusUpdate is the object an update of /status stores: the stored object old (prev
-// decoded) with obj's status and managedFields (the registry strategies keep them), and
-// what the status strategy keeps of prev.
-func statusUpdate(t *ResourceType, obj, prev map[string]any, old *storedObj) map[string]any {
+// decoded) with obj's status and managedFields (the registry strategies keep them), the
+// metadata changes the kind's status strategy keeps (admission.StatusMetadata: most
+// built-in kinds keep label and annotation changes), and what the status strategy keeps
+// of prev.
+func statusUpdate(t *ResourceType, obj, prev map[string]any, old *storedObj) (map[string]any, *meta.Status) {
 	next := mustDecode(old.raw)
 	if st, ok := obj["status"]; ok {
 		next["status"] = st
@@ -347,12 +351,19 @@ func statusUpdate(t *ResourceType, obj, prev map[string]any, old *storedObj) map
 		delete(next, "status")
 	}
 	admission.PrepareForStatusUpdate(t.gvk(), next, prev)
-	if mf, ok := jsonobj.Meta(obj)["managedFields"]; ok {
-		jsonobj.Meta(next)["managedFields"] = mf
-	} else {
-		delete(jsonobj.Meta(next), "managedFields")
+	md, nextMeta := jsonobj.Meta(obj), jsonobj.Meta(next)
+	for _, k := range append(admission.StatusMetadata(t.gvk(), t.custom), "managedFields") {
+		if v, ok := md[k]; ok {
+			nextMeta[k] = v
+		} else {
+			delete(nextMeta, k)
+		}
 	}
-	return next
+	errs := admission.ValidateObjectMetaUpdate(nextMeta, jsonobj.Meta(prev), old.deleting, t.names)
+	if len(errs) > 0 {
+		return nil, apierr.Invalid(t.Kind, t.Group, jsonobj.Str(nextMeta, "name"), errs)
+	}
+	return next, nil
 }
 
 // keepSystemFields sets in obj, an update of the main resource (or the server's own write,

@@ -103,17 +103,3 @@ func (c *Chain) Admit(gvk meta.GroupVersionKind, obj, old map[string]any) (map[s
 	}
 	return norm, nil
 }
-
-// PrepareForStatusUpdate is what the status strategy of kind gvk keeps of the stored
-// object old in obj, the object an update of /status stores: a pod's QoS class, immutable
-// once set.
-func PrepareForStatusUpdate(gvk meta.GroupVersionKind, obj, old map[string]any) {
-	if groupKind(gvk) != "/Pod" {
-		return
-	}
-	if st := jsonobj.Map(obj["status"]); st != nil && jsonobj.Str(st, "qosClass") == "" {
-		if q := jsonobj.StrAt(old, "status", "qosClass"); q != "" {
-			st["qosClass"] = q
-		}
-	}
-}
