@@ -89,8 +89,15 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, ri *reqInf
 
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, ri *reqInfo) {
 	mode := updateMain
-	if ri.sub == "status" {
+	switch ri.sub {
+	case "status":
 		mode = updateStatus
+	case "approval":
+		mode = updateApproval
+		if st := s.mayApprove(requestUser(r), ri); st != nil {
+			writeStatus(w, st)
+			return
+		}
 	}
 	var body []byte
 	var obj map[string]any

@@ -56,6 +56,8 @@ func (r *resource) resetFields(sub string) *fieldpath.Set {
 			s.Insert(fieldpath.MakePath("metadata", "labels"))
 		}
 		return s
+	case "approval": // the CSR approval strategy's
+		return fieldpath.NewSet(fieldpath.MakePath("spec"), fieldpath.MakePath("status", "certificate"))
 	}
 	return nil
 }
@@ -97,8 +99,11 @@ func (r *resource) emptyObject() map[string]any {
 }
 
 func subOf(mode updateMode) string {
-	if mode == updateStatus {
+	switch mode {
+	case updateStatus:
 		return "status"
+	case updateApproval:
+		return "approval"
 	}
 	return ""
 }

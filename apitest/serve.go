@@ -102,7 +102,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.handleCreateOnly(w, r, ri)
 		return
 	}
-	if ri.sub != "" && ri.sub != "status" && ri.sub != "finalize" {
+	if ri.sub != "" && ri.sub != "status" && ri.sub != "finalize" && ri.sub != "approval" {
 		s.handleSubresource(w, r, ri)
 		return
 	}

@@ -260,9 +260,10 @@ func withRV(raw []byte, rv string) []byte {
 type updateMode int
 
 const (
-	updateMain   updateMode = iota // PUT/PATCH of the object: status is kept with a status subresource
-	updateStatus                   // PUT/PATCH of /status: only status changes
-	updateSystem                   // a write of the server's own (pods/binding): spec and status, no new generation
+	updateMain     updateMode = iota // PUT/PATCH of the object: status is kept with a status subresource
+	updateStatus                     // PUT/PATCH of /status: only status changes
+	updateSystem                     // a write of the server's own (pods/binding): spec and status, no new generation
+	updateApproval                   // PUT/PATCH of certificatesigningrequests/approval: the conditions (approval.go)
 )
 
 // updateLocked replaces the object ns/name with obj (after checks and the system fields).
@@ -301,6 +302,10 @@ func (s *Server) updateLocked(r *resource, ns, name string, obj map[string]any, 
 	}
 	if mode == updateStatus {
 		if obj, st = statusUpdate(t, obj, prev, old); st != nil {
+			return nil, false, st
+		}
+	} else if mode == updateApproval {
+		if obj, st = approvalUpdate(t, obj, prev, old); st != nil {
 			return nil, false, st
 		}
 	} else if st := keepSystemFields(t, obj, prev, mode, old.deleting); st != nil {
@@ -359,7 +364,11 @@ func statusUpdate(t *ResourceType, obj, prev map[string]any, old *storedObj) (ma
 			delete(nextMeta, k)
 		}
 	}
-	errs := admission.ValidateObjectMetaUpdate(nextMeta, jsonobj.Meta(prev), old.deleting, t.names)
+	var errs []apierr.FieldError
+	if t.kindKey() == "certificates.k8s.io/v1/CertificateSigningRequest" {
+		errs = csrStatusUpdate(next, prev)
+	}
+	errs = append(errs, admission.ValidateObjectMetaUpdate(nextMeta, jsonobj.Meta(prev), old.deleting, t.names)...)
 	if len(errs) > 0 {
 		return nil, apierr.Invalid(t.Kind, t.Group, jsonobj.Str(nextMeta, "name"), errs)
 	}
