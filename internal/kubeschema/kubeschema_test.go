@@ -62,6 +62,23 @@ func TestTableFacts(t *testing.T) {
 	if f := field(t, "io.k8s.apimachinery.pkg.apis.meta.v1.APIResource", "verbs"); f.Type().JSON != "array" || f.Repeated {
 		t.Errorf("APIResource.verbs = %+v", f)
 	}
+	// StatefulSet's rollingUpdate.maxUnavailable: the struct tag says varint, generated.proto
+	// (and the marshallers) a message.
+	if f := field(t, "io.k8s.api.apps.v1.RollingUpdateStatefulSetStrategy", "maxUnavailable"); f.Wire() != LengthDelimited || f.WireName != "bytes" {
+		t.Errorf("RollingUpdateStatefulSetStrategy.maxUnavailable = %+v", f)
+	}
+}
+
+// TestMessagesAreLengthDelimited checks every field of every type: a message is written
+// length-delimited, whatever its Go struct tag says.
+func TestMessagesAreLengthDelimited(t *testing.T) {
+	for _, ty := range Types() {
+		for _, f := range ty.Fields {
+			if f.Kind == Message && f.WireName != "bytes" {
+				t.Errorf("%s.%s: message with wire %q", ty.Name, f.Name, f.WireName)
+			}
+		}
+	}
 }
 
 func TestDefaults(t *testing.T) {

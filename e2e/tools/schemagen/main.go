@@ -738,6 +738,10 @@ func (g *gen) fieldKind(owner string, f *Field, ft reflect.Type, pf *protoField)
 		}
 	} else if f.Kind != "message" || f.Type != want {
 		return fmt.Errorf("%s.%s: %s %s in Go, %s in generated.proto", owner, f.GoName, f.Kind, f.Type, want)
+	} else if f.MapKey == "" {
+		// A message is length-delimited whatever the tag says (StatefulSet's
+		// rollingUpdate.maxUnavailable is tagged varint).
+		f.Wire = "bytes"
 	}
 	return nil
 }
