@@ -284,6 +284,10 @@ func fieldJSON(f *kubeschema.Field, v any, present bool, path string) (any, bool
 	case f.Kind == kubeschema.Message:
 		sub, _ := v.(*msg)
 		if sub == nil {
+			if f.Type().JSON == "array" {
+				// An absent named slice is nil in Go: null, or nothing with omitempty.
+				return nil, !f.OmitEmpty, nil
+			}
 			sub = &msg{t: f.Type(), vals: map[*kubeschema.Field]any{}}
 		}
 		if f.OmitZero && sub.isZero() {
@@ -462,10 +466,9 @@ func (m *msg) json(path string) (any, error) {
 		}
 		return v, nil
 	case "array":
+		// A named slice's message on the wire (or a map value, which the generated
+		// decoders allocate before reading it) is a non-nil slice: [] when empty.
 		l, _ := m.num(1).([]any)
-		if l == nil {
-			return nil, nil
-		}
 		f := m.t.FieldByNumber(1)
 		out := make([]any, len(l))
 		for i, x := range l {

@@ -90,6 +90,51 @@ func TestDecodeGoesByGoJSONRules(t *testing.T) {
 	}
 }
 
+// TestNamedSlices checks the JSON of a named slice (authentication's ExtraValue, meta's
+// Verbs) as the generated decoders leave it: a map value is allocated before it is read, so
+// an empty or missing value is []; a field is [] when its message is on the wire, null when
+// it is not.
+func TestNamedSlices(t *testing.T) {
+	user, ok := TypeOf("authentication.k8s.io/v1", "TokenReview")
+	if !ok {
+		t.Fatal("no TokenReview")
+	}
+	// status (3) { user (2) { extra (4) {"a": ExtraValue{}}, extra {"b": (no value)} } }
+	entryA := []byte{0x0a, 1, 'a', 0x12, 0}
+	entryB := []byte{0x0a, 1, 'b'}
+	u := append(append([]byte{0x22, byte(len(entryA))}, entryA...), append([]byte{0x22, byte(len(entryB))}, entryB...)...)
+	st := append([]byte{0x12, byte(len(u))}, u...)
+	got, err := Decode(user, append([]byte{0x1a, byte(len(st))}, st...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := got["status"].(map[string]any)["user"].(map[string]any)["extra"]
+	if d := cmp.Diff(map[string]any{"a": []any{}, "b": []any{}}, extra); d != "" {
+		t.Errorf("extra (-want +got):\n%s", d)
+	}
+	res, ok := TypeOf("v1", "APIResourceList")
+	if !ok {
+		t.Fatal("no APIResourceList")
+	}
+	resource := res.Field("resources").Type()
+	for _, c := range []struct {
+		msg  []byte
+		want any
+	}{
+		{nil, nil},                 // verbs (4) absent: null
+		{[]byte{0x22, 0}, []any{}}, // an empty Verbs message: []
+		{[]byte{0x22, 5, 0x0a, 3, 'g', 'e', 't'}, []any{"get"}},
+	} {
+		got, err := Decode(resource, c.msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := got["verbs"]; !ok || !cmp.Equal(v, c.want) {
+			t.Errorf("%x: verbs = %#v (present %v), want %#v", c.msg, v, ok, c.want)
+		}
+	}
+}
+
 func TestEnvelope(t *testing.T) {
 	b := Wrap("apps/v1", "Deployment", []byte{1, 2, 3})
 	if !bytes.HasPrefix(b, Magic) {
