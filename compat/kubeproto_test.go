@@ -27,13 +27,17 @@ import (
 	"sigs.k8s.io/randfill"
 
 	"github.com/informerkit/informerkit/internal/kubeproto"
+	"github.com/informerkit/informerkit/internal/kubeschema"
 )
 
-// protoKinds are the kinds whose protobuf encoding kubeproto must match.
-var protoKinds = []struct {
+// protoKind is a kind and an object of its Go type.
+type protoKind struct {
 	gvk schema.GroupVersionKind
 	obj runtime.Object
-}{
+}
+
+// protoKinds are the kinds whose protobuf encoding kubeproto must match.
+var protoKinds = []protoKind{
 	{corev1.SchemeGroupVersion.WithKind("Pod"), &corev1.Pod{}},
 	{corev1.SchemeGroupVersion.WithKind("PodList"), &corev1.PodList{}},
 	{corev1.SchemeGroupVersion.WithKind("Namespace"), &corev1.Namespace{}},
@@ -101,67 +105,97 @@ func filler(seed int64) *randfill.Filler {
 func TestKubeprotoMatchesAPIMachinery(t *testing.T) {
 	ser := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)
 	for _, k := range protoKinds {
-		t.Run(k.gvk.Kind, func(t *testing.T) {
-			for i := range 200 {
-				obj := reflect.New(reflect.TypeOf(k.obj).Elem()).Interface().(runtime.Object)
-				filler(int64(i)).Fill(obj)
-				clearItemTypeMeta(obj)
-				obj.GetObjectKind().SetGroupVersionKind(k.gvk)
-				// The reference is the object as the server holds it after a protobuf round
-				// trip (empty lists and maps become nil, as in any protobuf decode).
-				var first bytes.Buffer
-				if err := ser.Encode(obj, &first); err != nil {
-					t.Fatalf("seed %d: apimachinery encode: %v", i, err)
-				}
-				obj = reflect.New(reflect.TypeOf(k.obj).Elem()).Interface().(runtime.Object)
-				if _, _, err := ser.Decode(first.Bytes(), nil, obj); err != nil {
-					t.Fatalf("seed %d: apimachinery decode: %v", i, err)
-				}
-				obj.GetObjectKind().SetGroupVersionKind(k.gvk)
-				var want bytes.Buffer
-				if err := ser.Encode(obj, &want); err != nil {
-					t.Fatalf("seed %d: apimachinery encode: %v", i, err)
-				}
-				js, err := json.Marshal(obj)
-				if err != nil {
-					t.Fatalf("seed %d: json: %v", i, err)
-				}
-				wantJSON := decodeJSON(t, js)
+		t.Run(k.gvk.Kind, func(t *testing.T) { checkKubeproto(t, ser, k.gvk, k.obj, 200) })
+	}
+}
 
-				got, err := kubeproto.DecodeObject(want.Bytes())
-				if err != nil {
-					t.Fatalf("seed %d: kubeproto decode: %v", i, err)
-				}
-				if d := cmp.Diff(wantJSON, got); d != "" {
-					t.Fatalf("seed %d: kubeproto decoded %s differently from encoding/json (-json +kubeproto):\n%s", i, k.gvk.Kind, d)
-				}
-
-				// Encoding: kubeproto from the JSON must write what apimachinery writes for the
-				// object that JSON unmarshals into (what a server does with a JSON request).
-				fromJSON := reflect.New(reflect.TypeOf(k.obj).Elem()).Interface().(runtime.Object)
-				if err := json.Unmarshal(js, fromJSON); err != nil {
-					t.Fatalf("seed %d: json unmarshal: %v", i, err)
-				}
-				var wantEnc bytes.Buffer
-				if err := ser.Encode(fromJSON, &wantEnc); err != nil {
-					t.Fatalf("seed %d: apimachinery encode: %v", i, err)
-				}
-				enc, err := kubeproto.EncodeObject(wantJSON)
-				if err != nil {
-					t.Fatalf("seed %d: kubeproto encode: %v", i, err)
-				}
-				if !bytes.Equal(enc, wantEnc.Bytes()) {
-					back := reflect.New(reflect.TypeOf(k.obj).Elem()).Interface().(runtime.Object)
-					if _, _, err := ser.Decode(enc, nil, back); err != nil {
-						t.Fatalf("seed %d: apimachinery cannot decode kubeproto's encoding: %v", i, err)
-					}
-					if !apiequality.Semantic.DeepEqual(back, fromJSON) {
-						t.Fatalf("seed %d: kubeproto's encoding decodes to another object:\n%s", i, cmp.Diff(fromJSON, back))
-					}
-					t.Fatalf("seed %d: kubeproto's bytes differ from apimachinery's (same object):\n%x\n%x", i, enc, wantEnc.Bytes())
-				}
+// TestKubeprotoEveryServedKind runs TestKubeprotoMatchesAPIMachinery's check on every kind
+// of kubeschema's table that client-go's scheme has (the kinds of every resource the
+// kube-apiserver serves, and their lists), with fewer objects each.
+func TestKubeprotoEveryServedKind(t *testing.T) {
+	ser := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)
+	n := 0
+	for _, ki := range kubeschema.Kinds() {
+		for _, kind := range []string{ki.Kind, ki.Kind + "List"} {
+			gvk := schema.GroupVersionKind{Group: ki.Group, Version: ki.Version, Kind: kind}
+			if (kind != ki.Kind && ki.List == nil) || ki.Group == "meta.k8s.io" || !scheme.Scheme.Recognizes(gvk) {
+				continue
 			}
-		})
+			obj, err := scheme.Scheme.New(gvk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+			t.Run(ki.Group+"/"+ki.Version+"/"+kind, func(t *testing.T) { checkKubeproto(t, ser, gvk, obj, 20) })
+		}
+	}
+	if n < 120 {
+		t.Errorf("only %d kinds checked", n)
+	}
+}
+
+// checkKubeproto encodes seeds random objects of a kind with apimachinery and compares
+// kubeproto's decoding and encoding with it.
+func checkKubeproto(t *testing.T, ser *protobuf.Serializer, gvk schema.GroupVersionKind, proto runtime.Object, seeds int) {
+	k := protoKind{gvk, proto}
+	for i := range seeds {
+		obj := reflect.New(reflect.TypeOf(k.obj).Elem()).Interface().(runtime.Object)
+		filler(int64(i)).Fill(obj)
+		clearItemTypeMeta(obj)
+		obj.GetObjectKind().SetGroupVersionKind(k.gvk)
+		// The reference is the object as the server holds it after a protobuf round
+		// trip (empty lists and maps become nil, as in any protobuf decode).
+		var first bytes.Buffer
+		if err := ser.Encode(obj, &first); err != nil {
+			t.Fatalf("seed %d: apimachinery encode: %v", i, err)
+		}
+		obj = reflect.New(reflect.TypeOf(k.obj).Elem()).Interface().(runtime.Object)
+		if _, _, err := ser.Decode(first.Bytes(), nil, obj); err != nil {
+			t.Fatalf("seed %d: apimachinery decode: %v", i, err)
+		}
+		obj.GetObjectKind().SetGroupVersionKind(k.gvk)
+		var want bytes.Buffer
+		if err := ser.Encode(obj, &want); err != nil {
+			t.Fatalf("seed %d: apimachinery encode: %v", i, err)
+		}
+		js, err := json.Marshal(obj)
+		if err != nil {
+			t.Fatalf("seed %d: json: %v", i, err)
+		}
+		wantJSON := decodeJSON(t, js)
+
+		got, err := kubeproto.DecodeObject(want.Bytes())
+		if err != nil {
+			t.Fatalf("seed %d: kubeproto decode: %v", i, err)
+		}
+		if d := cmp.Diff(wantJSON, got); d != "" {
+			t.Fatalf("seed %d: kubeproto decoded %s differently from encoding/json (-json +kubeproto):\n%s", i, k.gvk.Kind, d)
+		}
+
+		// Encoding: kubeproto from the JSON must write what apimachinery writes for the
+		// object that JSON unmarshals into (what a server does with a JSON request).
+		fromJSON := reflect.New(reflect.TypeOf(k.obj).Elem()).Interface().(runtime.Object)
+		if err := json.Unmarshal(js, fromJSON); err != nil {
+			t.Fatalf("seed %d: json unmarshal: %v", i, err)
+		}
+		var wantEnc bytes.Buffer
+		if err := ser.Encode(fromJSON, &wantEnc); err != nil {
+			t.Fatalf("seed %d: apimachinery encode: %v", i, err)
+		}
+		enc, err := kubeproto.EncodeObject(wantJSON)
+		if err != nil {
+			t.Fatalf("seed %d: kubeproto encode: %v", i, err)
+		}
+		if !bytes.Equal(enc, wantEnc.Bytes()) {
+			back := reflect.New(reflect.TypeOf(k.obj).Elem()).Interface().(runtime.Object)
+			if _, _, err := ser.Decode(enc, nil, back); err != nil {
+				t.Fatalf("seed %d: apimachinery cannot decode kubeproto's encoding: %v", i, err)
+			}
+			if !apiequality.Semantic.DeepEqual(back, fromJSON) {
+				t.Fatalf("seed %d: kubeproto's encoding decodes to another object:\n%s", i, cmp.Diff(fromJSON, back))
+			}
+			t.Fatalf("seed %d: kubeproto's bytes differ from apimachinery's (same object):\n%x\n%x", i, enc, wantEnc.Bytes())
+		}
 	}
 }
 
