@@ -65,12 +65,9 @@ type fairState[T comparable] struct {
 	idle        int // tenants with refs == 0
 	fifos       []fifo
 	freeFifos   []uint32
-	// of holds, per entry (parallel to slab), the id of its tenant with ofCounted set, or
-	// after the entry was released the id of its last tenant (0 and no flag: none): the next
-	// item given the same entry is often the same item again (Get, Done, Add), whose tenant
-	// is then found by comparing names, without hashing.
-	of   []uint32
-	last uint32 // the tenant found last, tried next (lists come sorted by namespace)
+	// of holds, per entry (parallel to slab), the id of its tenant with ofCounted set (0
+	// without the flag: not known yet).
+	of []uint32
 }
 
 // ofCounted marks fairState.of values whose tenant counts the entry in its refs.
@@ -190,25 +187,21 @@ func (fs *fairState[T]) findFifo(id uint32, p int32) uint32 {
 	panic("workqueue: internal error: tenant has no FIFO at the priority of its entry")
 }
 
-// tenantOf returns the tenant id of entry idx, finding it the first time.
+// tenantOf returns the tenant id of entry idx, finding it the first time: for string keys
+// the namespace is found and hashed in one pass (namespaceHash), then looked up.
 func (q *queue[T]) tenantOf(idx uint32) uint32 {
 	fs := q.fair
 	v := fs.of[idx]
 	if v&ofCounted != 0 {
 		return v &^ ofCounted
 	}
-	var name string
+	var id uint32
 	if item := &q.slab[idx].item; fs.stringKeys {
-		name = namespaceOf(*(*string)(unsafe.Pointer(item)))
+		key := *(*string)(unsafe.Pointer(item))
+		n, h, w := fs.index.namespaceHash(key)
+		id = fs.lookupHashed(key[:n], h, w)
 	} else {
-		name = fs.key(*item)
-	}
-	id, ok := v, fs.named(v, name)
-	if !ok {
-		id, ok = fs.last, fs.named(fs.last, name)
-	}
-	if !ok {
-		id = fs.lookupTenant(name)
+		id = fs.lookupTenant(fs.key(*item))
 	}
 	t := &fs.tenants[id]
 	if t.refs == 0 {
@@ -216,13 +209,7 @@ func (q *queue[T]) tenantOf(idx uint32) uint32 {
 	}
 	t.refs++
 	fs.of[idx] = id | ofCounted
-	fs.last = id
 	return id
-}
-
-// named reports whether tenant id exists and has the given name.
-func (fs *fairState[T]) named(id uint32, name string) bool {
-	return id < uint32(len(fs.tenants)) && fs.tenants[id].inUse && fs.tenants[id].name == name
 }
 
 // newTenant records a tenant for name, without references yet.
@@ -326,7 +313,7 @@ func (q *queue[T]) fairRelease(idx uint32) {
 	if v&ofCounted == 0 {
 		return
 	}
-	fs.of[idx] = v &^ ofCounted // kept as a hint for the entry's next item
+	fs.of[idx] = 0
 	t := &fs.tenants[v&^ofCounted]
 	t.refs--
 	if t.refs > 0 {
@@ -368,5 +355,5 @@ func (fs *fairState[T]) sweep() {
 func (fs *fairState[T]) reset() {
 	fs.index = tenantIndex{seed: fs.index.seed}
 	fs.tenants, fs.freeTenants, fs.fifos, fs.freeFifos, fs.of = nil, nil, nil, nil, nil
-	fs.idle, fs.last = 0, 0
+	fs.idle = 0
 }

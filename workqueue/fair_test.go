@@ -24,6 +24,34 @@ func TestFairServesNamespacesRoundRobin(t *testing.T) {
 	}
 }
 
+// Namespaces that share their first 16 bytes (what the tenant index compares in place), or
+// that are as long, are told apart; "" (no slash, or a leading one) is a tenant too.
+func TestFairTellsApartLongNamespaces(t *testing.T) {
+	q := New[string](Config{Fairness: FairByNamespace()})
+	defer q.ShutDown()
+	nss := []string{"abcdefghijklmnop-1", "abcdefghijklmnop-2", "abcdefghijklmnop", "abcdefghijklmno", "abcdefghijklmnopq"}
+	for i := range 2 {
+		for _, ns := range nss {
+			q.Add(fmt.Sprintf("%s/%d", ns, i))
+		}
+	}
+	q.Add("/x")
+	q.Add("y")
+	var want []string
+	for i := range 2 {
+		for _, ns := range nss {
+			want = append(want, fmt.Sprintf("%s/%d", ns, i))
+		}
+		if i == 0 {
+			want = append(want, "/x")
+		}
+	}
+	want = append(want, "y")
+	if got := drain(t, q); !slices.Equal(got, want) {
+		t.Fatalf("order = %v, want %v", got, want)
+	}
+}
+
 func TestFairOneTenantIsFIFO(t *testing.T) {
 	q := New[string](Config{Fairness: FairByNamespace()})
 	defer q.ShutDown()
