@@ -255,6 +255,10 @@ func (r *Ring) Snapshot() (held []sharding.Range, changed <-chan struct{}) {
 	return r.rangesOf(r.held), r.changed
 }
 
+// Buckets returns the number of buckets the ring deals out (Options.Buckets): with Members,
+// what Assign needs to compute the assignment this member computes.
+func (r *Ring) Buckets() int { return r.buckets }
+
 // Field returns the field the ring hashes.
 func (r *Ring) Field() sharding.Field { return r.opts.Field }
 
