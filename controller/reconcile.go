@@ -102,6 +102,10 @@ func TerminalError(err error) error {
 	return &terminalError{err: err}
 }
 
+// IsTerminalError reports whether err is, or wraps, an error made by TerminalError: for
+// workers of other controllers than Controller (controller/multicluster's) that honour it.
+func IsTerminalError(err error) bool { return isTerminal(err) }
+
 func isTerminal(err error) bool {
 	var t *terminalError
 	return errors.As(err, &t)
