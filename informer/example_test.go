@@ -228,3 +228,35 @@ func ExampleScopedInformer_SetScope() {
 	// delete team-a/settings
 	// cached: 1
 }
+
+// Before acting on what the cache says, make it at least as new as a write someone made:
+// WaitFresh returns once every change up to that resourceVersion is applied.
+func ExampleInformer_WaitFresh() {
+	srv := apitest.NewServer()
+	defer srv.Close()
+	client, err := apiclient.New(srv.Config())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+	factory := informer.NewFactory(client)
+	defer factory.Shutdown()
+	configMaps := informer.InformerFor[*ConfigMap](factory, configMapsGVR)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	factory.Start(ctx)
+	if err := factory.WaitForCacheSync(ctx); err != nil {
+		log.Fatal(err)
+	}
+
+	written, err := srv.Create("configmaps", map[string]any{"metadata": map[string]any{"namespace": "default", "name": "new"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := configMaps.WaitFresh(ctx, written.ResourceVersion()); err != nil {
+		log.Fatal(err)
+	}
+	_, err = configMaps.Lister().Namespace("default").Get("new")
+	fmt.Println(configMaps.IsFresh(written.ResourceVersion()), err == nil)
+	// Output: true true
+}

@@ -26,5 +26,5 @@
 // included) whenever the informer has applied everything it was given. Writes outside the
 // factory's namespace are not tracked (the cache never holds them); a write of an object the
 // informer's selectors exclude is shown once the watch has moved past it (an event or a
-// bookmark).
+// bookmark). WaitFresh and DeleteGuarded/UpdateGuarded check freshness (docs/freshness.md).
 package client

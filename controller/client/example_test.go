@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/informerkit/informerkit/apiclient"
@@ -88,4 +89,49 @@ func ExampleTyped_PatchFrom() {
 	// Output:
 	// true
 	// true
+}
+
+// A delete decided from the cache: WaitFresh makes the cache catch up with a known
+// resourceVersion first, and DeleteGuarded refuses to act on an object the server has
+// changed since (a live read when the cache is staler than the bound, and preconditions).
+func ExampleTyped_DeleteGuarded() {
+	srv := apitest.NewServer()
+	defer srv.Close()
+	api, err := apiclient.New(srv.Config())
+	if err != nil {
+		panic(err)
+	}
+	defer api.Close()
+	factory := informer.NewFactory(api)
+	defer factory.Shutdown()
+	c, err := client.New(api, factory, client.Options{})
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c.Start(ctx)
+
+	configMaps := client.TypedFor[*ConfigMap](c)
+	if _, err := configMaps.Create(ctx, &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: "default", Name: "old"}}, client.CreateOptions{}); err != nil {
+		panic(err)
+	}
+	cached, _ := configMaps.Get(ctx, "default", "old", client.GetOptions{})
+	// Someone else changes it; the decision to delete was taken from the older version.
+	changed, err := srv.Update("configmaps", map[string]any{"metadata": map[string]any{"namespace": "default", "name": "old"}, "data": map[string]any{"keep": "yes"}})
+	if err != nil {
+		panic(err)
+	}
+	err = configMaps.DeleteGuarded(ctx, cached, 0, client.DeleteOptions{})
+	fmt.Println(errors.Is(err, client.ErrStaleObject) || meta.IsConflict(err))
+
+	// Wait until the cache shows the change, decide again from it.
+	if err := configMaps.WaitFresh(ctx, changed.ResourceVersion()); err != nil {
+		panic(err)
+	}
+	fresh, _ := configMaps.Get(ctx, "default", "old", client.GetOptions{})
+	fmt.Println(fresh.Data["keep"])
+	// Output:
+	// true
+	// yes
 }
