@@ -65,6 +65,13 @@ type Options struct {
 	// Tracer traces each watch event through the queue to the reconcile it causes and that
 	// reconcile's API requests (see package tracing; default none, or the Manager's).
 	Tracer tracing.Tracer
+	// TraceparentAnnotation, if set (for example to "traceparent"), carries the trace across
+	// controllers through the objects they write, when the Tracer is a tracing.Propagator:
+	// a reconcile triggered by an event of an object that has this annotation links to the
+	// span the annotation names (a W3C traceparent), and the controller client's Create,
+	// Update and PatchFrom made with the reconcile's context write the reconcile span's
+	// traceparent in it. Default "": off, nothing read or written.
+	TraceparentAnnotation string
 	// QueueObserve is the work queue's workqueue.Config.Observe: told every Add, Get and Done
 	// of a Request with its dirty and processing state (the generator of
 	// docs/walkthrough.md uses it). Default nil: nothing is reported.
@@ -329,6 +336,7 @@ func (c *Controller) Start(ctx context.Context) error {
 	sources := c.sources
 	tracker := c.tracker
 	events := newEventTracker(c.name, opts.Tracer, opts.MetricsProvider)
+	events.setTraceparentAnnotation(opts.TraceparentAnnotation)
 	c.events = events
 	c.mu.Unlock()
 	if opts.DrainTimeout <= 0 {

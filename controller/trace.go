@@ -38,6 +38,10 @@ type eventTracker struct {
 	tracer     tracing.Tracer
 	latency    workqueue.HistogramMetric
 	triggers   *triggerMetrics
+	// annotation and prop carry trace context across controllers (traceparent.go); "" and
+	// nil when off.
+	annotation string
+	prop       tracing.Propagator
 
 	events                 atomic.Uint64
 	latencySum, latencyMax atomic.Int64 // nanoseconds
@@ -90,6 +94,9 @@ func (t *eventTracker) startReconcile(ctx context.Context, req Request, trs Trig
 	var links []context.Context
 	for i := range trs.List {
 		tr := &trs.List[i]
+		if tr.remote != nil {
+			links = append(links, tr.remote)
+		}
 		if tr.span == nil {
 			continue
 		}
@@ -110,6 +117,7 @@ func (t *eventTracker) startReconcile(ctx context.Context, req Request, trs Trig
 	// The reconcile span's context carries ctx's cancellation and the span: parent is only
 	// where the span hangs in the trace.
 	sctx, span := t.tracer.Start(parent, tracing.SpanReconcile, tracing.StartOptions{Start: got, Links: links, Attributes: attrs})
+	ctx = t.markWrites(ctx, sctx)
 	return &reconcileContext{Context: ctx, span: sctx, triggers: trs}, span
 }
 
@@ -219,6 +227,7 @@ func beginEvent[T meta.Object](ctx context.Context, q Queue, info informer.Event
 	eq.cur = Trigger{Kind: kind, Source: inf, Time: info.Arrived, Count: 1, watch: !info.Arrived.IsZero()}
 	if !isNil(obj) {
 		eq.cur.Namespace, eq.cur.Name, eq.cur.ResourceVersion = obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion()
+		eq.cur.remote = eq.t.remoteOf(obj)
 	}
 	var span tracing.Span
 	if tr := eq.t.tracer; tr != nil && eq.cur.watch {

@@ -88,8 +88,9 @@ type Trigger struct {
 	// watch: the event came from a watch (Time is its arrival), so its latency is measured.
 	watch bool
 	// span carries the event's span (nil without a tracer); last, the newest event's span
-	// when repeats merged: the reconcile links to the first and the newest of them.
-	span, last context.Context
+	// when repeats merged: the reconcile links to the first and the newest of them. remote
+	// is the span context the object's traceparent annotation named (traceparent.go).
+	span, last, remote context.Context
 }
 
 // String describes the trigger: "update configmaps.v1 default/a@42 ×3".
@@ -183,6 +184,9 @@ func mergeTrigger(kept *Trigger, c Trigger) bool {
 	}
 	if c.Reason != "" {
 		kept.Reason = c.Reason
+	}
+	if kept.remote == nil {
+		kept.remote = c.remote
 	}
 	if kept.span == nil {
 		kept.span = c.span

@@ -66,3 +66,14 @@ func Example() {
 	//     HTTP PUT http.response.status_code=200
 	//   reconcile informerkit.controller=web-controller informerkit.reconcile.result=success
 }
+
+// A traceparent read from an object's annotation is checked before a tracer sees it.
+func ExampleParseTraceparent() {
+	tp, ok := tracing.ParseTraceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	fmt.Println(ok, tp.Flags, tp)
+	_, ok = tracing.ParseTraceparent("00-not-a-trace")
+	fmt.Println(ok)
+	// Output:
+	// true 1 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+	// false
+}

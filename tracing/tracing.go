@@ -15,6 +15,9 @@
 //   - "HTTP <method>" (SpanKindClient): each API request of an apiclient.Client configured
 //     with a Tracer, child of the span in the request's context: a reconcile's writes are
 //     children of its reconcile span.
+//
+// A Tracer that is also a Propagator carries a reconcile's W3C traceparent to the next
+// controller through an annotation of the objects it writes (docs/triggers.md).
 package tracing
 
 import (

@@ -88,7 +88,9 @@ func (t *Typed[T]) MakePatch(pt PatchType, from, to T, opts PatchFromOptions) ([
 
 // PatchFrom patches the object to names (its namespace and name) with MakePatch(pt, from,
 // to, opts) and returns the server's version; when nothing changed it sends nothing and
-// returns from. Reads through this client then see the result (read your writes).
+// returns from. Reads through this client then see the result (read your writes). A patch
+// that changes something also sets the traceparent annotation a reconcile's context asks for
+// (Create's).
 //
 //	node, _ := nodes.Get(ctx, "", name, client.GetOptions{})
 //	changed := client.DeepCopy(node)
@@ -102,6 +104,12 @@ func (t *Typed[T]) PatchFrom(ctx context.Context, pt PatchType, from, to T, opts
 	}
 	if empty(data) {
 		return from, nil
+	}
+	if annotateTraceparent(ctx, to) { // a change is written: it carries the trace too
+		if data, err = t.MakePatch(pt, from, to, opts); err != nil {
+			var zero T
+			return zero, err
+		}
 	}
 	return t.Patch(ctx, to.GetNamespace(), to.GetName(), pt, data, opts.Options)
 }

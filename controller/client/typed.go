@@ -292,7 +292,8 @@ func (t *Typed[T]) awaitWrites(ctx context.Context, inf *informer.Informer[T], m
 // ---- writes
 
 // Create creates obj (in its namespace) and returns the server's version of it. Reads of
-// the object through this client then see at least that version.
+// the object through this client then see at least that version. In a reconcile of a
+// controller with Options.TraceparentAnnotation, obj gets that annotation first.
 func (t *Typed[T]) Create(ctx context.Context, obj T, opts CreateOptions) (T, error) {
 	st, err := t.resolve()
 	if err != nil {
@@ -300,13 +301,15 @@ func (t *Typed[T]) Create(ctx context.Context, obj T, opts CreateOptions) (T, er
 		return zero, err
 	}
 	setTypeMeta(st.info, obj)
+	annotateTraceparent(ctx, obj)
 	out, err := st.res.Create(ctx, obj, opts)
 	return t.wrote(st, out, err)
 }
 
 // Update replaces obj (addressed by its namespace and name; its resourceVersion must be
 // current, or the server answers 409 Conflict) and returns the server's version. With a
-// status subresource, the update leaves the status unchanged: use Status().Update.
+// status subresource, the update leaves the status unchanged: use Status().Update. Like
+// Create, it sets the traceparent annotation a reconcile's context asks for.
 func (t *Typed[T]) Update(ctx context.Context, obj T, opts UpdateOptions) (T, error) {
 	st, err := t.resolve()
 	if err != nil {
@@ -314,6 +317,7 @@ func (t *Typed[T]) Update(ctx context.Context, obj T, opts UpdateOptions) (T, er
 		return zero, err
 	}
 	setTypeMeta(st.info, obj)
+	annotateTraceparent(ctx, obj)
 	out, err := st.res.Update(ctx, obj, opts)
 	return t.wrote(st, out, err)
 }

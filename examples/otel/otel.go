@@ -3,7 +3,9 @@
 // controller and the API client) or controller.Options.Tracer. A watch event becomes a
 // consumer span that starts at its arrival at the informer, the reconciles it causes its
 // children (with links to the other events a reconcile covers), and the reconcile's API
-// requests client spans under the reconcile.
+// requests client spans under the reconcile. It is a tracing.Propagator too (W3C trace
+// context): with controller.Options.TraceparentAnnotation, a trace follows an object from
+// the controller that wrote it to the one its watch event triggers (demo.RunTwoControllers).
 //
 // It lives in a module of its own (examples/otel/go.mod) so that the root module does not
 // depend on OpenTelemetry; cmd/tracedemo runs a controller against an in-process API server
@@ -15,6 +17,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/informerkit/informerkit/tracing"
@@ -24,6 +27,25 @@ import (
 func New(t trace.Tracer) tracing.Tracer { return tracer{t} }
 
 type tracer struct{ t trace.Tracer }
+
+var _ tracing.Propagator = tracer{}
+
+// Traceparent implements tracing.Propagator with OpenTelemetry's W3C propagator.
+func (tracer) Traceparent(ctx context.Context) string {
+	c := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, c)
+	return c.Get("traceparent")
+}
+
+// Remote implements tracing.Propagator: a context with the remote span context, which
+// trace.LinkFromContext turns into a link.
+func (tracer) Remote(traceparent string) context.Context {
+	ctx := propagation.TraceContext{}.Extract(context.Background(), propagation.MapCarrier{"traceparent": traceparent})
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return nil
+	}
+	return ctx
+}
 
 // kinds maps informerkit's span kinds to OpenTelemetry's.
 var kinds = map[tracing.SpanKind]trace.SpanKind{

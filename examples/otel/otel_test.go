@@ -104,6 +104,46 @@ func TestDemoTracesAnObjectFromEventToWrite(t *testing.T) {
 	}
 }
 
+// TestATraceThroughTwoControllers: copier's reconcile of hello creates copy-hello, which
+// carries the reconcile's traceparent; checker's reconcile of copy-hello links to copier's
+// reconcile span, so a trace viewer follows hello's creation through both controllers.
+func TestATraceThroughTwoControllers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	spans, err := demo.RunTwoControllers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	find := func(controller, name string) sdktrace.ReadOnlySpan {
+		t.Helper()
+		for _, s := range spans {
+			if s.Name() == tracing.SpanReconcile && attr(s, tracing.AttrController) == controller && attr(s, tracing.AttrName) == name {
+				return s
+			}
+		}
+		t.Fatalf("no reconcile of %s by %s among %d spans", name, controller, len(spans))
+		return nil
+	}
+	copier := find("copier", "hello")
+	var post sdktrace.ReadOnlySpan
+	for _, s := range spans {
+		if s.Name() == "HTTP POST" && s.Parent().SpanID() == copier.SpanContext().SpanID() {
+			post = s
+		}
+	}
+	if post == nil {
+		t.Fatal("no POST under copier's reconcile")
+	}
+	checker := find("checker", "copy-hello")
+	var linked bool
+	for _, l := range checker.Links() {
+		linked = linked || (l.SpanContext.SpanID() == copier.SpanContext().SpanID() && l.SpanContext.TraceID() == copier.SpanContext().TraceID())
+	}
+	if !linked || !checker.Parent().IsValid() {
+		t.Fatalf("checker's reconcile (parent %v) links %v, want a link to copier's reconcile %v", checker.Parent(), checker.Links(), copier.SpanContext())
+	}
+}
+
 // New adapts an OpenTelemetry tracer; give the result to controller.ManagerOptions.Tracer.
 func Example() {
 	rec := tracetest.NewSpanRecorder()
