@@ -11,8 +11,8 @@ import (
 )
 
 // Provider says which clusters a fleet has, as they come and go (multicluster-runtime's
-// provider): Manual, or your own (a directory of kubeconfig files, Secrets of the hub,
-// ClusterProfiles of a cluster inventory).
+// provider): Manual, KubeconfigDir, or your own (Secrets of the hub, ClusterProfiles of
+// a cluster inventory).
 type Provider interface {
 	// Run tells set about the clusters until ctx is done, then returns nil: Set when a
 	// cluster appears or its configuration changes, Remove when it goes. An error stops the
