@@ -22,7 +22,7 @@ import (
 func (s *Server) applyLocked(r *resource, ns, name string, body []byte, mode updateMode, wo writeOptions) (*storedObj, bool, *meta.Status) {
 	config, err := negotiation.DecodeYAML(body)
 	if err != nil {
-		return nil, false, apierr.BadRequest(fmt.Sprintf("error decoding YAML: error converting YAML to JSON: %v", err))
+		return nil, false, apierr.BadRequest(fmt.Sprintf("error decoding patch: %v", err))
 	}
 	if config == nil {
 		config = map[string]any{}

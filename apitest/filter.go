@@ -69,8 +69,3 @@ func (f *filter) shardInfo() *meta.ShardInfo {
 	}
 	return &meta.ShardInfo{Selector: f.shard.String()}
 }
-
-// onlySharded reports a filter whose only selector is a shard selector.
-func (f *filter) onlySharded() bool {
-	return f.shard != nil && f.labels.Empty() && len(f.fields) == 0
-}

@@ -157,10 +157,10 @@ func listPage(objs []*storedObj, snapRV uint64, lr listRequest) ([]*storedObj, m
 	lm := meta.ListMeta{ResourceVersion: strconv.FormatUint(snapRV, 10), ShardInfo: f.shardInfo()}
 	if next >= 0 {
 		lm.Continue = encodeContinue(snapRV, objs[next].key)
-		// The kube-apiserver counts the remaining items when no label or field selector
-		// filters, also under a shard selector (its SelectionPredicate.Empty ignores the
-		// shard selector: apiserver v0.36.3), so the count is of the rest of the collection.
-		if f.empty() || f.onlySharded() {
+		// The kube-apiserver counts the remaining items only when no selector filters; from
+		// 1.37 a shard selector counts as one (its SelectionPredicate.Empty: apiserver
+		// v0.37.2), where 1.36 ignored it and counted the rest of the collection.
+		if f.empty() {
 			n := int64(hi - next)
 			lm.RemainingItemCount = &n
 		}

@@ -1,12 +1,14 @@
 package apitest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/informerkit/informerkit/apiclient"
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/apitest/internal/jsonpatch"
+	"github.com/informerkit/informerkit/apitest/internal/negotiation"
 	"github.com/informerkit/informerkit/meta"
 )
 
@@ -26,6 +28,9 @@ func (s *Server) patchLocked(r *resource, ns, name string, pt apiclient.PatchTyp
 		return nil, false, errPatchType(r)
 	}
 	if st := validatePatchOptions(pt, wo); st != nil {
+		return nil, false, st
+	}
+	if st := validatePatchBody(pt, patch); st != nil {
 		return nil, false, st
 	}
 	if pt == apiclient.ApplyPatchType {
@@ -64,6 +69,22 @@ func applyPatch(doc map[string]any, pt apiclient.PatchType, patch []byte) (map[s
 		return jsonpatch.Apply(doc, patch)
 	}
 	return nil, fmt.Errorf("unsupported patch type %q", pt)
+}
+
+// validatePatchBody is kube-apiserver 1.37's check of a patch body, before the object is
+// read (the server records every patch in its audit log as JSON): an apply must be YAML, any
+// other patch JSON. 1.36 found the same errors later, with the decoders' own messages.
+func validatePatchBody(pt apiclient.PatchType, patch []byte) *meta.Status {
+	if pt == apiclient.ApplyPatchType {
+		if err := negotiation.CheckYAML(patch); err != nil {
+			return apierr.BadRequest("error encoding patch: " + err.Error())
+		}
+		return nil
+	}
+	if !json.Valid(patch) {
+		return apierr.BadRequest("invalid JSON patch")
+	}
+	return nil
 }
 
 // validatePatchOptions checks the PatchOptions of a patch of type pt.

@@ -83,6 +83,12 @@ func Decode(ct string, b []byte, accepted []string) (map[string]any, *meta.Statu
 }
 
 // DecodeYAML decodes one YAML document into the JSON form (numbers as json.Number).
+// CheckYAML reports whether b is YAML at all (of any shape), with the YAML parser's error.
+func CheckYAML(b []byte) error {
+	var v any
+	return yaml.Unmarshal(b, &v)
+}
+
 func DecodeYAML(b []byte) (map[string]any, error) {
 	var v any
 	if err := yaml.Unmarshal(b, &v); err != nil {
