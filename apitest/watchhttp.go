@@ -111,6 +111,13 @@ func (s *Server) parseWatch(r *http.Request, ri *reqInfo) (watchRequest, *meta.S
 	if errs := listOptionErrors(q, true); len(errs) > 0 {
 		return wr, apierr.Invalid("ListOptions", "meta.k8s.io", "", errs)
 	}
+	if rv := q.Get("resourceVersion"); s.opts.InitialEvents == InitialEventsSupported && !wr.hasSIE &&
+		q.Get("resourceVersionMatch") == "" && (rv == "" || rv == "0") {
+		// The kube-apiserver's defaulting when WatchList is on (SetListOptionsDefaults): a
+		// watch from "" or "0" is a streaming list, which ends its initial events with a
+		// bookmark if bookmarks are allowed, and is gzipped as one when asked (1.37).
+		wr.hasSIE, wr.sendInitial = true, true
+	}
 	var st *meta.Status
 	if wr.f, st = s.parseFilter(r, ri); st != nil {
 		return wr, st
