@@ -14,8 +14,8 @@ import (
 // version is what /version reports.
 var version = map[string]string{
 	"major":        "1",
-	"minor":        "36",
-	"gitVersion":   "v1.36.3-apitest",
+	"minor":        "37",
+	"gitVersion":   "v1.37.2-apitest",
 	"gitCommit":    "0000000000000000000000000000000000000000",
 	"gitTreeState": "clean",
 	"buildDate":    "2026-01-01T00:00:00Z",

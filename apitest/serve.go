@@ -40,7 +40,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if isWebSocket(r) {
 		rec.Protocol = "websocket"
 	}
-	cw := &codeWriter{ResponseWriter: w, s: s, rec: rec}
+	cz := newCompressWriter(w)
+	if acceptsGzip(r) && !isWebSocket(r) {
+		cz.mode = compressThreshold // a watch switches to its own mode (startChunked)
+	}
+	defer cz.finish()
+	cw := &codeWriter{ResponseWriter: cz, s: s, rec: rec, cz: cz}
 	w = cw
 
 	ri, st := s.route(r, rec)
@@ -134,6 +139,8 @@ type codeWriter struct {
 	done bool
 	// out is the negotiated representation of the response (errors too).
 	out negotiation.Output
+	// cz compresses the response (compress.go).
+	cz *compressWriter
 }
 
 func (c *codeWriter) WriteHeader(code int) {

@@ -47,7 +47,7 @@ type wsSink struct {
 func (c *wsSink) write(frame []byte) error {
 	if c.binary {
 		// One WatchEvent per binary message, without the 4-byte length prefix of chunked
-		// streams: kube-apiserver v1.36 frames protobuf watches over WebSocket so.
+		// streams: kube-apiserver frames protobuf watches over WebSocket so (v1.36 and v1.37).
 		return c.conn.WriteMessage(websocket.BinaryMessage, frame[4:])
 	}
 	return c.conn.WriteMessage(websocket.TextMessage, frame[:len(frame)-1])
@@ -205,6 +205,7 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, ri *reqInfo
 	}
 
 	if !isWebSocket(r) {
+		compressStream(w, r, wr.hasSIE && wr.sendInitial && wr.bookmarks)
 		wt.sink = startChunked(w, out)
 		if errors.Is(s.runWatch(ctx, wt, prep, wr.timeout), errAbort) {
 			panic(http.ErrAbortHandler)
