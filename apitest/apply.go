@@ -22,6 +22,9 @@ import (
 func (s *Server) applyLocked(r *resource, ns, name string, body []byte, mode updateMode, wo writeOptions) (*storedObj, bool, *meta.Status) {
 	config, err := negotiation.DecodeYAML(body)
 	if err != nil {
+		if !s.rel.checksPatchBodies() {
+			return nil, false, apierr.BadRequest(fmt.Sprintf("error decoding YAML: error converting YAML to JSON: %v", err))
+		}
 		return nil, false, apierr.BadRequest(fmt.Sprintf("error decoding patch: %v", err))
 	}
 	if config == nil {

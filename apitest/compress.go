@@ -13,7 +13,7 @@ import (
 //   - a streaming list (a watch with sendInitialEvents=true and allowWatchBookmarks=true,
 //     over chunked HTTP) is gzipped whole, one gzip member per flush: each flush ends the
 //     member, trailer included, so that a client has every event sent so far
-//     (WatchListCompression, beta and on in 1.37);
+//     (WatchListCompression, beta and on in 1.37: not when answering as 1.36);
 //   - other watches, and WebSocket messages, are never compressed.
 // Both use gzip level 1, as the kube-apiserver does.
 

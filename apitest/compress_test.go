@@ -129,10 +129,17 @@ func TestResponsesAreGzippedAsByKubeAPIServer(t *testing.T) {
 // allowWatchBookmarks=true is gzipped when asked, each
 // flush ending a gzip member, so that the initial events and their bookmark are readable
 // before anything else is sent; a later event comes in a member of its own. Other watches are
-// not compressed.
+// not compressed. As 1.36 (KubernetesVersion), no watch is.
 func TestStreamingListsAreGzippedOneMemberPerFlush(t *testing.T) {
-	s := apitest.NewServer()
+	for _, release := range []string{"v1.36.3", "v1.37.2"} {
+		t.Run(release, func(t *testing.T) { testStreamingListsAreGzipped(t, release) })
+	}
+}
+
+func testStreamingListsAreGzipped(t *testing.T, release string) {
+	s := apitest.NewServerWithOptions(apitest.Options{KubernetesVersion: release})
 	defer s.Close()
+	gzip37 := map[bool]string{true: "gzip"}[release >= "v1.37"]
 	var rv string
 	for i := range 3 {
 		o, err := s.Create("configmaps", map[string]any{"metadata": map[string]any{"name": fmt.Sprintf("w-%d", i), "namespace": "default"}})
@@ -148,10 +155,10 @@ func TestStreamingListsAreGzippedOneMemberPerFlush(t *testing.T) {
 		gz   bool
 		want string
 	}{
-		{watchList, true, "gzip"},
+		{watchList, true, gzip37},
 		{watchList, false, ""},
 		// A watch from "" or "0" is a streaming list by the kube-apiserver's defaults.
-		{base + "&allowWatchBookmarks=true", true, "gzip"},
+		{base + "&allowWatchBookmarks=true", true, gzip37},
 		{base + "&allowWatchBookmarks=true&resourceVersion=" + rv, true, ""},
 		{base + "&sendInitialEvents=true&resourceVersionMatch=NotOlderThan", true, ""}, // no bookmarks: not a streaming list
 	} {

@@ -11,19 +11,6 @@ import (
 	"github.com/informerkit/informerkit/meta"
 )
 
-// version is what /version reports.
-var version = map[string]string{
-	"major":        "1",
-	"minor":        "37",
-	"gitVersion":   "v1.37.2-apitest",
-	"gitCommit":    "0000000000000000000000000000000000000000",
-	"gitTreeState": "clean",
-	"buildDate":    "2026-01-01T00:00:00Z",
-	"goVersion":    "go1.26",
-	"compiler":     "gc",
-	"platform":     "linux/amd64",
-}
-
 // serveNonResource answers discovery, /version and health paths.
 func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -36,7 +23,7 @@ func (s *Server) serveNonResource(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	switch {
 	case r.URL.Path == "/version" || r.URL.Path == "/version/":
-		writeJSON(w, http.StatusOK, version)
+		writeJSON(w, http.StatusOK, s.rel.versionInfo())
 	case r.URL.Path == "/healthz" || r.URL.Path == "/livez" || r.URL.Path == "/readyz":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("ok"))

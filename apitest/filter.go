@@ -16,6 +16,8 @@ type filter struct {
 	labels    labels.Selector
 	fields    selector.Fields
 	shard     *sharding.Selector // nil: no shardSelector (or the server ignores it)
+	// shardCounts: a shard selector counts as a selector for remainingItemCount (1.37).
+	shardCounts bool
 }
 
 func (f *filter) empty() bool { return f.labels.Empty() && len(f.fields) == 0 && f.shard == nil }
@@ -39,7 +41,7 @@ func (f *filter) matches(o *storedObj) bool {
 // parseFilter reads the namespace and selectors of a list, watch or deletecollection.
 func (s *Server) parseFilter(r *http.Request, ri *reqInfo) (*filter, *meta.Status) {
 	q := r.URL.Query()
-	f := &filter{namespace: ri.namespace}
+	f := &filter{namespace: ri.namespace, shardCounts: s.rel.shardSelectorFilters()}
 	var err error
 	if f.shard, err = s.parseShardSelector(q); err != nil {
 		return nil, shardSelectorError(err)
@@ -68,4 +70,9 @@ func (f *filter) shardInfo() *meta.ShardInfo {
 		return nil
 	}
 	return &meta.ShardInfo{Selector: f.shard.String()}
+}
+
+// onlySharded reports a filter whose only selector is a shard selector.
+func (f *filter) onlySharded() bool {
+	return f.shard != nil && f.labels.Empty() && len(f.fields) == 0
 }

@@ -160,7 +160,7 @@ func listPage(objs []*storedObj, snapRV uint64, lr listRequest) ([]*storedObj, m
 		// The kube-apiserver counts the remaining items only when no selector filters; from
 		// 1.37 a shard selector counts as one (its SelectionPredicate.Empty: apiserver
 		// v0.37.2), where 1.36 ignored it and counted the rest of the collection.
-		if f.empty() {
+		if f.empty() || (f.onlySharded() && !f.shardCounts) {
 			n := int64(hi - next)
 			lm.RemainingItemCount = &n
 		}

@@ -381,7 +381,7 @@ func (n *Nodes) writeNodeStatus(node *simNode) error {
 		}
 		o["status"] = map[string]any{"conditions": conds, "capacity": capacity, "allocatable": capacity,
 			"addresses": []any{map[string]any{"type": "InternalIP", "address": node.ip}, map[string]any{"type": "Hostname", "address": node.name}},
-			"nodeInfo": map[string]any{"kubeletVersion": "v1.37.2", "containerRuntimeVersion": "containerd://2.0.0", "operatingSystem": "linux",
+			"nodeInfo": map[string]any{"kubeletVersion": n.s.rel.git, "containerRuntimeVersion": "containerd://2.0.0", "operatingSystem": "linux",
 				"architecture": "amd64", "osImage": "apitest", "kernelVersion": "6.0.0", "machineID": node.name, "systemUUID": node.name, "bootID": node.name}}
 	})
 	return err

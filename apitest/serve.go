@@ -40,12 +40,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if isWebSocket(r) {
 		rec.Protocol = "websocket"
 	}
-	cz := newCompressWriter(w)
-	if acceptsGzip(r) && !isWebSocket(r) {
-		cz.mode = compressThreshold // a watch switches to its own mode (startChunked)
-	}
-	defer cz.finish()
-	cw := &codeWriter{ResponseWriter: cz, s: s, rec: rec, cz: cz}
+	cw := s.responseWriter(w, r, rec)
+	defer cw.cz.finish()
 	w = cw
 
 	ri, st := s.route(r, rec)
@@ -129,6 +125,17 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeStatus(w, apierr.MethodNotAllowed())
 	}
+}
+
+// responseWriter is the writer a request is answered through: it records the status and
+// compresses the body (compress.go) when the client accepts gzip; the caller defers
+// cz.finish.
+func (s *Server) responseWriter(w http.ResponseWriter, r *http.Request, rec *Request) *codeWriter {
+	cz := newCompressWriter(w)
+	if acceptsGzip(r) && !isWebSocket(r) {
+		cz.mode = compressThreshold // a watch switches to its own mode (startChunked)
+	}
+	return &codeWriter{ResponseWriter: cz, s: s, rec: rec, cz: cz}
 }
 
 // codeWriter records the status code in the request log.

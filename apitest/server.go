@@ -104,6 +104,13 @@ type Options struct {
 	// namespaces default, kube-system, kube-public and kube-node-lease, and the kubernetes
 	// Service in default (ClusterIP 10.0.0.1, port 443 "https" to the server's own port).
 	NoDefaultNamespaces bool
+	// KubernetesVersion is the kube-apiserver release the server answers as where releases
+	// differ on the wire ("v1.36.3", "v1.37.2", "1.37": 1.36 and 1.37 are served; release.go
+	// lists the differences): /version, the simulated kubelets' version, gzip of streaming
+	// lists, the checks of patch bodies and remainingItemCount under a shard selector.
+	// Default: the release apitest's schema table was recorded from (v1.36.3). Start fails
+	// on another release.
+	KubernetesVersion string
 	// RequestLogSize bounds the request log (default 100000 records; the oldest are dropped).
 	RequestLogSize int
 	// Logger receives one debug line per request (default: discard).
@@ -136,7 +143,8 @@ type Server struct {
 	URL string
 
 	opts    Options
-	nodes   *Nodes // StartNodes (s.mu)
+	rel     release // Options.KubernetesVersion
+	nodes   *Nodes  // StartNodes (s.mu)
 	caPEM   []byte
 	ln      net.Listener
 	httpSrv *http.Server
@@ -223,12 +231,17 @@ func Start(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	rel, err := parseRelease(o.KubernetesVersion)
+	if err != nil {
+		return nil, err
+	}
 	o.Network, o.Addr = listenAddr(o)
 	if o.CRDWatchTeardownDelay == 0 {
 		o.CRDWatchTeardownDelay = DefaultCRDWatchTeardownDelay
 	}
 	s := &Server{
 		opts:      o,
+		rel:       rel,
 		resources: map[string]*resource{},
 		watchers:  map[int64]*watcher{},
 		writeWait: map[string]time.Duration{},

@@ -35,7 +35,13 @@ func seedShardObjects(t *testing.T, e *env, n int) map[string]string {
 }
 
 func TestShardSelectorListPartitionsByUID(t *testing.T) {
-	e := newEnv(t)
+	for _, release := range []string{"v1.36.3", "v1.37.2"} {
+		t.Run(release, func(t *testing.T) { testShardSelectorListPartitionsByUID(t, release) })
+	}
+}
+
+func testShardSelectorListPartitionsByUID(t *testing.T, release string) {
+	e := newEnvWithOptions(t, apitest.Options{KubernetesVersion: release})
 	uids := seedShardObjects(t, e, 200)
 	seen := map[string]int{}
 	for _, sel := range quarters(sharding.FieldUID) {
@@ -50,9 +56,12 @@ func TestShardSelectorListPartitionsByUID(t *testing.T) {
 				t.Fatalf("shardInfo = %+v, want the selector %q", l.ShardInfo, sel)
 			}
 			// As kube-apiserver 1.37: a shard selector filters, so no count of the
-			// remaining items (1.36 counted the whole collection's).
-			if l.RemainingItemCount != nil {
+			// remaining items; 1.36 counted the whole collection's.
+			switch {
+			case release >= "v1.37" && l.RemainingItemCount != nil:
 				t.Errorf("a sharded page carries remainingItemCount %d", *l.RemainingItemCount)
+			case release < "v1.37" && l.Continue != "" && (l.RemainingItemCount == nil || *l.RemainingItemCount <= 0):
+				t.Errorf("a sharded page with more to come carries remainingItemCount %v", l.RemainingItemCount)
 			}
 			for _, o := range l.Items {
 				if !sel.Matches(o.UID) {

@@ -205,7 +205,7 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, ri *reqInfo
 	}
 
 	if !isWebSocket(r) {
-		compressStream(w, r, wr.hasSIE && wr.sendInitial && wr.bookmarks)
+		compressStream(w, r, s.rel.gzipsStreamingLists() && wr.hasSIE && wr.sendInitial && wr.bookmarks)
 		wt.sink = startChunked(w, out)
 		if errors.Is(s.runWatch(ctx, wt, prep, wr.timeout), errAbort) {
 			panic(http.ErrAbortHandler)
