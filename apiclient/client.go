@@ -73,6 +73,8 @@ type Client struct {
 	tracer  tracing.Tracer
 	// noProtobuf: Config.DisableProtobuf.
 	noProtobuf bool
+	// askGzip: requests carry Accept-Encoding: gzip (Config.Compression).
+	askGzip bool
 	// protoRefused holds the resources (meta.GroupVersionResource) whose server answered
 	// 406 or 415 to a protobuf Accept header: they are read as JSON from then on.
 	protoRefused sync.Map
@@ -124,11 +126,14 @@ func New(cfg *Config) (*Client, error) {
 	logger := loggerOf(cfg)
 	dial := dialWithin(dialFunc(cfg), tmo.dial, func() *slog.Logger { return logger })
 	tr := &http.Transport{
-		Proxy:                 proxy,
-		DialContext:           dial,
-		TLSClientConfig:       tlsConf,
-		TLSHandshakeTimeout:   tmo.tlsHandshake,
-		ForceAttemptHTTP2:     true,
+		Proxy:               proxy,
+		DialContext:         dial,
+		TLSClientConfig:     tlsConf,
+		TLSHandshakeTimeout: tmo.tlsHandshake,
+		ForceAttemptHTTP2:   true,
+		// Compression is the client's own (Config.Compression, gzip.go): net/http's would
+		// ask for gzip everywhere and read it without a bound.
+		DisableCompression:    true,
 		MaxIdleConns:          100,
 		MaxIdleConnsPerHost:   25,
 		IdleConnTimeout:       90 * time.Second,
@@ -149,6 +154,7 @@ func New(cfg *Config) (*Client, error) {
 		watchProtocol: cfg.WatchProtocol,
 		jsonDecoder:   cfg.JSONDecoder,
 		noProtobuf:    cfg.DisableProtobuf,
+		askGzip:       askGzip(cfg.Compression, base),
 		logger:        logger,
 		namespace:     cfg.Namespace,
 
@@ -327,6 +333,9 @@ func (c *Client) newHTTPRequest(ctx context.Context, req Request) (*http.Request
 		accept = mediaJSON
 	}
 	hreq.Header.Set("Accept", accept)
+	if c.askGzip {
+		hreq.Header.Set("Accept-Encoding", "gzip")
+	}
 	if req.Body != nil {
 		ct := req.ContentType
 		if ct == "" {
@@ -390,7 +399,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // is a JSON Status, a synthesized one otherwise. Details.RetryAfterSeconds comes from the
 // Retry-After header when the body does not set it, and is capped at MaxRetryAfter.
 func statusFromResponse(resp *http.Response) *meta.Status {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
+	body, _ := io.ReadAll(io.LimitReader(decodedBody(resp.Header, resp.Body), errorBodyLimit))
 	st := statusFromBody(resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	if ra, ok := parseRetryAfter(resp.Header.Get("Retry-After")); ok {
 		if st.Details == nil {

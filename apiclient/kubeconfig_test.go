@@ -173,7 +173,7 @@ func TestInClusterConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Host != "https://[fd00::1]:443" || cfg.BearerTokenFile != filepath.Join(dir, "token") ||
-		cfg.TLS.CAFile != filepath.Join(dir, "ca.crt") || cfg.Namespace != "kube-system" {
+		cfg.TLS.CAFile != filepath.Join(dir, "ca.crt") || cfg.Namespace != "kube-system" || cfg.Compression != CompressionNone {
 		t.Fatalf("config = %v", cfg)
 	}
 	if _, err := LoadConfigWithOptions(LoadOptions{Getenv: env(nil), HomeDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "not running in a cluster") {

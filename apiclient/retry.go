@@ -28,7 +28,11 @@ func (c *Client) doRead(ctx context.Context, req Request) (response, error) {
 	err := c.doStream(ctx, req, func(r io.Reader, contentType string) error {
 		var readErr error
 		if resp.body, readErr = io.ReadAll(r); readErr != nil {
-			return &bodyError{fmt.Errorf("apiclient: %s %s: reading response: %w", req.Method, req.Path, readErr)}
+			err := fmt.Errorf("apiclient: %s %s: reading response: %w", req.Method, req.Path, readErr)
+			if de := (*DecodeError)(nil); errors.As(readErr, &de) {
+				return err // a body that is not what it says (gzip): sending again would not help
+			}
+			return &bodyError{err}
 		}
 		resp.contentType = contentType
 		return nil
@@ -114,7 +118,7 @@ func (c *Client) attemptStream(ctx context.Context, req Request, consume func(io
 		ra, _ := st.RetryAfter()
 		return false, resp.StatusCode, ra, st
 	}
-	if err := consume(resp.Body, resp.Header.Get("Content-Type")); err != nil {
+	if err := consume(decodedBody(resp.Header, resp.Body), resp.Header.Get("Content-Type")); err != nil {
 		return true, resp.StatusCode, 0, err
 	}
 	return true, resp.StatusCode, 0, nil

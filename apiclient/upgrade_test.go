@@ -537,7 +537,7 @@ func TestWebSocketWatchesGoThroughTheProxy(t *testing.T) {
 
 // TestACompressedStreamingListBehindAProxyWithoutWebSocket: kube-apiserver 1.37 compresses
 // a streaming list answered over HTTP with gzip, flushed at every event, when the client
-// accepts it (net/http's transport does, and decodes it). Behind a proxy without WebSocket
+// accepts it (Config.Compression). Behind a proxy without WebSocket
 // support a WatchAuto client now reads it at once over chunked HTTP: the initial events and
 // the end bookmark arrive as each flush does. Before, the 200 to the upgrade (uncompressed:
 // the handshake accepts no encoding) held the handshake for the 30 s watch deadline, and the
@@ -549,56 +549,66 @@ func TestACompressedStreamingListBehindAProxyWithoutWebSocket(t *testing.T) {
 		`{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"true"}}}}`,
 	}
 	for _, tc := range upgradeTransports {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				netw := apitest.NewNetwork()
-				var gzipped sync.Map
-				srv, cfg := serveHostile(t, netw, tc, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					w.Header().Set("Content-Type", "application/json")
-					if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
-						streamingAnswer(events...)(w, r)
-						return
-					}
-					gzipped.Store(r.URL.Path, true)
-					w.Header().Set("Content-Encoding", "gzip")
-					w.WriteHeader(http.StatusOK)
-					zw := gzip.NewWriter(w)
-					for _, e := range events {
-						io.WriteString(zw, e+"\n")
-						zw.Flush()
-						w.(http.Flusher).Flush()
-					}
-					hangUntilGone(w, r)
-				}))
-				defer srv.Close()
-				c, err := apiclient.New(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
-				start := time.Now()
-				yes := true
-				w, err := apiclient.NewResource[*testobj.Pod](c, testobj.PodGVR).Namespace("ns").Watch(context.Background(),
-					apiclient.ListOptions{SendInitialEvents: &yes, ResourceVersionMatch: apiclient.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
-				if err != nil {
-					t.Fatalf("watch: %v", err)
-				}
-				defer w.Stop()
-				var got []string
-				for range events {
-					ev := <-w.ResultChan()
-					got = append(got, string(ev.Type)+" "+ev.Object.ResourceVersion)
-				}
-				if want := "ADDED 3,ADDED 4,BOOKMARK 9"; strings.Join(got, ",") != want {
-					t.Errorf("events %v, want %s", got, want)
-				}
-				if d := time.Since(start); d > time.Second {
-					t.Errorf("the initial events and their end bookmark came %v after the watch was asked for, want within a second", d)
-				}
-				if _, ok := gzipped.Load("/api/v1/namespaces/ns/pods"); !ok {
-					t.Error("the streaming list was not read compressed")
-				}
+		for _, comp := range []apiclient.Compression{apiclient.CompressionGzip, apiclient.CompressionNone} {
+			t.Run(fmt.Sprintf("%s/compression-%d", tc.name, comp), func(t *testing.T) {
+				testCompressedStreamingListBehindAProxy(t, tc, comp, events)
 			})
-		})
+		}
 	}
+}
+
+// testCompressedStreamingListBehindAProxy: asked for gzip (which the loopback default does
+// not), WatchAuto sends the streaming list over chunked HTTP at once and reads it gzipped;
+// not asked, it tries WebSocket, gets the proxy's 200 and reads the plain stream.
+func testCompressedStreamingListBehindAProxy(t *testing.T, tc hostileTransport, comp apiclient.Compression, events []string) {
+	synctest.Test(t, func(t *testing.T) {
+		netw := apitest.NewNetwork()
+		var gzipped sync.Map
+		srv, cfg := serveHostile(t, netw, tc, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+				streamingAnswer(events...)(w, r)
+				return
+			}
+			gzipped.Store(r.URL.Path, true)
+			w.Header().Set("Content-Encoding", "gzip")
+			w.WriteHeader(http.StatusOK)
+			zw := gzip.NewWriter(w)
+			for _, e := range events {
+				io.WriteString(zw, e+"\n")
+				zw.Flush()
+				w.(http.Flusher).Flush()
+			}
+			hangUntilGone(w, r)
+		}))
+		defer srv.Close()
+		cfg.Compression = comp
+		c, err := apiclient.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		start := time.Now()
+		yes := true
+		w, err := apiclient.NewResource[*testobj.Pod](c, testobj.PodGVR).Namespace("ns").Watch(context.Background(),
+			apiclient.ListOptions{SendInitialEvents: &yes, ResourceVersionMatch: apiclient.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
+		if err != nil {
+			t.Fatalf("watch: %v", err)
+		}
+		defer w.Stop()
+		var got []string
+		for range events {
+			ev := <-w.ResultChan()
+			got = append(got, string(ev.Type)+" "+ev.Object.ResourceVersion)
+		}
+		if want := "ADDED 3,ADDED 4,BOOKMARK 9"; strings.Join(got, ",") != want {
+			t.Errorf("events %v, want %s", got, want)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("the initial events and their end bookmark came %v after the watch was asked for, want within a second", d)
+		}
+		if _, ok := gzipped.Load("/api/v1/namespaces/ns/pods"); ok != (comp == apiclient.CompressionGzip) {
+			t.Errorf("the streaming list was read compressed: %v, want %v", ok, comp == apiclient.CompressionGzip)
+		}
+	})
 }

@@ -337,6 +337,7 @@ func TestAStreamingListWithoutItsEndBookmarkFailsWhenTheEventsStop(t *testing.T)
 					t.Errorf("error %q does not say what happened", err)
 				}
 				e.waitContent(rec)
+				synctest.Wait() // the store holds the list before the reflector counts it
 				if st := r.Stats(); st.WatchListFallbacks != 1 || st.Lists != 1 {
 					t.Errorf("stats %+v", st)
 				}
