@@ -96,6 +96,9 @@ type Cluster struct {
 	WorkDir string
 	// APIServerLog and EtcdLog are the processes' log files (every start appends to them).
 	APIServerLog, EtcdLog string
+	// Version is the kube-apiserver release of the binaries ("v1.36.3"), from the stamp
+	// (.e2e-versions) the build wrote beside them; "" without a stamp.
+	Version string
 
 	ownWorkDir    bool
 	startTimeout  time.Duration
@@ -125,7 +128,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = 3 * time.Minute
 	}
-	c = &Cluster{WorkDir: opts.WorkDir, startTimeout: opts.StartTimeout}
+	c = &Cluster{WorkDir: opts.WorkDir, startTimeout: opts.StartTimeout, Version: stampedVersion(binDir)}
 	if c.WorkDir == "" {
 		c.WorkDir = os.Getenv("E2E_WORK_DIR")
 	}
@@ -184,6 +187,32 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// stampedVersion returns the k8s.io/kubernetes version of the stamp e2e/tools/build.sh wrote
+// in dir ("" if there is none).
+func stampedVersion(dir string) string {
+	data, err := os.ReadFile(filepath.Join(dir, ".e2e-versions"))
+	if err != nil {
+		return ""
+	}
+	for line := range strings.Lines(string(data)) {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "k8s.io/kubernetes" {
+			return f[1]
+		}
+	}
+	return ""
+}
+
+// Minor returns the minor release of Version (36 for v1.36.3), 0 if it is unknown: tests of
+// what a release changed ask for it.
+func (c *Cluster) Minor() int {
+	parts := strings.Split(strings.TrimPrefix(c.Version, "v"), ".")
+	if len(parts) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(parts[1])
+	return n
 }
 
 func findBinDir(dir string) (string, error) {
