@@ -18,6 +18,8 @@ import (
 //     readiness check fails. A standby replica (not leading) is ready: it serves a warm cache
 //     (or, with LeaderElectionColdStandby, none until it leads).
 //   - /metrics: the Registry in the Prometheus text format.
+//   - /debug/informers: the Inventory as JSON (every informer, its objects, estimated
+//     bytes, type and who acquired it).
 //
 // Health answers follow the kube-apiserver's: 200 "ok", or 500 with one line per check
 // ("[+]name ok" / "[-]name failed: reason"); ?verbose lists the checks on success too.
@@ -36,6 +38,7 @@ func (m *Manager) Handler() http.Handler {
 		serveChecks(w, r, "readyz", checks)
 	})
 	mux.Handle("/metrics", m.registry)
+	mux.HandleFunc("/debug/informers", m.serveInventory)
 	return mux
 }
 

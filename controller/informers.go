@@ -47,9 +47,20 @@ func InformerForWithOptions[T meta.Object](m *Manager, opts InformerOptions) (*i
 	if err != nil {
 		return nil, err
 	}
-	inf := informer.InformerForWithOptions[T](m.factory, gvr, informer.InformerForOptions{
-		Namespace: opts.Namespace, LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector})
+	return managedInformer[T](m, gvr, informer.InformerForOptions{
+		Namespace: opts.Namespace, LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector}, "InformerFor")
+}
+
+// managedInformer returns the factory's informer of T for gvr with opts, tracked, recorded
+// as acquired by who, and refused if it is new past ManagerOptions.InformerBudget.
+func managedInformer[T meta.Object](m *Manager, gvr meta.GroupVersionResource, opts informer.InformerForOptions, who string) (*informer.Informer[T], error) {
+	_, exists := informer.LookupWithOptions[T](m.factory, gvr, opts)
+	if err := m.admitInformer(gvr.String(), exists); err != nil {
+		return nil, err
+	}
+	inf := informer.InformerForWithOptions[T](m.factory, gvr, opts)
 	m.track(inf.Name(), inf)
+	m.acquired(inf, who)
 	return inf, nil
 }
 
@@ -57,6 +68,7 @@ func InformerForWithOptions[T meta.Object](m *Manager, opts InformerOptions) (*i
 func sharedInformer[T meta.Object](m *Manager, gvr meta.GroupVersionResource) *informer.Informer[T] {
 	inf := informer.InformerFor[T](m.factory, gvr)
 	m.track(inf.Name(), inf)
+	m.acquired(inf, "Builder")
 	return inf
 }
 

@@ -74,8 +74,10 @@ func (s *unboundKind[T]) bind(follow bool) (Source, error) {
 		return &acquiredKind[T]{rerunnable: rerunnable[T]{dispatcher: dispatcher[T]{handler: s.handler, predicates: s.opts.Predicates}, m: s.m, gvr: gvr},
 			iopts: iopts}, nil
 	}
-	inf := informer.InformerForWithOptions[T](s.m.factory, gvr, iopts)
-	s.m.track(inf.Name(), inf)
+	inf, err := managedInformer[T](s.m, gvr, iopts, "Kind")
+	if err != nil {
+		return nil, err
+	}
 	return FromInformer[T](inf, s.handler, s.opts.Predicates...), nil
 }
 

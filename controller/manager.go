@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"github.com/informerkit/informerkit/informer"
 	"github.com/informerkit/informerkit/kinds"
 	"github.com/informerkit/informerkit/leaderelection"
+	"github.com/informerkit/informerkit/meta"
 	"github.com/informerkit/informerkit/reflector"
 	"github.com/informerkit/informerkit/sharding/ring"
 	"github.com/informerkit/informerkit/tracing"
@@ -136,6 +138,11 @@ type ManagerOptions struct {
 	// what Permissions lists, and Start fails with one error naming every missing verb and
 	// resource instead of a stream of 403s in the logs.
 	SkipPermissionCheck bool
+
+	// InformerBudget bounds the informers: their number (a new one past it is refused) and
+	// their estimated memory (Start fails past it). Default: no bound. /debug/informers
+	// (Handler) lists every informer with what it holds and who acquired it.
+	InformerBudget InformerBudget
 }
 
 // trackedInformer is what readiness needs of an informer.
@@ -167,6 +174,7 @@ type Manager struct {
 	mu          sync.Mutex
 	runnables   []Runnable
 	informers   []namedInformer
+	acquirers   map[trackedInformer][]string // who acquired each informer (inventory.go)
 	healthz     []namedCheck
 	readyz      []namedCheck
 	started     bool
@@ -261,6 +269,13 @@ func NewManager(config *apiclient.Config, opts ManagerOptions) (*Manager, error)
 		[]string{"informer"}, func(emit func(float64, ...string)) {
 			for _, i := range m.trackedInformers() {
 				emit(i.inf.Staleness().Seconds(), i.name)
+			}
+		})
+	m.registry.NewGaugeFunc("informerkit_informer_estimated_bytes",
+		"Estimated memory of the informer's cached objects (an upper bound: values shared between objects counted in each).",
+		[]string{"informer"}, func(emit func(float64, ...string)) {
+			for _, i := range m.Inventory() {
+				emit(float64(i.EstimatedBytes), i.Name)
 			}
 		})
 	m.registry.NewGaugeFunc("informerkit_informer_synced",
@@ -361,6 +376,11 @@ func (m *Manager) closeClients() {
 // setupClientAndEvents creates the controller client and the event broadcaster.
 func (m *Manager) setupClientAndEvents() error {
 	copts := m.opts.ClientOptions
+	if copts.AdmitStartOnRead == nil && m.opts.InformerBudget.MaxInformers > 0 {
+		copts.AdmitStartOnRead = func(gvr meta.GroupVersionResource, _ reflect.Type) error {
+			return m.admitInformer(gvr.String(), false)
+		}
+	}
 	if copts.Registry == nil {
 		copts.Registry = m.opts.Kinds
 	}

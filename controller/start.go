@@ -207,6 +207,12 @@ func (m *Manager) waitForCaches(runCtx context.Context, g *runGroup) bool {
 		}
 		return false
 	}
+	if err := m.checkBytesBudget(); err != nil {
+		if runCtx.Err() == nil {
+			g.fail(err)
+		}
+		return false
+	}
 	close(m.synced)
 	m.log.Info("caches synced")
 	return true

@@ -81,6 +81,10 @@ type Options struct {
 	// DisableStartOnRead makes a read of a type that has no informer fail with ErrNoInformer
 	// instead of starting one (controller-runtime's ReaderFailOnMissingInformer).
 	DisableStartOnRead bool
+	// AdmitStartOnRead, if set, is asked before a read starts the informer of a type that
+	// has none; an error refuses the read (wrapped). The Manager sets it to its informer
+	// budget (ManagerOptions.InformerBudget). Default nil: every such read starts one.
+	AdmitStartOnRead func(gvr meta.GroupVersionResource, typ reflect.Type) error
 	// CacheSyncTimeout bounds the wait of a read for an informer it started to sync
 	// (default DefaultCacheSyncTimeout).
 	CacheSyncTimeout time.Duration
@@ -103,6 +107,8 @@ type Client struct {
 	mu       sync.Mutex
 	startCtx context.Context // set by Start
 	trackers map[trackerKey]any
+	// readStarted holds the informers reads created (startonread.go).
+	readStarted []informer.AnyInformer
 }
 
 type trackerKey struct {

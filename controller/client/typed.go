@@ -145,7 +145,9 @@ func (t *Typed[T]) informer(ctx context.Context) (*informer.Informer[T], error) 
 		if t.c.opts.DisableStartOnRead {
 			return nil, fmt.Errorf("client: reading %s as %v: %w", gvr, reflect.TypeFor[T](), ErrNoInformer)
 		}
-		inf = informer.InformerFor[T](t.c.factory, gvr)
+		if inf, err = startOnRead[T](t.c, gvr); err != nil {
+			return nil, err
+		}
 	}
 	if inf.HasSynced() {
 		return inf, nil
