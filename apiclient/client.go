@@ -63,6 +63,7 @@ type Client struct {
 	userAgent     string
 	maxRetries    int
 	maxEventSize  int
+	decodeWorkers int // Config.DecodeWorkers (0: parallelWorkers)
 	timeout       time.Duration
 	watchProtocol WatchProtocol
 	jsonDecoder   JSONDecoder
@@ -98,7 +99,8 @@ type Client struct {
 }
 
 // New returns a client for cfg. It reads the CA and client certificate files named by cfg
-// once; token files are re-read as they change.
+// once; token files are re-read as they change. Kept whole: it checks the Config and copies
+// it into the Client field by field, one line a setting.
 func New(cfg *Config) (*Client, error) {
 	if cfg == nil {
 		return nil, errors.New("apiclient: nil Config")
@@ -150,6 +152,7 @@ func New(cfg *Config) (*Client, error) {
 		userAgent:     cfg.UserAgent,
 		maxRetries:    cfg.MaxRetries,
 		maxEventSize:  cfg.MaxEventSize,
+		decodeWorkers: cfg.DecodeWorkers,
 		timeout:       cfg.Timeout,
 		watchProtocol: cfg.WatchProtocol,
 		jsonDecoder:   cfg.JSONDecoder,

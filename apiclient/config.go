@@ -98,6 +98,14 @@ type Config struct {
 	// MaxEventSize is the largest watch event, in bytes, the decoder accepts before it ends
 	// the watch with ErrEventTooLarge (0 means DefaultMaxEventSize).
 	MaxEventSize int
+	// DecodeWorkers bounds the goroutines that decode the large objects of one watch or list
+	// at once (JSON objects of 16 KiB or more, protobuf ones of 64 KiB or more; smaller ones
+	// are decoded by the reading goroutine), handed over in the order they came: 0 means
+	// GOMAXPROCS, at most 8; 1 decodes every object on the reading goroutine. Decoding with
+	// a DecodeOptions.Strings table (an informer's sharing) and protobuf watch events of
+	// 1 MiB or more stay on the reading goroutine: measured, they gained nothing. The
+	// figures that set the sizes are in bench/README.md, "Parallel decode".
+	DecodeWorkers int
 	// Logger receives the client's logs: a Warn line for every deadline that passes (naming
 	// its setting, as the *TimeoutError does), an Info line for every fallback (WebSocket to
 	// chunked watches, protobuf to JSON; once per client or resource), debug lines for

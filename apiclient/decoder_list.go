@@ -201,7 +201,8 @@ func (d *listDecoder) valueError(off int64, what string, err error) error {
 }
 
 // decodeItems reads the value of "items", null or an array of objects, and hands each item
-// to fn as soon as it is decoded.
+// to fn as soon as it is decoded. From the first item worth it (parallel.go), large items
+// are decoded by a pool of goroutines and handed to fn in order from this one.
 func decodeItems[T any](d *listDecoder, od *objectDecoder, fn func(T) error) error {
 	c, err := d.peek()
 	if err != nil {
@@ -226,39 +227,63 @@ func decodeItems[T any](d *listDecoder, od *objectDecoder, fn func(T) error) err
 		d.fr.start++
 		return nil
 	}
+	var par *inOrder[T] // nil until an item is worth decoding in parallel
+	defer func() { par.close() }()
+	// read counts the items read; d.items those handed over (the same without par).
+	read, fail := d.items, par.failAfter
+	decodeItem := func(od *objectDecoder, j *pjob[T]) { j.err = decodeInto(od, *j.buf, &j.res) }
+	hand := func(j *pjob[T]) error {
+		if j.err != nil {
+			return d.malformedAt(j.off, fmt.Sprintf("items[%d]", j.idx), j.err)
+		}
+		d.items++
+		return fn(j.res)
+	}
 	for {
 		// (Names for errors are built only on failure: this loop runs once per item.)
 		if c != '{' {
-			return d.malformed(fmt.Sprintf("items[%d] is not an object (found %q)", d.items, c), nil)
+			return fail(d.malformed(fmt.Sprintf("items[%d] is not an object (found %q)", read, c), nil))
 		}
 		off := d.offset()
 		v, err := d.fr.value()
 		if err != nil {
-			return d.valueError(off, fmt.Sprintf("items[%d]", d.items), err)
+			return fail(d.valueError(off, fmt.Sprintf("items[%d]", read), err))
 		}
-		if err := d.kc.itemKind(v, d.items, off); err != nil {
-			return err
+		if err := d.kc.itemKind(v, read, off); err != nil {
+			return fail(err)
 		}
-		var item T
-		if err := decodeInto(od, v, &item); err != nil {
-			return d.malformedAt(off, fmt.Sprintf("items[%d]", d.items), err)
+		if par == nil && od.dc.parallel() && wantsParallel(len(v), false) {
+			par = newInOrder(od, decodeItem, hand)
+			fail = par.failAfter
 		}
-		d.items++
-		if err := fn(item); err != nil {
-			return err
+		if par != nil {
+			j := &pjob[T]{off: off, idx: read}
+			if err := par.add(j, v, func(j *pjob[T]) { j.err = decodeInto(od, v, &j.res) }); err != nil {
+				return err
+			}
+		} else {
+			var item T
+			if err := decodeInto(od, v, &item); err != nil {
+				return d.malformedAt(off, fmt.Sprintf("items[%d]", read), err)
+			}
+			d.items++
+			if err := fn(item); err != nil {
+				return err
+			}
 		}
+		read++
 		if c, err = d.peek(); err != nil {
-			return err
+			return fail(err)
 		}
 		d.fr.start++
 		if c == ']' {
-			return nil
+			return fail(nil)
 		}
 		if c != ',' {
-			return d.malformedAt(d.offset()-1, fmt.Sprintf("expected ',' or ']' after items[%d], found %q", d.items-1, c), nil)
+			return fail(d.malformedAt(d.offset()-1, fmt.Sprintf("expected ',' or ']' after items[%d], found %q", read-1, c), nil))
 		}
 		if c, err = d.peek(); err != nil {
-			return err
+			return fail(err)
 		}
 	}
 }

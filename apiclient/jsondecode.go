@@ -33,8 +33,10 @@ type DecodeOptions struct {
 	OmitManagedFields bool
 	// Strings, if set, supplies the text of the strings decoded into Go strings and
 	// interfaces, instead of a new allocation: it returns a string equal to b (one it already
-	// holds, or a new one) and must not keep b. Informers use it to look up the values their
-	// cache already holds before they are allocated again. Default: allocate every string.
+	// holds, or a new one) and must not keep b. It is called from several goroutines at once
+	// when large objects are decoded in parallel, so it must be safe for concurrent use.
+	// Informers use it to look up the values their cache already holds before they are
+	// allocated again. Default: allocate every string.
 	Strings func(b []byte) string
 }
 
@@ -48,6 +50,8 @@ type decoding struct {
 	pk      *protoKind
 	// kind is the kind the objects must have ("" : not checked; see expectedKind).
 	kind string
+	// workers is Config.DecodeWorkers (0: parallelWorkers(); see parallel.go).
+	workers int
 }
 
 // objectDecoder decodes the bodies and watch events of one request, JSON or protobuf. It
@@ -57,6 +61,7 @@ type objectDecoder struct {
 	pooled   bool
 	dec      *jsondec.Decoder
 	opts     DecodeOptions
+	dc       decoding          // what it was made for (clone makes another)
 	pd       *protodec.Decoder // made on first use
 	// The plan used last (a watch or a list decodes one Go type from one message type).
 	planType   reflect.Type
@@ -94,9 +99,11 @@ var (
 func newObjectDecoder(dc decoding) *objectDecoder {
 	switch {
 	case dc.decoder == JSONStandard:
-		return &objectDecoder{standard: true, opts: dc.opts}
+		return &objectDecoder{standard: true, opts: dc.opts, dc: dc}
 	case !dc.opts.OmitManagedFields && dc.opts.Strings == nil:
-		return compiledDecoders.Get().(*objectDecoder)
+		d := compiledDecoders.Get().(*objectDecoder)
+		d.dc = dc
+		return d
 	}
 	o := jsondec.Options{Strings: dc.opts.Strings}
 	if dc.opts.OmitManagedFields {
@@ -105,8 +112,11 @@ func newObjectDecoder(dc decoding) *objectDecoder {
 			o.Omit = listManagedFieldsPath
 		}
 	}
-	return &objectDecoder{dec: jsondec.NewDecoder(o), opts: dc.opts}
+	return &objectDecoder{dec: jsondec.NewDecoder(o), opts: dc.opts, dc: dc}
 }
+
+// clone returns another decoder like d (for a goroutine of its own); release gives it back.
+func (d *objectDecoder) clone() *objectDecoder { return newObjectDecoder(d.dc) }
 
 func (d *objectDecoder) release() {
 	if d.pooled {

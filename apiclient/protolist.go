@@ -109,44 +109,71 @@ func (l *protoList[T]) typeMeta(off int64, n uint64) error {
 }
 
 // message reads the list message of n bytes: its metadata and its items, one at a time.
+// From the first item worth it (parallel.go), large items are decoded by a pool of
+// goroutines and handed to fn in order from this one; all are handed over when it returns.
 func (l *protoList[T]) message(n uint64) error {
 	end := l.p.offset() + int64(n)
 	pd := l.od.proto()
 	items, md := l.list.Field("items"), l.list.Field("metadata")
 	itemPlan := protodec.PlanFor(reflect.TypeFor[T](), items.Type(), pd.Options().OmitManagedFields)
 	metaPlan := protodec.PlanFor(reflect.TypeFor[meta.ListMeta](), md.Type(), false)
+	var par *inOrder[T] // nil until an item is worth decoding in parallel
+	defer func() { par.close() }()
+	fail := par.failAfter
+	read := l.items // items read; l.items counts those handed over
+	hand := func(j *pjob[T]) error {
+		if j.err != nil {
+			return l.malformed(j.off, fmt.Sprintf("items[%d]", j.idx), j.err)
+		}
+		l.items++
+		return l.fn(j.res)
+	}
 	for l.p.offset() < end {
 		off := l.p.offset()
 		key, err := l.p.varint()
 		if err != nil {
-			return l.readErr(off, "a field of the list", eofInside(err))
+			return fail(l.readErr(off, "a field of the list", eofInside(err)))
 		}
 		num, wt := int(key>>3), key&7
 		if wt != 2 || (num != items.Number && num != md.Number) {
 			if num == 0 {
-				return l.malformed(off, "field number 0 in the list", nil)
+				return fail(l.malformed(off, "field number 0 in the list", nil))
 			}
 			if _, err := l.p.skipValue(wt); err != nil {
-				return l.readErr(off, "a field of the list", err)
+				return fail(l.readErr(off, "a field of the list", err))
 			}
 			continue
 		}
 		size, err := l.p.varint()
 		if err != nil {
-			return l.readErr(off, "a field of the list", eofInside(err))
+			return fail(l.readErr(off, "a field of the list", eofInside(err)))
 		}
 		what := "metadata"
 		if num == items.Number {
-			what = fmt.Sprintf("items[%d]", l.items)
+			what = fmt.Sprintf("items[%d]", read)
 		}
 		b, err := l.p.bytes(size)
 		if err != nil {
-			return l.readErr(off, what, err)
+			return fail(l.readErr(off, what, err))
 		}
 		if num == md.Number {
 			if err := metaPlan.Decode(pd, b, unsafe.Pointer(&l.lm), nil, nil); err != nil {
-				return l.malformed(off, what, err)
+				return fail(l.malformed(off, what, err))
 			}
+			continue
+		}
+		if par == nil && l.od.dc.parallel() && wantsParallel(len(b), true) {
+			par = newInOrder(l.od, func(d *objectDecoder, j *pjob[T]) {
+				j.err = itemPlan.Decode(d.proto(), *j.buf, unsafe.Pointer(&j.res), nil, nil)
+			}, hand)
+			fail = par.failAfter
+		}
+		if par != nil {
+			j := &pjob[T]{off: off, idx: read, proto: true}
+			if err := par.add(j, b, func(j *pjob[T]) { j.err = itemPlan.Decode(pd, b, unsafe.Pointer(&j.res), nil, nil) }); err != nil {
+				return err
+			}
+			read++
 			continue
 		}
 		var item T
@@ -154,14 +181,15 @@ func (l *protoList[T]) message(n uint64) error {
 			return l.malformed(off, what, err)
 		}
 		l.items++
+		read++
 		if err := l.fn(item); err != nil {
 			return err
 		}
 	}
 	if l.p.offset() != end {
-		return l.malformed(end, "a field of the list runs past its end", nil)
+		return fail(l.malformed(end, "a field of the list runs past its end", nil))
 	}
-	return nil
+	return fail(nil)
 }
 
 func (l *protoList[T]) malformed(off int64, detail string, cause error) error {

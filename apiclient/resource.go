@@ -80,7 +80,7 @@ type DecodeTunable[T any] interface {
 var _ DecodeTunable[*meta.ObjectMeta] = (*Resource[*meta.ObjectMeta])(nil)
 
 func (r *Resource[T]) decoding() decoding {
-	return decoding{decoder: r.c.jsonDecoder, opts: r.decode, pk: r.pk, kind: r.expectedKind()}
+	return decoding{decoder: r.c.jsonDecoder, opts: r.decode, pk: r.pk, kind: r.expectedKind(), workers: r.c.decodeWorkers}
 }
 
 // read sends a request whose answer is an object or a list of the collection, asking for

@@ -36,6 +36,8 @@ type streamWatcher[T any] struct {
 	kind   string
 	dec    *objectDecoder
 	pk     *protoKind
+	// parallel: large frames may be decoded in parallel (GOMAXPROCS > 1; see parallel.go).
+	parallel bool
 
 	// fallbacks: see Fallbacks (set before the watcher is returned, read-only after).
 	fallbacks []error
@@ -54,6 +56,8 @@ func newStreamWatcher[T any](ctx context.Context, cancel context.CancelFunc, src
 		src:    src,
 		kind:   kind,
 		pk:     dc.pk,
+
+		parallel: dc.parallel(),
 	}
 	stopSrc := context.AfterFunc(ctx, src.close)
 	go func() {
@@ -113,53 +117,114 @@ func (w *streamWatcher[T]) run() {
 	for {
 		frame, off, err := w.src.next()
 		if err != nil {
-			if w.ctx.Err() != nil {
-				if context.Cause(w.ctx) != errStopped {
-					w.setErr(context.Cause(w.ctx))
-				}
-				return
-			}
-			var de *DecodeError
-			if errors.As(err, &de) {
-				w.setErr(err)
-				w.send(Event[T]{Type: Error, Err: err})
-				return
-			}
-			if err != io.EOF {
-				w.setErr(err)
-			}
+			w.end(err)
 			return
 		}
-		var ev Event[T]
-		if w.src.protobuf() {
-			ev, err = decodeProtoEvent[T](w.dec, w.pk, frame, w.kind, off)
+		proto := w.src.protobuf()
+		if w.parallel && wantsParallelEvent(len(frame), proto) {
+			w.runParallel(frame, off, proto)
+			return
+		}
+		if !w.deliver(w.decode(w.dec, frame, off, proto)) {
+			return
+		}
+	}
+}
+
+// decode decodes one frame with d.
+func (w *streamWatcher[T]) decode(d *objectDecoder, frame []byte, off int64, proto bool) (Event[T], error) {
+	if proto {
+		return decodeProtoEvent[T](d, w.pk, frame, w.kind, off)
+	}
+	return decodeEvent[T](d, frame, w.kind, off)
+}
+
+// end records why the stream ended: the source's error (io.EOF at a clean end).
+func (w *streamWatcher[T]) end(err error) {
+	if w.ctx.Err() != nil {
+		if context.Cause(w.ctx) != errStopped {
+			w.setErr(context.Cause(w.ctx))
+		}
+		return
+	}
+	var de *DecodeError
+	if errors.As(err, &de) {
+		w.setErr(err)
+		w.send(Event[T]{Type: Error, Err: err})
+		return
+	}
+	if err != io.EOF {
+		w.setErr(err)
+	}
+}
+
+// deliver hands one decoded frame over; false ends the watch.
+func (w *streamWatcher[T]) deliver(ev Event[T], err error) bool {
+	if errors.Is(err, ErrWrongKind) {
+		// An object of another kind is dropped, not the watch: the events after it are the
+		// resource's again.
+		return w.send(Event[T]{Type: Skipped, Err: err})
+	}
+	if err != nil {
+		w.setErr(err)
+		w.send(Event[T]{Type: Error, Err: err})
+		return false
+	}
+	if ev.Type == Error {
+		if st, ok := meta.AsStatus(ev.Err); ok {
+			capRetryAfter(st)
+		}
+		w.setErr(ev.Err)
+		w.send(ev)
+		return false
+	}
+	return w.send(ev)
+}
+
+// runParallel is the rest of run from the first frame worth decoding in parallel (see
+// parallel.go): this goroutine reads, decodes the small frames itself and hands the large
+// ones to the pool; a handOver goroutine, there only while events wait, hands the results
+// over in order.
+func (w *streamWatcher[T]) runParallel(frame []byte, off int64, proto bool) {
+	workers := parallelWorkers(w.dec.dc.workers)
+	pool := newOrderedPool(workers, w.dec.clone,
+		func(d *objectDecoder, j *pjob[Event[T]]) { j.res, j.err = w.decode(d, *j.buf, j.off, j.proto) })
+	h := newHandOver(parallelWindow(workers), func(j *pjob[Event[T]]) bool {
+		j.wait()
+		pool.handedOver(j)
+		if j.last {
+			w.end(j.srcErr)
+			return false
+		}
+		if !w.deliver(j.res, j.err) {
+			w.src.close() // unblocks the reader: the watch ends here
+			return false
+		}
+		return true
+	})
+	defer func() {
+		h.wait()
+		pool.close()
+	}()
+	for {
+		j := &pjob[Event[T]]{off: off, proto: proto}
+		if wantsParallelEvent(len(frame), proto) {
+			if !pool.reserve(len(frame), h.stop) {
+				return
+			}
+			pool.submit(j, frame)
 		} else {
-			ev, err = decodeEvent[T](w.dec, frame, w.kind, off)
+			j.res, j.err = w.decode(w.dec, frame, off, proto)
 		}
-		if errors.Is(err, ErrWrongKind) {
-			// An object of another kind is dropped, not the watch: the events after it
-			// are the resource's again.
-			if !w.send(Event[T]{Type: Skipped, Err: err}) {
-				return
-			}
-			continue
-		}
-		if err != nil {
-			w.setErr(err)
-			w.send(Event[T]{Type: Error, Err: err})
+		if !h.push(j) {
 			return
 		}
-		if ev.Type == Error {
-			if st, ok := meta.AsStatus(ev.Err); ok {
-				capRetryAfter(st)
-			}
-			w.setErr(ev.Err)
-			w.send(ev)
+		var err error
+		if frame, off, err = w.src.next(); err != nil {
+			h.push(&pjob[Event[T]]{last: true, srcErr: err})
 			return
 		}
-		if !w.send(ev) {
-			return
-		}
+		proto = w.src.protobuf()
 	}
 }
 
