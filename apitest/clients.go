@@ -290,3 +290,36 @@ type swallowWriter struct{ h http.Header }
 func (s *swallowWriter) Header() http.Header         { return s.h }
 func (s *swallowWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (s *swallowWriter) WriteHeader(int)             {}
+
+// CutWatches ends client's open watches of resource ("" for all) cleanly, as
+// Faults().CutWatches does for every client: the client watches again from where it was.
+// It returns the number of watches cut.
+func (c *Clients) CutWatches(client, resource string) (int, error) {
+	s := c.s
+	name, err := s.ResourceName(resource)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	s.forClientWatchers(client, name, func(w *watcher) {
+		w.push(watchCtl{kind: ctlCut})
+		n++
+	})
+	return n, nil
+}
+
+// ResourceName returns the name the server's logs, holds and journal give the resource
+// ref names ("widgets", "wd", "Widget", "widgets.example.com" → "widgets.example.com";
+// "" stays ""), or an error if it serves none.
+func (s *Server) ResourceName(ref string) (string, error) {
+	if ref == "" {
+		return "", nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, err := s.lookupLocked(ref)
+	if err != nil {
+		return "", err
+	}
+	return r.typ.name(), nil
+}

@@ -349,3 +349,34 @@ func TestChanges(t *testing.T) {
 		t.Error("Changes of a bad resourceVersion")
 	}
 }
+
+// A merged window is delivered event by event when another hold of the client advances
+// one event at a time: Pending lists the merged events only.
+func TestMergedWindowStepByStep(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := inMemory(t)
+		mustCreate(t, s, "a", "1")
+		c := newPeer(t, s, "c")
+		w := c.watch(t, s.ResourceVersion())
+		gate, _ := s.Clients().Hold("c", "")
+		window, _ := s.Clients().Hold("c", "configmaps")
+		mustSet(t, s, "a", "2")
+		mustCreate(t, s, "b", "1")
+		mustSet(t, s, "a", "3")
+		mustSet(t, s, "b", "2")
+		window.Release(apitest.Merged)
+		var got []string
+		for p := gate.Pending(); len(p) > 0; p = gate.Pending() {
+			got = append(got, string(p[0].Type)+" "+p[0].Name)
+			if err := gate.Advance(p[0].RV, apitest.InOrder); err != nil {
+				t.Fatal(err)
+			}
+			if ev := drain(w); len(ev) != 1 {
+				t.Fatalf("one advance delivered %q", ev)
+			}
+		}
+		if want := []string{"MODIFIED a", "ADDED b"}; !slices.Equal(got, want) {
+			t.Errorf("pending %q, want %q", got, want)
+		}
+	})
+}

@@ -183,6 +183,9 @@ func (h *Hold) Pending() []HeldEvent {
 			if ev.rv > limit {
 				break
 			}
+			if ev = s.viewEventLocked(h.h.client, res, ev); ev == mergedAway {
+				continue
+			}
 			out = append(out, HeldEvent{RV: strconv.FormatUint(ev.rv, 10), Type: ev.typ, Resource: res.typ.name(),
 				Namespace: ev.obj.namespace, Name: ev.obj.name})
 			rvs = append(rvs, ev.rv)
@@ -240,13 +243,13 @@ func (h *Hold) move(rv uint64, d Delivery, release bool) error {
 	}
 	from := h.h.rv
 	h.h.rv = rv
+	if d == Merged {
+		s.mergeHeldLocked(h.h, from, rv)
+	}
 	var ws []*watcher
 	for _, w := range s.watchers {
 		if w.client == h.h.client && (h.h.resource == "" || h.h.resource == w.res.typ.name()) {
 			ws = append(ws, w)
-			if d == Merged && rv > w.mergeTo {
-				w.mergeTo = rv
-			}
 		}
 	}
 	s.mu.Unlock()
@@ -267,22 +270,69 @@ func (h *Hold) move(rv uint64, d Delivery, release bool) error {
 	return nil
 }
 
+// mergeKey names the merged events of one client's view of one resource.
+type mergeKey struct {
+	client string
+	res    *resource
+}
+
+// mergeHeldLocked records, for the events of h's resources in (from, to], what a Merged
+// delivery sends instead of each: the event itself, a synthesized one standing for all of an
+// object's events, or mergedAway. Watches consult it event by event (capBatchLocked), so a
+// merged window is delivered in order, one event at a time if the client's view advances so.
+func (s *Server) mergeHeldLocked(h *hold, from, to uint64) {
+	for _, res := range s.order {
+		if h.resource != "" && h.resource != res.typ.name() {
+			continue
+		}
+		lo, hi := res.seqAfter(from), res.seqAfter(to)
+		if lo < res.base || hi-lo < 2 {
+			continue
+		}
+		window := res.events[lo-res.base : hi-res.base]
+		merged := mergeEvents(window)
+		k := mergeKey{h.client, res}
+		for i, ev := range window {
+			if merged[i] == ev {
+				continue
+			}
+			if s.merges == nil {
+				s.merges = map[mergeKey]map[uint64]*event{}
+			}
+			if s.merges[k] == nil {
+				s.merges[k] = map[uint64]*event{}
+			}
+			s.merges[k][ev.rv] = merged[i]
+		}
+	}
+}
+
+// viewEventLocked is what client's watches of res send for ev: ev, its merged stand-in, or
+// mergedAway.
+func (s *Server) viewEventLocked(client string, res *resource, ev *event) *event {
+	if m := s.merges[mergeKey{client, res}]; m != nil {
+		if x, ok := m[ev.rv]; ok {
+			return x
+		}
+	}
+	return ev
+}
+
 // capBatchLocked keeps from events (taken from a watcher's cursor on) those its client may
-// see, merging the held ones that a Merged delivery released; it also caps the bookmark's
-// resourceVersion.
+// see, as a Merged delivery changed them; it also caps the bookmark's resourceVersion.
 func (s *Server) capBatchLocked(w *watcher, events []*event, progressRV uint64) ([]*event, uint64) {
 	limit, held := s.capLocked(w.client, w.res, nil)
-	if !held && w.mergeTo == 0 {
-		return events, progressRV
-	}
 	if held {
 		i := sort.Search(len(events), func(i int) bool { return events[i].rv > limit })
 		events = events[:i]
 		progressRV = min(progressRV, limit)
 	}
-	if len(events) > 0 && events[0].rv <= w.mergeTo {
-		j := sort.Search(len(events), func(i int) bool { return events[i].rv > w.mergeTo })
-		events = append(mergeEvents(events[:j]), events[j:]...)
+	if m := s.merges[mergeKey{w.client, w.res}]; m != nil {
+		for i, ev := range events {
+			if x, ok := m[ev.rv]; ok {
+				events[i] = x
+			}
+		}
 	}
 	return events, progressRV
 }

@@ -195,6 +195,7 @@ type Server struct {
 	// (holds.go, under mu).
 	clients clientState
 	holds   []*hold
+	merges  map[mergeKey]map[uint64]*event
 }
 
 // NewServer starts a server with the default options on a free loopback port. It panics if

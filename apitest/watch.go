@@ -172,9 +172,6 @@ func (s *Server) takeBatch(w *watcher, cursor uint64) batch {
 		return batch{behind: res.base - cursor} // read under s.mu: append moves res.base
 	}
 	n := min(int(res.end()-cursor), 1024)
-	if w.mergeTo > 0 {
-		n = int(res.end() - cursor) // a merge takes the held events whole
-	}
 	b := batch{events: make([]*event, n), progressRV: res.progressRV, notify: res.notify}
 	copy(b.events, res.events[cursor-res.base:])
 	if s.opts.ProgressNotify {

@@ -63,9 +63,6 @@ type watcher struct {
 	wake  chan struct{}
 
 	cutAfter int64 // >0: end the stream when sent reaches it
-	// mergeTo: the held events up to this resourceVersion are delivered Merged (holds.go;
-	// s.mu guards it).
-	mergeTo uint64
 
 	// out is the negotiated representation of events (watchenc.go); headersSent records
 	// that a Table watch has sent its column definitions (only the first event has them).
