@@ -59,14 +59,18 @@ func (e *Env) StartRunner(opts controller.ManagerOptions, descs []runner.Descrip
 	return e.run(mgr, r, client, r.Run, !opts.LeaderElection)
 }
 
+// NextClient returns the client name (Running.Client) of the next Manager the Env starts,
+// so that a hold or a write hook can be set on it before it makes its first request.
+func (e *Env) NextClient() string { return fmt.Sprintf("manager-%d", e.managers+1) }
+
 // newManager creates a Manager whose requests carry the client name it returns.
 func (e *Env) newManager(opts controller.ManagerOptions) (*controller.Manager, string) {
 	e.t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = e.opts.Logger
 	}
+	client := e.NextClient()
 	e.managers++
-	client := fmt.Sprintf("manager-%d", e.managers)
 	mgr, err := controller.NewManager(e.Server.ConfigFor(client), opts)
 	if err != nil {
 		e.t.Fatalf("controllertest: %v", err)
