@@ -53,8 +53,13 @@ func (r *reconciler) Reconcile(ctx context.Context, req controller.Request) (con
 			return controller.Result{}, err
 		}
 	case pods[0].Spec.Containers[0].Image != w.Spec.Image:
-		// The image changed: replace the Pod (its delete event reconciles again).
-		if err := r.pods.Delete(ctx, pods[0], client.DeleteOptions{}); err != nil && !meta.IsNotFound(err) {
+		// The image changed: replace the Pod (its delete event reconciles again). The
+		// cache may be stale (a restart against a lagging server) and show the Pod this
+		// replaced: deleting by name alone would delete the new one (the explorer found it,
+		// explore_test.go), so only the Pod seen is deleted (its uid as a precondition).
+		uid := pods[0].UID
+		opts := client.DeleteOptions{Preconditions: &client.Preconditions{UID: &uid}}
+		if err := r.pods.Delete(ctx, pods[0], opts); err != nil && !meta.IsNotFound(err) && !meta.IsConflict(err) {
 			return controller.Result{}, err
 		}
 	default:

@@ -1,0 +1,6 @@
+//go:build race
+
+package nodepool
+
+// raceDetector: the test binary was built with -race (make test).
+const raceDetector = true
