@@ -9,7 +9,7 @@ BENCH ?= .
 # docs/dashboard/ are excluded by go itself).
 PKGS := ./...
 
-.PHONY: all test vet fmt-check unit stress bench bench-compare bench-real fuzz demo walkthrough study-check otel dashboard dashboard-test e2e e2e-build compat schema schema-check clean
+.PHONY: all test vet fmt-check unit stress bench bench-compare bench-real fuzz explore demo walkthrough study-check otel dashboard dashboard-test e2e e2e-build compat schema schema-check clean
 
 all: test
 
@@ -70,6 +70,15 @@ fuzz:
 	    $(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) $$pkg; \
 	  done; \
 	done
+
+## explore: the explorer (docs/explore.md) with a long budget: every example controller and
+## every fixed corpus controller EXPLORE_RUNS (300) perturbed runs, then the search for each
+## corpus bug from 5 seeds (the figures of bench/README.md, "The explorer").
+EXPLORE_RUNS ?= 300
+explore:
+	$(GO) test -count=1 -run '^TestExplore' ./examples/... -explore.runs=$(EXPLORE_RUNS)
+	$(GO) test -count=1 -run '^TestCorpusFixedVersionsPass$$' ./controller/controllertest/explore -explore.runs=$(EXPLORE_RUNS)
+	$(GO) test -count=1 -v -run '^TestCorpusFigures$$' ./controller/controllertest/explore -corpus.figures=5 | grep -v '^=== '
 
 ## demo: the example controller against the embedded API server (or KUBECONFIG=path for a real cluster).
 demo:
