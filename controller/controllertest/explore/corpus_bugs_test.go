@@ -154,6 +154,18 @@ func stuckUpgrade(fixed bool) func(*controller.Manager) error {
 			if phase == "upgrading" && !fixed {
 				return controller.Result{}, nil // the bug: nobody is upgrading any more
 			}
+			if fixed {
+				// A stale cache may hold an older version: it creates and deletes children
+				// for the version the server holds only.
+				res, err := cms.Resource()
+				if err != nil {
+					return controller.Result{}, err
+				}
+				live, err := res.Namespace(p.Namespace).Get(ctx, p.Name, apiclient.GetOptions{})
+				if err != nil || live.ResourceVersion != p.ResourceVersion {
+					return controller.Result{Requeue: true}, ignoreNotFound(err)
+				}
+			}
 			if cur != "" && phase != "upgrading" {
 				annotate(p, "phase", "upgrading")
 				if p, err = cms.Update(ctx, p, client.UpdateOptions{}); err != nil {
