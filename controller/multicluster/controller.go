@@ -419,30 +419,32 @@ func (c *Controller) engage(cl *Cluster) {
 func (c *Controller) setActive(cl *Cluster, on bool) {
 	c.life.Lock()
 	defer c.life.Unlock()
+	c.setWant(cl, on)
+}
+
+// setWant sets whether cl's handlers should be registered and applies it, returning cl's state
+// (nil when cl is not, or no longer, the engaged cluster of its name). Caller holds c.life.
+func (c *Controller) setWant(cl *Cluster, on bool) *clusterState {
 	c.mu.Lock()
 	st := c.states[cl.name]
 	if st == nil || st.cl != cl {
 		c.mu.Unlock()
-		return
+		return nil
 	}
 	st.want = on
 	c.mu.Unlock()
 	c.apply(st)
+	return st
 }
 
 // disengage lets go of cl: handlers removed, informers released, parked Requests dropped.
 func (c *Controller) disengage(cl *Cluster) {
 	c.life.Lock()
 	defer c.life.Unlock()
-	c.mu.Lock()
-	st := c.states[cl.name]
-	if st == nil || st.cl != cl {
-		c.mu.Unlock()
+	st := c.setWant(cl, false)
+	if st == nil {
 		return
 	}
-	st.want = false
-	c.mu.Unlock()
-	c.apply(st)
 	for _, b := range st.bindings {
 		b.release()
 	}
