@@ -79,28 +79,41 @@ func Run(ctx context.Context, extra ...sdktrace.SpanProcessor) ([]sdktrace.ReadO
 	if err := m.Add(c); err != nil {
 		return nil, err
 	}
+	if err := runOnce(ctx, m, srv, done, "the ConfigMap was not annotated", c); err != nil {
+		return nil, err
+	}
+	return rec.Ended(), nil
+}
+
+// runOnce starts m, waits for the controllers to start, creates the ConfigMap default/hello
+// on srv and stops m once done is closed (or after a minute, an error naming what).
+func runOnce(ctx context.Context, m *controller.Manager, srv *apitest.Server, done <-chan struct{}, what string, cs ...*controller.Controller) error {
 	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- m.Start(ctx) }()
-	select {
-	case <-c.Started():
-	case err := <-errc:
-		cancel()
-		return nil, err
+	for _, c := range cs {
+		select {
+		case <-c.Started():
+		case err := <-errc:
+			return err
+		}
 	}
 	if _, err := srv.Create("configmaps", map[string]any{"metadata": map[string]any{"namespace": "default", "name": "hello"}}); err != nil {
 		cancel()
-		return nil, err
+		<-errc
+		return err
 	}
 	select {
 	case <-done:
 	case <-time.After(time.Minute):
 		cancel()
-		return nil, errors.New("demo: the ConfigMap was not annotated within a minute")
+		<-errc
+		return errors.New("demo: " + what + " within a minute")
 	}
 	cancel()
 	if err := <-errc; err != nil {
-		return nil, fmt.Errorf("demo: manager: %w", err)
+		return fmt.Errorf("demo: manager: %w", err)
 	}
-	return rec.Ended(), nil
+	return nil
 }

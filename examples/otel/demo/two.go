@@ -2,11 +2,8 @@ package demo
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -82,30 +79,8 @@ func RunTwoControllers(ctx context.Context, extra ...sdktrace.SpanProcessor) ([]
 			return nil, err
 		}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	errc := make(chan error, 1)
-	go func() { errc <- m.Start(ctx) }()
-	for _, c := range []*controller.Controller{copier, checker} {
-		select {
-		case <-c.Started():
-		case err := <-errc:
-			cancel()
-			return nil, err
-		}
-	}
-	if _, err := srv.Create("configmaps", map[string]any{"metadata": map[string]any{"namespace": "default", "name": "hello"}}); err != nil {
-		cancel()
+	if err := runOnce(ctx, m, srv, done, "the copy was not reconciled", copier, checker); err != nil {
 		return nil, err
-	}
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		cancel()
-		return nil, errors.New("demo: the copy was not reconciled within a minute")
-	}
-	cancel()
-	if err := <-errc; err != nil {
-		return nil, fmt.Errorf("demo: manager: %w", err)
 	}
 	return rec.Ended(), nil
 }
