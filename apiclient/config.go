@@ -2,6 +2,7 @@ package apiclient
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net"
 	"net/http"
@@ -157,6 +158,11 @@ type ExecConfig struct {
 	// ProvideClusterInfo passes the cluster (server, CA, TLS server name, proxy) to the
 	// plugin in KUBERNETES_EXEC_INFO's spec.cluster.
 	ProvideClusterInfo bool
+	// ClusterConfig, if set, is passed to the plugin with the cluster's information
+	// (ProvideClusterInfo) as KUBERNETES_EXEC_INFO's spec.cluster.config: the cluster's
+	// client.authentication.k8s.io/exec extension, as a ClusterProfile's access provider
+	// carries it (controller/multicluster). A JSON value. Not read from a kubeconfig.
+	ClusterConfig json.RawMessage
 	// Timeout bounds a run of the plugin: one that does not finish in time is killed and
 	// the request fails with a *TimeoutError (Op "exec plugin"). 0 means DefaultExecTimeout;
 	// a negative value means no limit. Not part of a kubeconfig.

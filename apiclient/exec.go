@@ -73,11 +73,12 @@ type execCredentialSpec struct {
 }
 
 type execCluster struct {
-	Server                   string `json:"server"`
-	TLSServerName            string `json:"tls-server-name,omitempty"`
-	InsecureSkipTLSVerify    bool   `json:"insecure-skip-tls-verify,omitempty"`
-	CertificateAuthorityData []byte `json:"certificate-authority-data,omitempty"`
-	ProxyURL                 string `json:"proxy-url,omitempty"`
+	Server                   string          `json:"server"`
+	TLSServerName            string          `json:"tls-server-name,omitempty"`
+	InsecureSkipTLSVerify    bool            `json:"insecure-skip-tls-verify,omitempty"`
+	CertificateAuthorityData []byte          `json:"certificate-authority-data,omitempty"`
+	ProxyURL                 string          `json:"proxy-url,omitempty"`
+	Config                   json.RawMessage `json:"config,omitempty"`
 }
 
 type execCredentialStatus struct {
@@ -126,6 +127,7 @@ func newExecProvider(cfg *Config) (*execProvider, error) {
 			InsecureSkipTLSVerify:    cfg.TLS.Insecure,
 			CertificateAuthorityData: ca,
 			ProxyURL:                 cfg.ProxyURL,
+			Config:                   ec.ClusterConfig,
 		}
 	}
 	info, err := json.Marshal(spec)

@@ -307,6 +307,7 @@ func TestExecPluginCachingAndRerunOn401(t *testing.T) {
 		writeJSON(w, 200, map[string]any{})
 	})}
 	cfg.Exec.ProvideClusterInfo = true
+	cfg.Exec.ClusterConfig = []byte(`{"audience":"fleet"}`)
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -321,7 +322,7 @@ func TestExecPluginCachingAndRerunOn401(t *testing.T) {
 	}
 	info, _ := os.ReadFile(filepath.Join(dir, "info"))
 	if !strings.Contains(string(info), `"kind":"ExecCredential"`) || !strings.Contains(string(info), `"interactive":false`) ||
-		!strings.Contains(string(info), `"server":"https://api.example"`) {
+		!strings.Contains(string(info), `"server":"https://api.example"`) || !strings.Contains(string(info), `"config":{"audience":"fleet"}`) {
 		t.Errorf("KUBERNETES_EXEC_INFO = %s", info)
 	}
 	if args, _ := os.ReadFile(filepath.Join(dir, "args")); strings.TrimSpace(string(args)) != "arg1 from-env" {

@@ -1,6 +1,7 @@
 // Package multicluster runs one controller over a fleet of clusters that come and go while
 // it runs. A Provider says which clusters exist (Manual: the program's own list;
-// KubeconfigDir: a directory of kubeconfig files; HubSecrets: Secrets holding them); the
+// KubeconfigDir: a directory of kubeconfig files; HubSecrets: Secrets holding them;
+// ClusterProfiles: a cluster inventory's ClusterProfiles); the
 // Fleet engages each one as it appears (an API client, an informer factory, a controller
 // client and event recorders of its own, the informers its controllers watch acquired)
 // and disengages it when it goes (every informer released, every goroutine ended). A

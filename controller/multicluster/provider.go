@@ -11,8 +11,7 @@ import (
 )
 
 // Provider says which clusters a fleet has, as they come and go (multicluster-runtime's
-// provider): Manual, KubeconfigDir, HubSecrets, or your own (ClusterProfiles of a
-// cluster inventory, say).
+// provider): Manual, KubeconfigDir, HubSecrets, ClusterProfiles, or your own.
 type Provider interface {
 	// Run tells set about the clusters until ctx is done, then returns nil: Set when a
 	// cluster appears or its configuration changes, Remove when it goes. An error stops the
