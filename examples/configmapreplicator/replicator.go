@@ -161,7 +161,9 @@ var errForeign = errors.New("exists and is not managed by the replication")
 
 // Reconcile makes the copies of one replication match its source and selector and writes the
 // status. Reads go through the client: they come from the caches, and see this controller's
-// own earlier writes (so a stale status or a missing fresh copy is never acted on).
+// own earlier writes (so a stale status or a missing fresh copy is never acted on). Before it
+// creates, changes or deletes a copy it reads the replication from the server once
+// (liveCheck): a cache behind the server writes nothing.
 func (r *Replicator) Reconcile(ctx context.Context, req controller.Request) (controller.Result, error) {
 	var actions []string
 	defer func() { report(ctx, actions) }()
@@ -186,17 +188,28 @@ func (r *Replicator) Reconcile(ctx context.Context, req controller.Request) (con
 	if err != nil {
 		return controller.Result{}, err
 	}
-	actions, err = r.pruneCopies(ctx, repl, want, src == nil)
+	lc := &liveCheck{r: r, repl: repl}
+	actions, err = r.pruneCopies(ctx, lc, want, src == nil)
 	if err != nil {
-		return controller.Result{}, err
+		return staleOr(lc, err)
 	}
-	have, problems, written, err := r.writeCopies(ctx, repl, src, want)
+	have, problems, written, err := r.writeCopies(ctx, lc, src, want)
 	actions = append(actions, written...)
 	if err != nil {
-		return controller.Result{}, err
+		return staleOr(lc, err)
 	}
 	status, err := r.writeStatus(ctx, repl, have, problems, src == nil, nil)
 	actions = append(actions, status...)
+	return controller.Result{}, err
+}
+
+// staleOr is the result of a reconcile that stopped on err: if the cached replication was
+// behind the server (errStaleView), nothing more is written and it is reconciled again from
+// the cache that now holds the server's (a deleted one by its DELETED event).
+func staleOr(lc *liveCheck, err error) (controller.Result, error) {
+	if errors.Is(err, errStaleView) {
+		return controller.Result{Requeue: !lc.gone}, nil
+	}
 	return controller.Result{}, err
 }
 
@@ -240,7 +253,8 @@ func (r *Replicator) desired(ctx context.Context, repl *ConfigMapReplication) (*
 }
 
 // pruneCopies keeps one copy per wanted namespace and deletes the rest.
-func (r *Replicator) pruneCopies(ctx context.Context, repl *ConfigMapReplication, want map[string]bool, sourceMissing bool) (actions []string, err error) {
+func (r *Replicator) pruneCopies(ctx context.Context, lc *liveCheck, want map[string]bool, sourceMissing bool) (actions []string, err error) {
+	repl := lc.repl
 	copies, err := r.copies(ctx, repl.Name)
 	if err != nil {
 		return nil, err
@@ -250,6 +264,9 @@ func (r *Replicator) pruneCopies(ctx context.Context, repl *ConfigMapReplication
 		if want[cm.Namespace] && cm.Name == repl.Spec.Source.Name && !kept[cm.Namespace] {
 			kept[cm.Namespace] = true
 			continue
+		}
+		if err := lc.confirm(ctx); err != nil {
+			return actions, err
 		}
 		if err := r.deleteCopy(ctx, cm); err != nil {
 			return actions, err
@@ -266,10 +283,11 @@ func (r *Replicator) pruneCopies(ctx context.Context, repl *ConfigMapReplication
 // writeCopies creates or updates the copies in the wanted namespaces, in name order. have are
 // the namespaces that hold a copy now; problems the ConfigMaps in the way that the
 // replication does not manage.
-func (r *Replicator) writeCopies(ctx context.Context, repl *ConfigMapReplication, src *ConfigMap, want map[string]bool) (have, problems, actions []string, err error) {
+func (r *Replicator) writeCopies(ctx context.Context, lc *liveCheck, src *ConfigMap, want map[string]bool) (have, problems, actions []string, err error) {
+	repl := lc.repl
 	for _, ns := range slices.Sorted(maps.Keys(want)) {
 		k := key(ns, src.Name)
-		switch result, err := r.writeCopy(ctx, repl, src, ns); {
+		switch result, err := r.writeCopy(ctx, lc, src, ns); {
 		case errors.Is(err, errForeign):
 			problems = append(problems, fmt.Sprintf("%s exists and is not managed by %s", k, repl.Name))
 			r.events.Eventf(repl, controller.EventTypeWarning, "ForeignConfigMap", "%s exists and is not managed by %s", k, repl.Name)
@@ -321,12 +339,18 @@ func (r *Replicator) writeStatus(ctx context.Context, repl *ConfigMapReplication
 
 // writeCopy creates or updates the copy of src in namespace ns: its data, its label and
 // annotation, and its controller reference to repl. It refuses a ConfigMap repl does not
-// control (errForeign).
-func (r *Replicator) writeCopy(ctx context.Context, repl *ConfigMapReplication, src *ConfigMap, ns string) (controllerutil.OperationResult, error) {
+// control (errForeign), and writes nothing if lc finds the cached replication stale.
+func (r *Replicator) writeCopy(ctx context.Context, lc *liveCheck, src *ConfigMap, ns string) (controllerutil.OperationResult, error) {
+	repl := lc.repl
 	cm := &ConfigMap{ObjectMeta: meta.ObjectMeta{Namespace: ns, Name: src.Name}}
 	_, result, err := controllerutil.CreateOrUpdate(ctx, r.configMaps, cm, func(cm *ConfigMap) error {
 		if cm.ResourceVersion != "" && !controllerutil.IsControlledBy(cm, repl) {
 			return errForeign
+		}
+		if cm.ResourceVersion == "" || !upToDate(cm, repl, src) {
+			if err := lc.confirm(ctx); err != nil {
+				return err // nothing written
+			}
 		}
 		cm.Labels = withEntry(cm.Labels, LabelReplication, repl.Name)
 		cm.Annotations = withEntry(cm.Annotations, AnnotationSource, key(src.Namespace, src.Name))
