@@ -157,7 +157,8 @@ type Controller struct {
 
 	mu        sync.Mutex
 	sources   []Source
-	started   bool
+	started   bool // Start was called: the sources are fixed
+	starting  bool // a Start runs now
 	queue     Queue
 	events    *eventTracker // from Start on
 	startedCh chan struct{} // closed once the workers run
@@ -322,16 +323,23 @@ func (c *Controller) setManagerDefaults(m MetricsProvider, qm workqueue.MetricsP
 // synced (at most CacheSyncTimeout), runs MaxConcurrentReconciles workers, and, once ctx is
 // done, stops the workers, waits for the reconciles in flight (at most DrainTimeout) and
 // stops the sources. It returns nil after a clean shutdown, and an error if a source failed,
-// the sources did not sync in time, or the drain timed out. A controller can be started
-// once; with Options.FollowResources it runs, stops and runs again inside that one Start as
-// its resources come and go (see follow.go).
+// the sources did not sync in time, or the drain timed out. One Start runs at a time; once
+// it has returned, Start runs the controller again, with a new queue, its sources run again
+// (FromInformer's replay the informer's cache: no relist); a Manager with
+// LeaderElectionStepDown does so at each term. With Options.FollowResources it runs, stops
+// and runs again inside one Start as its resources come and go (see follow.go).
 func (c *Controller) Start(ctx context.Context) error {
 	c.mu.Lock()
-	if c.started {
+	if c.starting {
 		c.mu.Unlock()
 		return fmt.Errorf("controller %q: already started", c.name)
 	}
-	c.started = true
+	c.started, c.starting = true, true
+	defer func() {
+		c.mu.Lock()
+		c.starting = false
+		c.mu.Unlock()
+	}()
 	opts := c.opts
 	sources := c.sources
 	tracker := c.tracker

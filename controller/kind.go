@@ -17,7 +17,7 @@ type kindSource[T meta.Object] struct {
 	inf     informer.SharedIndexInformer[T]
 	reg     atomic.Pointer[informer.Registration[T]]
 	running atomic.Bool
-	synced  chan struct{} // closed once the handler has synced
+	synced  atomic.Pointer[chan struct{}] // the current run's, closed once its handler has synced
 }
 
 // KindOptions are the optional settings of KindWithOptions.
@@ -93,10 +93,16 @@ type binder interface {
 }
 
 // FromInformer returns a Source of the events of an informer the Manager does not make (one
-// of another cluster's client, a test's): Kind's source over inf. It runs once; a controller
-// that follows its resources needs Kind.
+// of another cluster's client, a test's): Kind's source over inf. It runs once at a time, and
+// again once a run has returned, over the same informer, which replays its cache to the new
+// run's handler (a Manager with LeaderElectionStepDown starts its controllers anew at each
+// term); a controller that follows its resources needs Kind, which acquires its informer at
+// each run.
 func FromInformer[T meta.Object](inf informer.SharedIndexInformer[T], handler EventHandler[T], predicates ...Predicate[T]) Source {
-	return &kindSource[T]{dispatcher: dispatcher[T]{handler: handler, predicates: predicates}, inf: inf, synced: make(chan struct{})}
+	s := &kindSource[T]{dispatcher: dispatcher[T]{handler: handler, predicates: predicates}, inf: inf}
+	ch := make(chan struct{})
+	s.synced.Store(&ch)
+	return s
 }
 
 func (s *kindSource[T]) Run(ctx context.Context, q Queue) error {
@@ -104,8 +110,16 @@ func (s *kindSource[T]) Run(ctx context.Context, q Queue) error {
 		return errors.New("controller: FromInformer's source needs an informer and a handler")
 	}
 	if !s.running.CompareAndSwap(false, true) {
-		return errors.New("controller: FromInformer's source can run only once")
+		return errors.New("controller: FromInformer's source runs once at a time")
 	}
+	defer func() {
+		// Ready for the next run: not synced until its own handler has the initial list.
+		s.reg.Store(nil)
+		next := make(chan struct{})
+		s.synced.Store(&next)
+		s.running.Store(false)
+	}()
+	synced := *s.synced.Load()
 	reg, err := s.inf.AddEventHandlerWithOptions(&kindHandler[T]{ctx: ctx, q: q, d: &s.dispatcher, inf: strings.TrimPrefix(s.String(), "informer ")},
 		informer.HandlerOptions{Name: "controller:" + s.String()})
 	if err != nil {
@@ -114,7 +128,7 @@ func (s *kindSource[T]) Run(ctx context.Context, q Queue) error {
 	s.reg.Store(reg)
 	select {
 	case <-reg.Synced():
-		close(s.synced)
+		close(synced)
 	case <-ctx.Done():
 	}
 	<-ctx.Done()
@@ -130,7 +144,7 @@ func (s *kindSource[T]) HasSynced() bool {
 	return reg != nil && reg.HasSynced()
 }
 
-func (s *kindSource[T]) syncedChan() <-chan struct{} { return s.synced }
+func (s *kindSource[T]) syncedChan() <-chan struct{} { return *s.synced.Load() }
 
 // trackedInformer lets Manager.Add register the informer for readiness.
 func (s *kindSource[T]) trackedInformer() (string, trackedInformer) {

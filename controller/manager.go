@@ -78,6 +78,17 @@ type ManagerOptions struct {
 	// waits. Default false: every replica's caches run and stay synced (warm standby).
 	// It cannot be combined with Sharding, whose controllers run on every replica.
 	LeaderElectionColdStandby bool
+	// LeaderElectionStepDown makes a leader that loses its Lease step down instead of
+	// stopping: the runnables that need leadership end (their context cancelled with cause
+	// ErrLeaderElectionLost; in-flight reconciles are cancelled, so their writes are refused)
+	// and are waited for; the informers, caches and other runnables keep running; the
+	// replica campaigns again and, when it wins, starts them anew (controllers with new
+	// queues and an initial resync from the warm caches, no relist). Those runnables must be
+	// able to start again once they have returned (controllers can). Default false, as
+	// controller-runtime: Start returns ErrLeaderElectionLost and the process is expected to
+	// exit, which also drops whatever a leader-only runnable kept in memory; see
+	// docs/leaderelection.md, "Step down, stay warm".
+	LeaderElectionStepDown bool
 
 	// CacheSyncTimeout bounds the wait for the informers to sync at Start (default
 	// DefaultCacheSyncTimeout); the error names the informers that did not sync.
@@ -194,6 +205,7 @@ type Manager struct {
 	// that need no leadership once this replica leads; false if the caches did not sync.
 	cold      bool
 	coldStart func() bool
+	stepDowns metrics.Counter // terms ended by a lost Lease (stepdown.go)
 }
 
 type namedInformer struct {
@@ -245,6 +257,8 @@ func NewManager(config *apiclient.Config, opts ManagerOptions) (*Manager, error)
 		m.cold = opts.LeaderElectionColdStandby
 		m.leaderGauge = m.registry.NewGauge("leader_election_master_status",
 			"Whether this replica leads (1) or not (0), per Lease.", "name").With(m.opts.LeaderElectionID)
+		m.stepDowns = m.registry.NewCounter("informerkit_leader_election_step_downs_total",
+			"Terms of leadership ended by a lost Lease after which the replica stepped down and campaigned again (LeaderElectionStepDown).", "name").With(m.opts.LeaderElectionID)
 	}
 	if opts.Sharding.Ring != "" {
 		if opts.LeaderElectionColdStandby {

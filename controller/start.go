@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/informerkit/informerkit/leaderelection"
 )
 
 // Start runs the manager until ctx is done, a runnable fails or leadership is lost:
@@ -27,7 +25,9 @@ import (
 //     do not need leadership;
 //  4. when leading (or at once without leader election), starts the runnables that need it,
 //     with a context that is cancelled, with cause ErrLeaderElectionLost, if the Lease is
-//     lost.
+//     lost; then Start returns ErrLeaderElectionLost, or, with LeaderElectionStepDown,
+//     waits for them, keeps everything else running and campaigns again (each term starts
+//     them anew).
 //
 // Shutdown cancels the runnables' context and waits for them at most
 // GracefulShutdownTimeout (controllers drain their in-flight reconciles), releases the Lease
@@ -98,33 +98,31 @@ func (m *Manager) Start(ctx context.Context) (err error) {
 func (m *Manager) runRunnables(runCtx, cachesCtx context.Context, g *runGroup, runnables []Runnable) {
 	leaders, others := splitByLeadership(runnables)
 	m.leaderRunnables = leaders
-	m.runLeader = g.run
+	m.runLeader = func(ctx context.Context, r Runnable) { m.runTerm(g, ctx, r) }
 	startOthers := func() {
 		for _, r := range others {
 			g.wg.Go(func() { g.run(runCtx, r) })
 		}
 	}
 	if m.cold {
-		// Set before the elector runs: lead calls it.
+		// Set before the elector runs: lead calls it, at every term; the caches start at
+		// the first (with step-down they stay warm across the next).
+		var once coldOnce
 		m.coldStart = func() bool {
-			m.log.Info("leading: starting the caches of a cold standby")
-			m.factory.Start(cachesCtx)
-			if !m.waitForCaches(runCtx, g) {
-				return false
-			}
-			startOthers()
-			return true
+			return once.do(func() bool {
+				m.log.Info("leading: starting the caches of a cold standby")
+				m.factory.Start(cachesCtx)
+				if !m.waitForCaches(runCtx, g) {
+					return false
+				}
+				startOthers()
+				return true
+			})
 		}
 	}
 	if m.elector != nil {
 		m.leaderGauge.Set(0)
-		g.wg.Go(func() {
-			if err := m.elector.Run(runCtx); errors.Is(err, leaderelection.ErrLeadershipLost) {
-				m.log.Error("leader election lost; stopping")
-				g.fail(ErrLeaderElectionLost)
-			}
-			m.leaderGauge.Set(0)
-		})
+		g.wg.Go(func() { m.campaign(runCtx, g) })
 	}
 	if m.cold || !m.waitForCaches(runCtx, g) {
 		return

@@ -175,7 +175,10 @@ func (e *Elector) Leader() string {
 // Run competes for leadership until ctx is done or leadership is lost. While leading it runs
 // Callbacks.OnStartedLeading. It returns nil when ctx ends (after OnStartedLeading has
 // returned and, with ReleaseOnCancel, the Lease was released), and ErrLeadershipLost when the
-// Lease could not be renewed (after OnStartedLeading has returned). An Elector runs once.
+// Lease could not be renewed (after OnStartedLeading has returned). One Run at a time: a
+// second concurrent call fails. Once Run has returned, calling it again campaigns again,
+// from what the elector last observed of the Lease (a leader that lost it waits for the
+// new holder's Lease to expire, or to be released, as any candidate).
 func (e *Elector) Run(ctx context.Context) error {
 	e.mu.Lock()
 	if e.running {
@@ -183,7 +186,13 @@ func (e *Elector) Run(ctx context.Context) error {
 		return errors.New("leaderelection: Run called twice")
 	}
 	e.running = true
+	e.lost = false
 	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		e.running = false
+		e.mu.Unlock()
+	}()
 
 	acquiredAt, ok := e.acquire(ctx)
 	if !ok {

@@ -527,3 +527,47 @@ func TestMicroTimeRoundTrip(t *testing.T) {
 func (s span) String() string {
 	return fmt.Sprintf("%s[%s..%s]", s.who, s.start.Format("15:04:05.000"), s.stop.Format("15:04:05.000"))
 }
+
+// Run again after it returned ErrLeadershipLost campaigns again: the deposed leader waits,
+// as any candidate, for the Lease it saw taken to expire (the taker here never renews), and
+// leads a second term; a second Run while one runs is refused.
+func TestRunAgainAfterLostLeadsAgain(t *testing.T) {
+	bubble(t, func(t *testing.T, srv *apitest.Server) {
+		j := newJournal()
+		c := startCandidate(t, srv, j, "a", false)
+		j.waitFor(t, "a leading", time.Minute, func(s []span) bool { return leaderOf(s) == "a" })
+		if err := c.el.Run(t.Context()); err == nil || errors.Is(err, ErrLeadershipLost) {
+			t.Fatalf("a second Run while one runs = %v, want refused", err)
+		}
+		if _, err := srv.Mutate("leases", "kube-system", "test-lease", func(o apitest.Object) {
+			o["spec"].(map[string]any)["holderIdentity"] = "intruder"
+		}); err != nil {
+			t.Fatal(err)
+		}
+		stolen := time.Now()
+		if err := <-c.done; !errors.Is(err, ErrLeadershipLost) {
+			t.Fatalf("Run = %v, want ErrLeadershipLost", err)
+		}
+		if d := time.Since(stolen); d > retryPeriod {
+			t.Fatalf("the loss was seen %v after the theft, want within a retry period", d)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer func() {
+			if err := c.stop(t); err != nil {
+				t.Errorf("second Run = %v, want nil after cancel", err)
+			}
+		}()
+		c.cancel = cancel
+		go func() { c.done <- c.el.Run(ctx) }()
+		spans := j.waitFor(t, "a leading again", time.Minute, func(s []span) bool { return len(s) == 2 && s[1].stop.IsZero() })
+		if !errors.Is(spans[0].cause, ErrLeadershipLost) {
+			t.Fatalf("first term ended with %v, want ErrLeadershipLost", spans[0].cause)
+		}
+		if d := spans[1].start.Sub(stolen); d < leaseDuration {
+			t.Fatalf("second term began %v after the theft, before the taker's Lease could expire (%v)", d, leaseDuration)
+		}
+		if l := getLease(t, srv); l.Spec.Holder() != "a" {
+			t.Fatalf("holder %q, want a", l.Spec.Holder())
+		}
+	})
+}
