@@ -3,6 +3,7 @@ package apiclient
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,6 +59,7 @@ type Client struct {
 	base          *url.URL
 	http          *http.Client
 	transport     *http.Transport
+	release       func() // Close's: the transport's idle connections closed, or a Transports reference dropped
 	auth          *authenticator
 	limiter       *rate.Limiter
 	userAgent     string
@@ -101,7 +103,10 @@ type Client struct {
 // New returns a client for cfg. It reads the CA and client certificate files named by cfg
 // once; token files are re-read as they change. Kept whole: it checks the Config and copies
 // it into the Client field by field, one line a setting.
-func New(cfg *Config) (*Client, error) {
+func New(cfg *Config) (*Client, error) { return newClient(cfg, nil) }
+
+// newClient is New, with its HTTP transport from ts when ts is not nil (Transports.New).
+func newClient(cfg *Config, ts *Transports) (*Client, error) {
 	if cfg == nil {
 		return nil, errors.New("apiclient: nil Config")
 	}
@@ -127,27 +132,14 @@ func New(cfg *Config) (*Client, error) {
 	tmo := newTimeouts(cfg)
 	logger := loggerOf(cfg)
 	dial := dialWithin(dialFunc(cfg), tmo.dial, func() *slog.Logger { return logger })
-	tr := &http.Transport{
-		Proxy:               proxy,
-		DialContext:         dial,
-		TLSClientConfig:     tlsConf,
-		TLSHandshakeTimeout: tmo.tlsHandshake,
-		ForceAttemptHTTP2:   true,
-		// Compression is the client's own (Config.Compression, gzip.go): net/http's would
-		// ask for gzip everywhere and read it without a bound.
-		DisableCompression:    true,
-		MaxIdleConns:          100,
-		MaxIdleConnsPerHost:   25,
-		IdleConnTimeout:       90 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		HTTP2: &http.HTTP2Config{
-			SendPingTimeout: http2SendPingTimeout,
-			PingTimeout:     http2PingTimeout,
-		},
+	tr, release, err := ts.acquire(cfg, base, func() *http.Transport { return newHTTPTransport(proxy, dial, tlsConf, tmo) })
+	if err != nil {
+		return nil, err
 	}
 	c := &Client{
 		base:          base,
 		transport:     tr,
+		release:       release,
 		auth:          auth,
 		userAgent:     cfg.UserAgent,
 		maxRetries:    cfg.MaxRetries,
@@ -203,6 +195,29 @@ func New(cfg *Config) (*Client, error) {
 	return c, nil
 }
 
+// newHTTPTransport is the HTTP transport of a Client (or of the Clients of a Transports key).
+func newHTTPTransport(proxy func(*http.Request) (*url.URL, error), dial func(ctx context.Context, network, addr string) (net.Conn, error),
+	tlsConf *tls.Config, tmo timeouts) *http.Transport {
+	return &http.Transport{
+		Proxy:               proxy,
+		DialContext:         dial,
+		TLSClientConfig:     tlsConf,
+		TLSHandshakeTimeout: tmo.tlsHandshake,
+		ForceAttemptHTTP2:   true,
+		// Compression is the client's own (Config.Compression, gzip.go): net/http's would
+		// ask for gzip everywhere and read it without a bound.
+		DisableCompression:    true,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   25,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		HTTP2: &http.HTTP2Config{
+			SendPingTimeout: http2SendPingTimeout,
+			PingTimeout:     http2PingTimeout,
+		},
+	}
+}
+
 // proxyFunc is the proxy of cfg's requests: Config.ProxyURL, else the environment's.
 func proxyFunc(cfg *Config) (func(*http.Request) (*url.URL, error), error) {
 	if cfg.ProxyURL == "" {
@@ -243,7 +258,7 @@ func (c *Client) Namespace() string { return c.namespace }
 func (c *Client) Host() string { return c.base.String() }
 
 // Close releases idle connections. Open watches are not affected.
-func (c *Client) Close() { c.transport.CloseIdleConnections() }
+func (c *Client) Close() { c.release() }
 
 func parseHost(host string) (*url.URL, error) {
 	if host == "" {

@@ -34,6 +34,8 @@ type Fleet struct {
 	ring     *ring.Ring // Options.Spread
 	labels   *clusterLabels
 	metrics  *fleetMetrics
+	// transports are the clusters' shared HTTP transports (nil: Options.SeparateTransports).
+	transports *apiclient.Transports
 
 	mu          sync.Mutex
 	known       map[string]*known   // what the Provider reported
@@ -95,6 +97,9 @@ func New(mgr *controller.Manager, provider Provider, opts Options) (*Fleet, erro
 		idle:    make(chan struct{}),
 		wake:    make(chan struct{}, 1),
 		changed: make(chan struct{}),
+	}
+	if !opts.SeparateTransports {
+		f.transports = apiclient.NewTransports()
 	}
 	if opts.Spread {
 		if f.ring = mgr.Ring(); f.ring == nil {
@@ -386,7 +391,7 @@ func (f *Fleet) engage(name string, src *apiclient.Config) (*Cluster, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = log
 	}
-	api, err := apiclient.New(&cfg)
+	api, err := f.transports.New(&cfg)
 	if err != nil {
 		return nil, err
 	}

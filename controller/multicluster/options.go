@@ -89,6 +89,11 @@ type Options struct {
 	// Config with apiclient.WatchAuto watches with WatchChunked, whose streams share the
 	// client's HTTP/2 connections, instead of one WebSocket connection per watch.
 	KeepWatchProtocol bool
+	// SeparateTransports gives each cluster's API client an HTTP transport of its own.
+	// Default false: the clients of the clusters that one server serves the same way (host,
+	// TLS settings, proxy, Dial func value, exec plugin: apiclient.Transports) share one
+	// transport, whose HTTP/2 connection carries all their watches.
+	SeparateTransports bool
 	// InformerOptions are the options of each cluster's informer factory (namespace,
 	// selectors, stall timeout...). Default: informer.FactoryOptions' defaults, with the
 	// cluster's logger.
