@@ -26,7 +26,7 @@ import (
 // times the kube-apiserver took are logged.
 func TestCRDLifecycleFidelity(t *testing.T) {
 	c := cluster.ForTest(t)
-	s := apitest.NewServerWithOptions(apitest.Options{TLS: true, Token: "fidelity"})
+	s := apitest.NewServerWithOptions(apitest.Options{TLS: true, Token: "fidelity", KubernetesVersion: c.Version})
 	defer s.Close()
 	sc := s.Client()
 	defer sc.CloseIdleConnections()

@@ -268,7 +268,7 @@ func installMergeCRDs(t *testing.T, c *cluster.Cluster) {
 func TestFidelityMerge(t *testing.T) {
 	c := cluster.ForTest(t)
 	installMergeCRDs(t, c)
-	s := apitest.NewServerWithOptions(apitest.Options{TLS: true, Token: "fidelity"})
+	s := apitest.NewServerWithOptions(apitest.Options{TLS: true, Token: "fidelity", KubernetesVersion: c.Version})
 	defer s.Close()
 	for _, d := range []struct {
 		kind, plural string

@@ -33,7 +33,7 @@ import (
 // package doc) are logged, not failed.
 func TestFidelity(t *testing.T) {
 	c := cluster.ForTest(t)
-	s := apitest.NewServerWithOptions(apitest.Options{TLS: true, Token: "fidelity"})
+	s := apitest.NewServerWithOptions(apitest.Options{TLS: true, Token: "fidelity", KubernetesVersion: c.Version})
 	defer s.Close()
 	sc := s.Client()
 	defer sc.CloseIdleConnections()
@@ -512,7 +512,7 @@ func (st *runState) eventLine(raw []byte) string {
 // the first event.
 func TestFidelityWebSocket(t *testing.T) {
 	c := cluster.ForTest(t)
-	s := apitest.NewServerWithOptions(apitest.Options{TLS: true, Token: "fidelity"})
+	s := apitest.NewServerWithOptions(apitest.Options{TLS: true, Token: "fidelity", KubernetesVersion: c.Version})
 	defer s.Close()
 	sc := s.Client()
 	defer sc.CloseIdleConnections()

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"os"
 	"strings"
@@ -27,6 +28,10 @@ func TestKubeAPIServerRecording(t *testing.T) {
 	served, err := kuberecord.RecordServed(t.Context(), target)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if rec := recordedSource(t, recordingDir+"served.json"); rec != served.Source && os.Getenv("INFORMERKIT_UPDATE_RECORDING") == "" {
+		// E2E_RELEASE=1.36: the recording is the pinned release's, not this one's.
+		t.Skipf("the recording is of kube-apiserver %s, this cluster is %s: not compared", rec, served.Source)
 	}
 	stubs, err := kuberecord.ReadStubs(recordingDir + "stubs.json")
 	if err != nil {
@@ -55,6 +60,22 @@ func customGroups(t *testing.T, c *cluster.Cluster) func(string) bool {
 		custom[crd.Spec.Group] = true
 	}
 	return func(g string) bool { return custom[g] }
+}
+
+// recordedSource returns the release a recording was made from (its "source").
+func recordedSource(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (INFORMERKIT_UPDATE_RECORDING=1 records it)", err)
+	}
+	var rec struct {
+		Source string `json:"source"`
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return rec.Source
 }
 
 func checkRecording(t *testing.T, path string, got []byte) {

@@ -22,7 +22,7 @@ func TestShardSelectorIgnoredWithoutGate(t *testing.T) {
 	ns := acNamespace(t, ac)
 	real := apiclient.NewResource[*acConfigMap](ac, acConfigMaps).Namespace(ns)
 
-	s := apitest.NewServerWithOptions(apitest.Options{NoShardSelector: true})
+	s := apitest.NewServerWithOptions(apitest.Options{NoShardSelector: true, KubernetesVersion: c.Version})
 	defer s.Close()
 	fc, err := apiclient.New(s.Config())
 	if err != nil {
