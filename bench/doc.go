@@ -1,4 +1,4 @@
-// Package bench runs informerkit and client-go v0.36.3 side by side in one `go test -bench`
+// Package bench runs informerkit and client-go v0.37.2 side by side in one `go test -bench`
 // process so that every figure is a ratio measured on the same machine at the same moment.
 // Benchmarks name their implementation with a final "impl=informerkit" or "impl=client-go"
 // element; `make bench-compare` feeds the output to cmd/benchtable for the table of medians.

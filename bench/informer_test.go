@@ -31,7 +31,7 @@ import (
 )
 
 // Shared informer benchmarks: informerkit's informer.Informer and client-go's
-// SharedIndexInformer (from informers.NewSharedInformerFactory, client-go v0.36.3 defaults:
+// SharedIndexInformer (from informers.NewSharedInformerFactory, client-go v0.37.2 defaults:
 // WatchList, RealFIFO) over the same in-process apitest server, in one process.
 //
 //   - BenchmarkInformerSync: time from Run to HasSynced for syncObjects pods (the pods of

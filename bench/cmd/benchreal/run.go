@@ -197,7 +197,7 @@ func run(ctx context.Context, a runArgs) error {
 		if err != nil {
 			return err
 		}
-		title := fmt.Sprintf("informerkit and client-go v0.36.3 on kube-apiserver v1.36.3, %d pods (medians of %d rounds, %s)",
+		title := fmt.Sprintf("informerkit and client-go v0.37.2 on kube-apiserver v1.36.3, %d pods (medians of %d rounds, %s)",
 			a.Pods, a.Rounds, time.Now().Format("2006-01-02"))
 		if err := writeChart(f, title, chartRows(workloads, results)); err != nil {
 			f.Close()
