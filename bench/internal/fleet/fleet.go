@@ -279,7 +279,7 @@ func Seed(ctx context.Context, cs kubernetes.Interface, pods, configMaps, worker
 			progress(fmt.Sprintf("%s %d/%d", what, n, total))
 		}
 	}
-	err := parallel(ctx, workers, len(plan), func(d int) error {
+	err := Parallel(ctx, workers, len(plan), func(d int) error {
 		dep := Deployment(d, plan[d])
 		created, err := cs.AppsV1().Deployments(dep.Namespace).Create(ctx, dep, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
@@ -313,7 +313,7 @@ func Seed(ctx context.Context, cs kubernetes.Interface, pods, configMaps, worker
 		return Counts{}, err
 	}
 	done.Store(0)
-	err = parallel(ctx, workers, configMaps, func(i int) error {
+	err = Parallel(ctx, workers, configMaps, func(i int) error {
 		cm := ConfigMap(i)
 		_, err := cs.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
@@ -325,8 +325,8 @@ func Seed(ctx context.Context, cs kubernetes.Interface, pods, configMaps, worker
 	return Counts{Deployments: len(plan), Pods: pods, ConfigMaps: configMaps}, err
 }
 
-// parallel runs fn(0..n-1) on workers goroutines and returns the first error.
-func parallel(ctx context.Context, workers, n int, fn func(int) error) error {
+// Parallel runs fn(0..n-1) on workers goroutines and returns the first error.
+func Parallel(ctx context.Context, workers, n int, fn func(int) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var next atomic.Int64
