@@ -16,7 +16,6 @@ import (
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/controller/controllertest"
 	"github.com/informerkit/informerkit/controller/multicluster"
-	"github.com/informerkit/informerkit/internal/testobj"
 )
 
 //go:embed testdata/clusterprofiles.yaml
@@ -96,47 +95,15 @@ func TestFleetOfClusterProfiles(t *testing.T) {
 	create("c", "fleet", false)
 	create("d", "other", true)
 	access := tokenPlugin(t)
-	var fleet *multicluster.Fleet
-	env.StartManager(controller.ManagerOptions{Kinds: testobj.NewRegistry()}, func(mgr *controller.Manager) error {
-		p, err := multicluster.NewClusterProfiles(mgr.APIClient(), multicluster.ClusterProfilesOptions{
+	fleet := startProviderFleet(t, env, func(mgr *controller.Manager) (multicluster.Provider, error) {
+		return multicluster.NewClusterProfiles(mgr.APIClient(), multicluster.ClusterProfilesOptions{
 			ClusterManager: "fleet", Access: access, Logger: quietLogger()})
-		if err != nil {
-			return err
-		}
-		if fleet, err = multicluster.New(mgr, p, multicluster.Options{}); err != nil {
-			return err
-		}
-		c, err := multicluster.NewController(fleet, "copy", &recorder{}, multicluster.ControllerOptions{})
-		if err != nil {
-			return err
-		}
-		return multicluster.Watch(c, controller.EnqueueRequestForObject[*testobj.ConfigMap]())
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	waitClusters := func(want ...string) {
-		t.Helper()
-		for {
-			changed := fleet.Changed()
-			if got := fleet.Clusters(); slices.Equal(got, want) {
-				return
-			}
-			select {
-			case <-changed:
-			case <-ctx.Done():
-				t.Fatalf("engaged %q, want %q", fleet.Clusters(), want)
-			}
-		}
-	}
-	watched := func(s *apitest.Server, n int) {
-		t.Helper()
-		if err := s.WaitFor(ctx, func() bool { return len(s.Watches("configmaps")) == n }); err != nil {
-			t.Fatalf("%d ConfigMap watches on a server, want %d", len(s.Watches("configmaps")), n)
-		}
-	}
-	waitClusters("default/a", "default/b")
-	watched(servers["a"], 1) // the plugin's token was accepted: the list and the watch went through
-	watched(servers["b"], 1)
+	waitClusters(t, ctx, fleet, "default/a", "default/b")
+	waitWatches(t, ctx, servers["a"], 1) // the plugin's token was accepted: the list and the watch went through
+	waitWatches(t, ctx, servers["b"], 1)
 
 	o, err := env.Server.Get("clusterprofiles", "default", "c")
 	if err != nil {
@@ -146,12 +113,12 @@ func TestFleetOfClusterProfiles(t *testing.T) {
 	if _, err := env.Server.UpdateStatus("clusterprofiles", o); err != nil {
 		t.Fatal(err)
 	}
-	waitClusters("default/a", "default/b", "default/c")
-	watched(servers["c"], 1)
+	waitClusters(t, ctx, fleet, "default/a", "default/b", "default/c")
+	waitWatches(t, ctx, servers["c"], 1)
 
 	env.Delete("clusterprofiles", "default", "b")
-	waitClusters("default/a", "default/c")
-	watched(servers["b"], 0)
+	waitClusters(t, ctx, fleet, "default/a", "default/c")
+	waitWatches(t, ctx, servers["b"], 0)
 	if n := len(servers["d"].Watches("configmaps")); n != 0 {
 		t.Errorf("the other manager's cluster has %d watches", n)
 	}

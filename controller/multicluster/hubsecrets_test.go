@@ -3,14 +3,12 @@ package multicluster_test
 import (
 	"context"
 	"encoding/base64"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/controller/multicluster"
-	"github.com/informerkit/informerkit/internal/testobj"
 )
 
 // kubeconfigSecret is a Secret of namespace default holding s's kubeconfig, selected or not.
@@ -43,57 +41,25 @@ func TestFleetOfHubSecrets(t *testing.T) {
 	env.Create("secrets", kubeconfigSecret("a", servers["a"], true))
 	env.Create("secrets", kubeconfigSecret("b", servers["b"], true))
 	env.Create("secrets", kubeconfigSecret("d", servers["d"], false))
-	var fleet *multicluster.Fleet
-	env.StartManager(controller.ManagerOptions{Kinds: testobj.NewRegistry()}, func(mgr *controller.Manager) error {
-		p, err := multicluster.NewHubSecrets(mgr.APIClient(), multicluster.HubSecretsOptions{Logger: quietLogger()})
-		if err != nil {
-			return err
-		}
-		if fleet, err = multicluster.New(mgr, p, multicluster.Options{}); err != nil {
-			return err
-		}
-		c, err := multicluster.NewController(fleet, "copy", &recorder{}, multicluster.ControllerOptions{})
-		if err != nil {
-			return err
-		}
-		return multicluster.Watch(c, controller.EnqueueRequestForObject[*testobj.ConfigMap]())
+	fleet := startProviderFleet(t, env, func(mgr *controller.Manager) (multicluster.Provider, error) {
+		return multicluster.NewHubSecrets(mgr.APIClient(), multicluster.HubSecretsOptions{Logger: quietLogger()})
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	waitClusters := func(want ...string) {
-		t.Helper()
-		for {
-			changed := fleet.Changed()
-			if got := fleet.Clusters(); slices.Equal(got, want) {
-				return
-			}
-			select {
-			case <-changed:
-			case <-ctx.Done():
-				t.Fatalf("engaged %q, want %q", fleet.Clusters(), want)
-			}
-		}
-	}
-	watched := func(s *apitest.Server, n int) {
-		t.Helper()
-		if err := s.WaitFor(ctx, func() bool { return len(s.Watches("configmaps")) == n }); err != nil {
-			t.Fatalf("%d ConfigMap watches on a server, want %d", len(s.Watches("configmaps")), n)
-		}
-	}
-	waitClusters("a", "b")
-	watched(servers["a"], 1)
-	watched(servers["b"], 1)
+	waitClusters(t, ctx, fleet, "a", "b")
+	waitWatches(t, ctx, servers["a"], 1)
+	waitWatches(t, ctx, servers["b"], 1)
 
 	// a's Secret names another server: a is engaged again there.
 	env.Mutate("secrets", "default", "a", func(o apitest.Object) {
 		o["data"] = kubeconfigSecret("a", servers["c"], true)["data"]
 	})
-	watched(servers["c"], 1)
-	watched(servers["a"], 0)
+	waitWatches(t, ctx, servers["c"], 1)
+	waitWatches(t, ctx, servers["a"], 0)
 
 	env.Delete("secrets", "default", "b")
-	waitClusters("a")
-	watched(servers["b"], 0)
+	waitClusters(t, ctx, fleet, "a")
+	waitWatches(t, ctx, servers["b"], 0)
 	if n := len(servers["d"].Watches("configmaps")); n != 0 {
 		t.Errorf("the unselected Secret's server has %d watches", n)
 	}

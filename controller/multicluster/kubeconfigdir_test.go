@@ -16,7 +16,6 @@ import (
 	"github.com/informerkit/informerkit/apitest"
 	"github.com/informerkit/informerkit/controller"
 	"github.com/informerkit/informerkit/controller/multicluster"
-	"github.com/informerkit/informerkit/internal/testobj"
 )
 
 // setLog is a ClusterSet that records what a Provider tells it.
@@ -179,36 +178,10 @@ func TestFleetOfAKubeconfigDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := newHub(t)
-	var fleet *multicluster.Fleet
-	env.StartManager(controller.ManagerOptions{Kinds: testobj.NewRegistry()}, func(mgr *controller.Manager) error {
-		var err error
-		if fleet, err = multicluster.New(mgr, p, multicluster.Options{}); err != nil {
-			return err
-		}
-		c, err := multicluster.NewController(fleet, "copy", &recorder{}, multicluster.ControllerOptions{})
-		if err != nil {
-			return err
-		}
-		return multicluster.Watch(c, controller.EnqueueRequestForObject[*testobj.ConfigMap]())
-	})
+	fleet := startProviderFleet(t, newHub(t), func(*controller.Manager) (multicluster.Provider, error) { return p, nil })
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	waitClusters := func(want ...string) {
-		t.Helper()
-		for {
-			changed := fleet.Changed()
-			if got := fleet.Clusters(); slices.Equal(got, want) {
-				return
-			}
-			select {
-			case <-changed:
-			case <-ctx.Done():
-				t.Fatalf("engaged %q, want %q", fleet.Clusters(), want)
-			}
-		}
-	}
-	waitClusters("a", "b")
+	waitClusters(t, ctx, fleet, "a", "b")
 	for _, s := range servers {
 		if err := s.WaitFor(ctx, func() bool { return len(s.Watches("configmaps")) == 1 }); err != nil {
 			t.Fatalf("no watch of ConfigMaps on a cluster's server: %v", err)
@@ -217,7 +190,7 @@ func TestFleetOfAKubeconfigDir(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "b.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	waitClusters("a")
+	waitClusters(t, ctx, fleet, "a")
 	if err := servers[1].WaitFor(ctx, func() bool { return len(servers[1].Watches("configmaps")) == 0 }); err != nil {
 		t.Errorf("b's watch stayed after its file was removed: %v", err)
 	}
