@@ -107,7 +107,11 @@ func (p *PrimaryType[T]) bindPrimary(b *Builder) (Source, kinds.Info, error) {
 	}
 	var h EventHandler[T] = EnqueueRequestForObject[T]()
 	if b.shard != nil {
-		b.shard.bindUIDs(cachedUID(sharedInformer[T](b.mgr, gvr)))
+		inf, err := sharedInformer[T](b.mgr, gvr)
+		if err != nil {
+			return nil, kinds.Info{}, err
+		}
+		b.shard.bindUIDs(cachedUID(inf))
 		h = gateDeletions(b.shard, h)
 	}
 	if p.opts.WrapHandler != nil {
@@ -130,14 +134,18 @@ func bindSource[T meta.Object](b *Builder, gvr meta.GroupVersionResource, h Even
 	if b.opts.FollowResources {
 		return &acquiredKind[T]{rerunnable: rerunnable[T]{dispatcher: dispatcher[T]{handler: h, predicates: predicates}, m: b.mgr, gvr: gvr}, bound: set}
 	}
-	inf := sharedInformer[T](b.mgr, gvr)
-	if err := set(inf); err != nil {
-		return errSource{err}
+	inf, err := sharedInformer[T](b.mgr, gvr)
+	if err == nil {
+		err = set(inf)
+	}
+	if err != nil {
+		return errSource{err} // Controller.Watch returns err
 	}
 	return FromInformer[T](inf, h, predicates...)
 }
 
-// errSource is a source that fails at once (an input whose binding failed).
+// errSource is a source that fails at once (an input whose binding failed): Controller.Watch
+// refuses it with its error.
 type errSource struct{ err error }
 
 func (s errSource) Run(context.Context, Queue) error { return s.err }
@@ -292,7 +300,11 @@ func (o *OwnedType[T]) bindOwned(b *Builder, owner *kinds.Info) (Source, error) 
 	}
 	if !b.opts.FollowResources {
 		// The index is added at Build, so that an error shows there.
-		if err := set(sharedInformer[T](b.mgr, gvr)); err != nil {
+		inf, err := sharedInformer[T](b.mgr, gvr)
+		if err == nil {
+			err = set(inf)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}

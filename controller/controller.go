@@ -228,6 +228,9 @@ func (c *Controller) Watch(src Source) error {
 	if src == nil {
 		return fmt.Errorf("controller %q: Watch: nil source", c.name)
 	}
+	if err := bindError(src); err != nil {
+		return fmt.Errorf("controller %q: Watch: %w", c.name, err)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.started {
@@ -241,6 +244,18 @@ func (c *Controller) Watch(src Source) error {
 		src = bound
 	}
 	c.sources = append(c.sources, src)
+	return nil
+}
+
+// bindError is the error of a Builder's input that could not be bound (errSource), if src
+// is one.
+func bindError(src Source) error {
+	switch s := src.(type) {
+	case errSource:
+		return s.err
+	case *discoveryChecked:
+		return bindError(s.Source)
+	}
 	return nil
 }
 

@@ -64,12 +64,10 @@ func managedInformer[T meta.Object](m *Manager, gvr meta.GroupVersionResource, o
 	return inf, nil
 }
 
-// sharedInformer is the Manager's shared informer of T for gvr, already resolved.
-func sharedInformer[T meta.Object](m *Manager, gvr meta.GroupVersionResource) *informer.Informer[T] {
-	inf := informer.InformerFor[T](m.factory, gvr)
-	m.track(inf.Name(), inf)
-	m.acquired(inf, "Builder")
-	return inf
+// sharedInformer is the Manager's shared informer of T for gvr, already resolved, for a
+// Builder's input: refused if it is new past ManagerOptions.InformerBudget.
+func sharedInformer[T meta.Object](m *Manager, gvr meta.GroupVersionResource) (*informer.Informer[T], error) {
+	return managedInformer[T](m, gvr, informer.InformerForOptions{}, "Builder")
 }
 
 // kindOf returns T's kind and the resource to watch: T's registered kind and resource, or,

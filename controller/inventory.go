@@ -53,6 +53,15 @@ func (e *InformerBudgetError) Unwrap() error { return ErrInformerBudget }
 type InformerInfo struct {
 	// Name is the informer's ("configmaps.v1", "pods.v1 in default", with its selectors).
 	Name string `json:"name"`
+	// Resource is what it lists and watches ("configmaps.v1", "deployments.v1.apps"); ""
+	// if the Manager cannot tell (an informer of a source from elsewhere).
+	Resource string `json:"resource,omitempty"`
+	// Namespaces is its scope: the namespaces it caches, none for every namespace (or a
+	// cluster-scoped resource).
+	Namespaces []string `json:"namespaces,omitempty"`
+	// LabelSelector and FieldSelector filter what it caches ("" for everything).
+	LabelSelector string `json:"labelSelector,omitempty"`
+	FieldSelector string `json:"fieldSelector,omitempty"`
 	// Type is the Go type of its objects: a projection (*meta.PartialObjectMetadata) costs
 	// a fraction of the full type.
 	Type string `json:"type,omitempty"`
@@ -91,6 +100,7 @@ func (m *Manager) Inventory() []InformerInfo {
 		if len(info.AcquiredBy) == 0 {
 			info.AcquiredBy = []string{"factory"}
 		}
+		m.selection(&info, t.inf)
 		if e, ok := t.inf.(interface {
 			ObjectType() reflect.Type
 			EstimatedBytes() int64
@@ -104,6 +114,28 @@ func (m *Manager) Inventory() []InformerInfo {
 		out = append(out, info)
 	}
 	return out
+}
+
+// selection fills info's resource, scope and selectors: from the factory for its informers,
+// from the scope of a scoped informer.
+func (m *Manager) selection(info *InformerInfo, inf trackedInformer) {
+	if any, ok := inf.(informer.AnyInformer); ok {
+		if sel, ok := m.factory.SelectionOf(any); ok {
+			info.Resource = sel.Resource.String()
+			if sel.Namespace != "" {
+				info.Namespaces = []string{sel.Namespace}
+			}
+			info.LabelSelector, info.FieldSelector = sel.LabelSelector, sel.FieldSelector
+			return
+		}
+	}
+	if sc, ok := inf.(interface{ Scope() informer.Scope }); ok {
+		scope := sc.Scope()
+		info.Namespaces = scope.Namespaces
+		if !scope.LabelSelector.Empty() {
+			info.LabelSelector = scope.LabelSelector.String()
+		}
+	}
 }
 
 // acquired records that who acquired inf (for the inventory).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/informerkit/informerkit/controller/client"
 	"github.com/informerkit/informerkit/internal/testobj"
+	"github.com/informerkit/informerkit/labels"
 )
 
 // The inventory names every informer with its type, objects, estimated bytes and who
@@ -106,5 +107,57 @@ func TestTheInformerBudgetRefusesAnInformer(t *testing.T) {
 	}
 	if err := stop(); !errors.As(err, &be) || be.What != "estimated bytes" || be.Limit != 1 || be.Have <= 1 {
 		t.Fatalf("Start past the bytes budget: %v", err)
+	}
+}
+
+// The inventory gives each informer's resource, scope and selectors apart from its name.
+func TestInventoryListsScopeAndSelectors(t *testing.T) {
+	srv := newTestServer(t)
+	m := newManager(t, srv, ManagerOptions{})
+	if _, err := InformerFor[*testobj.ConfigMap](m); err != nil {
+		t.Fatal(err)
+	}
+	web, err := labels.Parse("app=web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := InformerForWithOptions[*testobj.Pod](m, InformerOptions{Namespace: "prod", LabelSelector: web,
+		FieldSelector: "spec.nodeName=n1"}); err != nil {
+		t.Fatal(err)
+	}
+	byResource := map[string]InformerInfo{}
+	for _, i := range m.Inventory() {
+		byResource[i.Resource] = i
+	}
+	cm, pod := byResource["configmaps.v1"], byResource["pods.v1"]
+	if cm.Name != "configmaps.v1" || cm.Namespaces != nil || cm.LabelSelector != "" || cm.FieldSelector != "" {
+		t.Errorf("configmaps: %+v", cm)
+	}
+	if !slices.Equal(pod.Namespaces, []string{"prod"}) || pod.LabelSelector != "app=web" || pod.FieldSelector != "spec.nodeName=n1" ||
+		pod.Type != "*testobj.Pod" || !slices.Equal(pod.AcquiredBy, []string{"InformerFor"}) {
+		t.Errorf("pods: %+v", pod)
+	}
+}
+
+// The Builder's informers count in the budget: a Builder whose For or Owns would make an
+// informer past MaxInformers fails at Complete with the budget's error.
+func TestTheInformerBudgetRefusesABuildersInformer(t *testing.T) {
+	srv := newTestServer(t)
+	nop := ReconcilerFunc(func(context.Context, Request) (Result, error) { return Result{}, nil })
+	m := newManager(t, srv, ManagerOptions{InformerBudget: InformerBudget{MaxInformers: 1}})
+	if err := NewBuilder(m, "cms").For(Primary[*testobj.ConfigMap]()).Complete(nop); err != nil {
+		t.Fatalf("a Builder within the budget: %v", err)
+	}
+	err := NewBuilder(m, "pods").For(Primary[*testobj.Pod]()).Complete(nop)
+	var be *InformerBudgetError
+	if !errors.As(err, &be) || be.Informer != "pods.v1" || be.Limit != 1 || be.Have != 2 {
+		t.Fatalf("a Builder's informer past the budget: %v", err)
+	}
+	err = NewBuilder(m, "owner").For(Primary[*testobj.ConfigMap]()).Owns(Owned[*testobj.Pod]()).Complete(nop)
+	if !errors.Is(err, ErrInformerBudget) {
+		t.Fatalf("a Builder's owned informer past the budget: %v", err)
+	}
+	if inv := m.Inventory(); len(inv) != 1 || !slices.Equal(inv[0].AcquiredBy, []string{"Builder"}) {
+		t.Fatalf("inventory %+v, want the Builder's ConfigMap informer alone", inv)
 	}
 }

@@ -328,6 +328,28 @@ func (f *Factory) NamespaceOf(inf AnyInformer) (string, bool) {
 	return "", false
 }
 
+// Selection is what one of a factory's informers lists and watches (Factory.SelectionOf).
+type Selection struct {
+	Resource meta.GroupVersionResource
+	// Namespace is "" for all namespaces (and for a cluster-scoped resource).
+	Namespace string
+	// LabelSelector and FieldSelector are "" for none.
+	LabelSelector, FieldSelector string
+}
+
+// SelectionOf returns what inf lists and watches, if inf is one of the factory's informers
+// (for a controller manager's inventory of its informers).
+func (f *Factory) SelectionOf(inf AnyInformer) (Selection, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for key, e := range f.entries {
+		if e.inf == inf {
+			return Selection{Resource: key.gvr, Namespace: key.namespace, LabelSelector: key.labels, FieldSelector: key.fields}, true
+		}
+	}
+	return Selection{}, false
+}
+
 // Start runs every informer of the factory that is not running yet, until ctx is done or
 // Shutdown is called. It returns at once; call it again after InformerFor to start new informers.
 // After Shutdown it does nothing.
