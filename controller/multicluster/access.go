@@ -3,6 +3,7 @@ package multicluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -90,8 +91,11 @@ func (a *AccessConfig) ClusterConfig(_ context.Context, p *ClusterProfile) (*api
 		}
 		return prov.config(acc.Cluster)
 	}
-	return nil, fmt.Errorf("no access provider of the profile is configured (%d configured)", len(a.Providers))
+	return nil, fmt.Errorf("%w (%d configured)", ErrNoAccessProvider, len(a.Providers))
 }
+
+// ErrNoAccessProvider: the profile names none of the AccessConfig's providers in its status.
+var ErrNoAccessProvider = errors.New("multicluster: no access provider of the profile is configured")
 
 // config is the configuration of cluster cl through the provider's plugin.
 func (prov *AccessProvider) config(cl ProfileCluster) (*apiclient.Config, error) {

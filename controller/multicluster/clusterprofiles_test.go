@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/base64"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -182,8 +183,8 @@ func TestAccessConfigBuildsTheClusterConfig(t *testing.T) {
 		t.Errorf("from credentialProviders: %v, %v", cfg, err)
 	}
 	cp.Status.CredentialProviders = []multicluster.ProfileAccess{{Name: "kubeconfig"}}
-	if _, err := access.ClusterConfig(t.Context(), cp); err == nil {
-		t.Error("a profile naming no configured provider gave a Config")
+	if _, err := access.ClusterConfig(t.Context(), cp); !errors.Is(err, multicluster.ErrNoAccessProvider) {
+		t.Errorf("a profile naming no configured provider: %v, want ErrNoAccessProvider", err)
 	}
 }
 
