@@ -81,8 +81,11 @@ type Reporter struct {
 
 // NewReporter returns a Reporter that says "ready" once expect distinct primaries have
 // been reconciled, and writes to stdout.
-func NewReporter(expect int) *Reporter {
-	return &Reporter{expect: expect, out: os.Stdout, initial: map[string]struct{}{}, stamps: map[string]struct{}{}}
+func NewReporter(expect int) *Reporter { return NewReporterTo(expect, os.Stdout) }
+
+// NewReporterTo is NewReporter writing to w.
+func NewReporterTo(expect int, w io.Writer) *Reporter {
+	return &Reporter{expect: expect, out: w, initial: map[string]struct{}{}, stamps: map[string]struct{}{}}
 }
 
 // Wrote counts a write to the API server.
