@@ -44,16 +44,8 @@ func seed(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, d
 	}
 	var pods atomic.Int64
 	err := fleet.Parallel(ctx, workers, deployments, func(d int) error {
-		dep := fleet.Deployment(d, replicas)
-		created, err := cs.AppsV1().Deployments(dep.Namespace).Create(ctx, dep, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		created.Status = dep.Status
-		if _, err := cs.AppsV1().Deployments(dep.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		created, err := fleet.CreateDeployment(ctx, cs, fleet.Deployment(d, replicas))
+		if err != nil || created == nil {
 			return err
 		}
 		yes := true

@@ -280,16 +280,8 @@ func Seed(ctx context.Context, cs kubernetes.Interface, pods, configMaps, worker
 		}
 	}
 	err := Parallel(ctx, workers, len(plan), func(d int) error {
-		dep := Deployment(d, plan[d])
-		created, err := cs.AppsV1().Deployments(dep.Namespace).Create(ctx, dep, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		created.Status = dep.Status
-		if _, err := cs.AppsV1().Deployments(dep.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		created, err := CreateDeployment(ctx, cs, Deployment(d, plan[d]))
+		if err != nil || created == nil {
 			return err
 		}
 		// The ReplicaSet's uid, a stand-in: no ReplicaSet object is written (no controller
@@ -323,6 +315,20 @@ func Seed(ctx context.Context, cs kubernetes.Interface, pods, configMaps, worker
 		return err
 	})
 	return Counts{Deployments: len(plan), Pods: pods, ConfigMaps: configMaps}, err
+}
+
+// CreateDeployment creates dep, then writes its status through the status subresource. It
+// returns the created Deployment, or nil if one of that name exists already.
+func CreateDeployment(ctx context.Context, cs kubernetes.Interface, dep *appsv1.Deployment) (*appsv1.Deployment, error) {
+	created, err := cs.AppsV1().Deployments(dep.Namespace).Create(ctx, dep, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	created.Status = dep.Status
+	return cs.AppsV1().Deployments(dep.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{})
 }
 
 // Parallel runs fn(0..n-1) on workers goroutines and returns the first error.
