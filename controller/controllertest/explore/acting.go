@@ -2,6 +2,7 @@ package explore
 
 import (
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/informerkit/informerkit/apitest"
@@ -129,9 +130,64 @@ func (r *runner) release(h *held) {
 			d = apitest.Relist
 		}
 	}
-	h.h.Release(d)
+	n := len(h.h.Pending())
 	r.released = time.Now()
-	r.note("release: %s's view of %s (%s, %d events held)", h.p.name, resourceOrAll(h.resource), d, len(h.h.Pending()))
+	if d != apitest.Relist && n > 0 && !h.p.dead && !h.p.crashDue {
+		// The process's gate has moved past the hold: released at once, what the hold kept
+		// back would reach the process in one burst, and what it does with it would depend
+		// on the scheduler. A second hold at the same resourceVersion takes over, and
+		// deliverOne advances it one event at a time (a Merged window's stand-ins too).
+		step, err := r.env.Server.Clients().HoldAt(h.p.name, h.resource, uintString(h.rv))
+		if err == nil {
+			h.h.Release(d)
+			r.mu.Lock()
+			r.drains = append(r.drains, &drain{p: h.p, h: step, resource: h.resource, rv: h.rv})
+			r.mu.Unlock()
+			r.note("release: %s's view of %s (%s, %d events held, delivered one at a time)", h.p.name, resourceOrAll(h.resource), d, n)
+			return
+		}
+	}
+	h.h.Release(d)
+	r.note("release: %s's view of %s (%s, %d events held)", h.p.name, resourceOrAll(h.resource), d, n)
+}
+
+// drain is a released Lag or Coalesce whose held events still reach the process, one at a
+// time, through a hold of their own (see release).
+type drain struct {
+	p        *proc
+	h        *apitest.Hold
+	resource string
+	rv       uint64
+}
+
+// nextDrained returns the oldest event a drain has yet to deliver to a live process, and
+// ends the drains that are done (nothing pending, or their process dead).
+func (r *runner) nextDrained() (*drain, apitest.HeldEvent, uint64, bool) {
+	r.mu.Lock()
+	ds := slices.Clone(r.drains)
+	r.mu.Unlock()
+	var best *drain
+	var ev apitest.HeldEvent
+	var bestRV uint64
+	var done []*drain
+	for _, d := range ds {
+		pend := d.h.Pending()
+		if len(pend) == 0 || d.p.dead || d.p.crashDue {
+			done = append(done, d)
+			continue
+		}
+		rv, _ := strconv.ParseUint(pend[0].RV, 10, 64)
+		if best == nil || rv < bestRV {
+			best, ev, bestRV = d, pend[0], rv
+		}
+	}
+	for _, d := range done {
+		d.h.Release(apitest.InOrder)
+	}
+	r.mu.Lock()
+	r.drains = slices.DeleteFunc(r.drains, func(d *drain) bool { return slices.Contains(done, d) })
+	r.mu.Unlock()
+	return best, ev, bestRV, best != nil
 }
 
 // releaseAll releases every hold at the end of the run; it reports whether there was one.

@@ -82,6 +82,7 @@ type runner struct {
 	writes     []writeRec
 	deliveries []deliveryRec
 	holds      []*held
+	drains     []*drain
 	fired      map[int]bool // atoms done (by index)
 	trace      []entry
 	seq        int // numbers trace entries, writes and deliveries
@@ -381,6 +382,11 @@ func (r *runner) viewLocked(p *proc, watched []string) map[string]uint64 {
 				rv = h.rv
 			}
 		}
+		for _, d := range r.drains {
+			if d.p == p && (d.resource == "" || d.resource == res) && d.rv < rv {
+				rv = d.rv
+			}
+		}
 		out[res] = rv
 	}
 	return out
@@ -415,6 +421,12 @@ func (r *runner) deliverOne() bool {
 			best, ev, bestRV = p, pend[0], rv
 		}
 	}
+	dr, dev, drRV, ok := r.nextDrained()
+	if ok && (best == nil || drRV < bestRV) {
+		best, ev, bestRV = dr.p, dev, drRV
+	} else {
+		dr = nil
+	}
 	if best == nil {
 		return false
 	}
@@ -428,12 +440,16 @@ func (r *runner) deliverOne() bool {
 		r.deliveries = append(r.deliveries, deliveryRec{seq: r.seq, n: len(r.deliveries) + 1, proc: best.name, ev: ev, at: r.now()})
 		r.mu.Unlock()
 	}
-	if err := best.gate.Advance(ev.RV, apitest.InOrder); err != nil {
+	h, at := best.gate, &best.gateRV
+	if dr != nil {
+		h, at = dr.h, &dr.rv
+	}
+	if err := h.Advance(ev.RV, apitest.InOrder); err != nil {
 		r.failed(&Failure{Oracle: "driver", Details: []string{err.Error()}})
 		return false
 	}
 	r.mu.Lock()
-	best.gateRV = bestRV
+	*at = bestRV
 	r.mu.Unlock()
 	return true
 }
