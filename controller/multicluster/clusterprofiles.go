@@ -154,7 +154,6 @@ type ClusterProfiles struct {
 	api  *apiclient.Client
 	opts ClusterProfilesOptions
 	sel  labels.Selector
-	set  map[string]bool // clusters set (the handler's own: events come one at a time)
 }
 
 // NewClusterProfiles returns a ClusterProfiles provider of the profiles api reads. It fails
@@ -180,7 +179,7 @@ func NewClusterProfiles(api *apiclient.Client, opts ClusterProfilesOptions) (*Cl
 		}
 		sel = labels.NewSelector(append(sel.Requirements(), req)...)
 	}
-	return &ClusterProfiles{api: api, opts: opts, sel: sel, set: map[string]bool{}}, nil
+	return &ClusterProfiles{api: api, opts: opts, sel: sel}, nil
 }
 
 // Run implements Provider: it watches the profiles until ctx is done.
@@ -190,12 +189,13 @@ func (p *ClusterProfiles) Run(ctx context.Context, set ClusterSet) error {
 		informer.InformerForOptions{Namespace: p.opts.Namespace, LabelSelector: p.sel})
 	defer f.Shutdown()
 	defer ref.Release()
+	engaged := map[string]bool{} // the clusters this run set (the handler's own: its events come one at a time)
 	_, err := ref.Informer().AddEventHandler(informer.ResourceEventHandlerFuncs[*ClusterProfile]{
-		AddFunc:    func(cp *ClusterProfile, _ bool) { p.apply(ctx, set, cp) },
-		UpdateFunc: func(_, cp *ClusterProfile) { p.apply(ctx, set, cp) },
+		AddFunc:    func(cp *ClusterProfile, _ bool) { p.apply(ctx, set, engaged, cp) },
+		UpdateFunc: func(_, cp *ClusterProfile) { p.apply(ctx, set, engaged, cp) },
 		DeleteFunc: func(cp *ClusterProfile, _ bool) {
 			name := cp.Namespace + "/" + cp.Name
-			delete(p.set, name)
+			delete(engaged, name)
 			set.Remove(name)
 		},
 	})
@@ -207,11 +207,11 @@ func (p *ClusterProfiles) Run(ctx context.Context, set ClusterSet) error {
 	return nil
 }
 
-// apply sets the cluster of profile cp.
-func (p *ClusterProfiles) apply(ctx context.Context, set ClusterSet, cp *ClusterProfile) {
+// apply sets the cluster of profile cp (engaged: those set so far).
+func (p *ClusterProfiles) apply(ctx context.Context, set ClusterSet, engaged map[string]bool, cp *ClusterProfile) {
 	name := cp.Namespace + "/" + cp.Name
 	log := p.opts.Logger.With("clusterprofile", name)
-	if !p.opts.IgnoreHealth && !p.set[name] && !cp.Healthy() {
+	if !p.opts.IgnoreHealth && !engaged[name] && !cp.Healthy() {
 		log.Debug("cluster profile not healthy yet; not engaged")
 		return
 	}
@@ -227,5 +227,5 @@ func (p *ClusterProfiles) apply(ctx context.Context, set ClusterSet, cp *Cluster
 		log.Warn("cluster profile not used", "err", err)
 		return
 	}
-	p.set[name] = true
+	engaged[name] = true
 }

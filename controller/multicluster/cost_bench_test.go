@@ -28,7 +28,7 @@ type costFleet struct {
 	stop     func()
 }
 
-func startCostFleet(b *testing.B, hub *apitest.Server) *costFleet {
+func startCostFleet(b *testing.B, hub *apitest.Server, fopts multicluster.Options) *costFleet {
 	b.Helper()
 	cf := &costFleet{provider: multicluster.NewManual()}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -36,7 +36,7 @@ func startCostFleet(b *testing.B, hub *apitest.Server) *costFleet {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if cf.fleet, err = multicluster.New(mgr, cf.provider, multicluster.Options{}); err != nil {
+	if cf.fleet, err = multicluster.New(mgr, cf.provider, fopts); err != nil {
 		b.Fatal(err)
 	}
 	rec := &recorder{}
@@ -118,7 +118,7 @@ func BenchmarkIdleEngagedCluster(b *testing.B) {
 		}
 		members = append(members, s)
 	}
-	cf := startCostFleet(b, hub)
+	cf := startCostFleet(b, hub, multicluster.Options{})
 	defer cf.stop()
 	time.Sleep(100 * time.Millisecond) // the hub's own start settles (not a synchronisation)
 	g0, h0 := clientGoroutines(), heapInUse()
