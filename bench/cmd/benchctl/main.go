@@ -15,6 +15,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -35,6 +36,7 @@ var impls = []string{"informerkit", "controllerruntime"}
 
 type options struct {
 	binDir, kubeconfig, ctlDir, chart  string
+	profile, jsonOut                   string
 	deployments, replicas, apps, burst int
 	rounds, workers                    int
 	rest                               time.Duration
@@ -54,6 +56,8 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 3, "interleaved rounds")
 	flag.IntVar(&o.workers, "workers", 16, "parallel writers while seeding")
 	flag.DurationVar(&o.rest, "rest", 5*time.Second, "idle time after ready before RSS at rest is read")
+	flag.StringVar(&o.profile, "profile", "", "write CPU profiles of the last round's bursts to this directory (controllers built with -tags benchprofile)")
+	flag.StringVar(&o.jsonOut, "json", "", "write every round's results to this JSON file")
 	flag.BoolVar(&o.warmup, "warmup", true, "run each implementation once, unmeasured, first")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -133,7 +137,11 @@ func run(ctx context.Context, o options) error {
 			order = []string{impls[1], impls[0]}
 		}
 		for _, impl := range order {
-			res, err := measure(ctx, cs, dyn, args(impl, fmt.Sprintf("r%d-%s-%d", round+1, impl, time.Now().Unix()), min(o.burst, 2*min(o.deployments, o.apps))))
+			a := args(impl, fmt.Sprintf("r%d-%s-%d", round+1, impl, time.Now().Unix()), min(o.burst, 2*min(o.deployments, o.apps)))
+			if o.profile != "" && round == o.rounds-1 {
+				a.profile = filepath.Join(o.profile, impl+"-burst.pprof")
+			}
+			res, err := measure(ctx, cs, dyn, a)
 			if err != nil {
 				return fmt.Errorf("round %d %s: %w", round+1, impl, err)
 			}
@@ -150,6 +158,16 @@ func run(ctx context.Context, o options) error {
 	fmt.Printf("\n%s, %d Deployments × %d Pods, %d Applications, burst %d; %d rounds, %s, GOMAXPROCS=%d, %d CPUs, %s/%s, total %s\n\n",
 		server, len(deps.Items), o.replicas, len(apps.Items), o.burst, o.rounds, time.Now().UTC().Format("2006-01-02"),
 		runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, time.Since(start).Round(time.Second))
+	if o.jsonOut != "" {
+		b, err := json.MarshalIndent(map[string]any{"server": server, "deployments": len(deps.Items), "replicas": o.replicas,
+			"applications": len(apps.Items), "burst": o.burst, "binary_bytes": sizes, "rounds": results}, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.jsonOut, b, 0o644); err != nil {
+			return err
+		}
+	}
 	rows := tableRows(sizes, results)
 	printTable(os.Stdout, rows)
 	if o.chart != "" {

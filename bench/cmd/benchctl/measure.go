@@ -42,6 +42,7 @@ type measureArgs struct {
 	rest              time.Duration
 	tag               string // unique per run: the stamps' tag and part of the changed values
 	seq               int    // unique per run: the Deployments' minReadySeconds
+	profile           string // a file for a CPU profile of the burst ("": none; needs -tags benchprofile)
 }
 
 // measure runs one controller process through start, rest and burst.
@@ -100,6 +101,11 @@ func measure(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface
 // ConfigMap), waits for the controller to have reconciled every one, then for it to go
 // quiet (the reconciles its own writes cause), and records rate, CPU and latencies.
 func burstPhase(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, p *proc, a measureArgs, before ctlbench.Stats, res *result) error {
+	if a.profile != "" {
+		if err := p.send("profile " + a.profile); err != nil {
+			return err
+		}
+	}
 	cpu0, err := p.cpu()
 	if err != nil {
 		return err
@@ -158,6 +164,14 @@ func burstPhase(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interf
 		return err
 	}
 	res.BurstCPUSeconds = (cpu1 - cpu0).Seconds()
+	if a.profile != "" {
+		if err := p.send("profile-stop"); err != nil {
+			return err
+		}
+		if _, err := p.stats(ctx); err != nil {
+			return err
+		}
+	}
 	res.BurstReconciles = last.Reconciles - before.Reconciles
 	res.BurstErrors = last.Errors - before.Errors
 	res.BurstSeconds = float64(last.LastReconcile-start.UnixNano()) / 1e9

@@ -80,9 +80,11 @@ func tableRows(sizes map[string]float64, results map[string][]result) []row {
 			ik: med("informerkit", f.get), cr: med("controllerruntime", f.get)})
 	}
 	load := func(r result) float64 { return (r.Load[0] + r.Load[1]) / 2 }
-	rows = append(rows, row{name: "machine load (1-min average, during the run)", ik: med("informerkit", load), cr: med("controllerruntime", load)})
+	rows = append(rows, row{name: machineLoad, ik: med("informerkit", load), cr: med("controllerruntime", load)})
 	return rows
 }
+
+const machineLoad = "machine load (1-min average, during the run)"
 
 func format(v float64, unit string) string {
 	switch unit {
@@ -121,7 +123,7 @@ func printTable(w io.Writer, rows []row) {
 func writeChartFile(path, title string, rows []row) error {
 	var charted []row
 	for _, r := range rows {
-		if r.cr > 0 && r.unit != "" {
+		if r.cr > 0 && r.name != "reconciles through the burst" && r.name != machineLoad {
 			charted = append(charted, r)
 		}
 	}
@@ -136,7 +138,8 @@ func writeChartFile(path, title string, rows []row) error {
 		return err
 	}
 	h := top + len(charted)*rowH + 30
-	fmt.Fprintf(f, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", left+width+80, h)
+	w := max(left+width+80, 20+len([]rune(title))*7) // the title's 13 px letters are about 7 px wide
+	fmt.Fprintf(f, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", w, h)
 	fmt.Fprintf(f, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	fmt.Fprintf(f, `<text x="10" y="20" font-size="13" font-weight="bold">%s</text>`+"\n", html.EscapeString(title))
 	fmt.Fprintf(f, `<text x="10" y="40" font-size="11">ratio informerkit / controller-runtime (line: 1×, controller-runtime; mark: the target)</text>`+"\n")

@@ -9,7 +9,8 @@
 // neither framework starts a controller's workers before its sources sync). The driver
 // writes "stats" (answered by "stats {json}"), "expect TAG N" before it writes N stamped
 // changes (answered by "done {json}" once the controller has reconciled all N), and closes
-// stdin to stop the controller.
+// stdin to stop the controller. Built with the tag benchprofile, it also takes "profile
+// FILE" and "profile-stop" (a CPU profile).
 package ctlbench
 
 import (
@@ -143,6 +144,9 @@ func (r *Reporter) send(what string, v any) {
 	fmt.Fprintf(r.out, "%s %s\n", what, b)
 }
 
+// startProfile and stopProfile are set with the build tag benchprofile (profile.go).
+var startProfile, stopProfile func(path string) error
+
 // Serve reads the driver's commands from in until it closes, then calls stop.
 func (r *Reporter) Serve(ctx context.Context, in io.Reader, stop context.CancelFunc) {
 	defer stop()
@@ -161,6 +165,14 @@ func (r *Reporter) Serve(ctx context.Context, in io.Reader, stop context.CancelF
 			r.mu.Lock()
 			r.tag, r.want, r.lat, r.stamps = f[1], n, nil, map[string]struct{}{}
 			r.mu.Unlock()
+		case len(f) == 2 && f[0] == "profile" && startProfile != nil:
+			if err := startProfile(f[1]); err != nil {
+				r.send("error", map[string]string{"error": err.Error()})
+			}
+		case len(f) == 1 && f[0] == "profile-stop" && stopProfile != nil:
+			if err := stopProfile(""); err != nil {
+				r.send("error", map[string]string{"error": err.Error()})
+			}
 		default:
 			r.send("error", map[string]string{"error": "unknown command: " + sc.Text()})
 		}
