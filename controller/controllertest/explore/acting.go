@@ -224,7 +224,12 @@ func (r *runner) finishCrash(p *proc) {
 	}
 	r.note("crash: %s killed after its write %d (%s)", p.name, r.writeOf(p), c)
 	if c.Standby && r.x.cfg.Target.Standby {
-		return // the standby takes over when the Lease expires
+		if len(r.live()) > 0 {
+			return // the standby takes over when the Lease expires
+		}
+		// The standby died before (a second Crash with Standby): none is left to take
+		// over, and a run with no process alive would fail for the explorer's sake only.
+		r.note("crash: no standby is left: %s restarts", p.name)
 	}
 	var staleRV uint64
 	if c.Lag > 0 {

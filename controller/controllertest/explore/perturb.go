@@ -66,7 +66,8 @@ type Atom interface {
 
 // Crash kills the controller's process right after its AfterWrite-th write (committed,
 // never answered) and restarts it with empty caches. With Standby, no process is restarted:
-// the standby replica (Target.Standby) takes over once the dead leader's Lease expires.
+// the standby replica (Target.Standby) takes over once the dead leader's Lease expires (if
+// the standby died before, the process restarts as without Standby).
 // With Lag > 0 the restarted process lists and watches a view Lag changes behind the
 // server (of the resources the controller watches), as after a restart against a lagging
 // kube-apiserver, until it has made LagWrites writes (at least 1).
