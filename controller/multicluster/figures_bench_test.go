@@ -2,6 +2,7 @@ package multicluster_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -108,34 +109,56 @@ func benchmarkEngage(b *testing.B, separate bool) {
 // two clusters, a and b, each on an in-memory network of its own, and a hub whose
 // ConfigMaps are each a Request of both (WatchHub, as fleetcopy); each reconcile reads its
 // cluster's namespace (the clients' rate limit off). A round creates 100 hub ConfigMaps
-// 5 ms apart and ends when a has
-// reconciled all of them; the figure is the p99 of a's event-to-reconcile (the hub
-// ConfigMap's creation to the start of a's reconcile), over rounds with b healthy and
-// rounds with b partitioned (its requests hang until the 2 s request deadline, then it is
-// marked down), interleaved (healthy, partitioned, healthy...), 10 rounds of each. All
-// apitest, in one process.
+// 5 ms apart and ends when a has reconciled all of them; the figure is the p99 of a's
+// event-to-reconcile (the hub ConfigMap's creation to the start of a's reconcile), over
+// rounds with b healthy, rounds with b partitioned (its request hangs until the 2 s request
+// deadline, then it is marked down) and rounds with b hostile (its server takes b's first
+// request of the round and never answers it, while it answers everything else: watches,
+// /readyz), interleaved (healthy, partitioned, healthy, hostile...), -outage.rounds (10) of
+// each outage and twice as many healthy ones. All apitest, in one process.
 func BenchmarkOutageP99(b *testing.B) {
-	const rounds, events = 10, 100
+	const events = 100
 	for range b.N {
-		normal, outage, cpu, wall := outageRun(b, rounds, events)
-		p99 := func(d []time.Duration) float64 {
+		lat, cpu, wall := outageRun(b, *outageRounds, events)
+		pct := func(d []time.Duration, p int) float64 {
 			slices.Sort(d)
-			return float64(d[len(d)*99/100].Microseconds()) / 1000
+			return float64(d[len(d)*p/100].Microseconds()) / 1000
 		}
-		pn, po := p99(normal), p99(outage)
+		pn := pct(lat[roundHealthy], 99)
 		b.ReportMetric(pn, "p99-healthy-ms")
-		b.ReportMetric(po, "p99-outage-ms")
-		b.ReportMetric(po/pn, "outage/healthy")
-		b.ReportMetric(float64(normal[len(normal)/2].Microseconds())/1000, "p50-healthy-ms")
-		b.ReportMetric(float64(outage[len(outage)/2].Microseconds())/1000, "p50-outage-ms")
+		b.ReportMetric(pct(lat[roundHealthy], 50), "p50-healthy-ms")
+		for _, k := range []roundKind{roundPartitioned, roundHostile} {
+			po := pct(lat[k], 99)
+			b.ReportMetric(po, "p99-"+k.String()+"-ms")
+			b.ReportMetric(pct(lat[k], 50), "p50-"+k.String()+"-ms")
+			b.ReportMetric(po/pn, k.String()+"/healthy")
+		}
 		b.ReportMetric(cpu.Seconds(), "cpu-s")
 		b.ReportMetric(wall.Seconds(), "wall-s")
 	}
 }
 
-// outageRun runs the rounds of BenchmarkOutageP99 and returns a's latencies in the healthy
-// and the partitioned rounds.
-func outageRun(b *testing.B, rounds, events int) (normal, outage []time.Duration, cpu, wall time.Duration) {
+// outageRounds is the number of rounds of each outage of BenchmarkOutageP99 (twice as many
+// healthy ones).
+var outageRounds = flag.Int("outage.rounds", 10, "BenchmarkOutageP99: rounds of each outage")
+
+// roundKind is what b does during a round of BenchmarkOutageP99.
+type roundKind int
+
+const (
+	roundHealthy roundKind = iota
+	roundPartitioned
+	roundHostile
+)
+
+func (k roundKind) String() string {
+	return [...]string{"healthy", "partitioned", "hostile"}[k]
+}
+
+// outageRun runs the rounds of BenchmarkOutageP99 and returns a's latencies by the kind of
+// round.
+func outageRun(b *testing.B, rounds, events int) (lat map[roundKind][]time.Duration, cpu, wall time.Duration) {
+	lat = map[roundKind][]time.Duration{}
 	hub := apitest.NewServerWithOptions(apitest.Options{InMemory: true})
 	defer hub.Close()
 	nets := map[string]*apitest.Network{"a": apitest.NewNetwork(), "b": apitest.NewNetwork()}
@@ -222,11 +245,16 @@ func outageRun(b *testing.B, rounds, events int) (normal, outage []time.Duration
 		return sa.Synced && sb.Synced
 	})
 	cpu0, wall0 := processCPU(), time.Now()
-	for round := range 2 * rounds {
-		partitioned := round%2 == 1
+	for round := range 4 * rounds {
+		kind := [...]roundKind{roundHealthy, roundPartitioned, roundHealthy, roundHostile}[round%4]
 		var heal func()
-		if partitioned {
+		switch kind {
+		case roundPartitioned:
 			heal = nets["b"].Partition()
+		case roundHostile:
+			if err := servers["b"].Faults().HangRequests(apitest.VerbGet, "namespaces", 1); err != nil {
+				b.Fatal(err)
+			}
 		}
 		var names []string
 		for i := range events {
@@ -252,11 +280,7 @@ func outageRun(b *testing.B, rounds, events int) (normal, outage []time.Duration
 		})
 		mu.Lock()
 		for _, n := range names {
-			if partitioned {
-				outage = append(outage, seen[n])
-			} else {
-				normal = append(normal, seen[n])
-			}
+			lat[kind] = append(lat[kind], seen[n])
 		}
 		mu.Unlock()
 		if heal != nil {
@@ -274,5 +298,5 @@ func outageRun(b *testing.B, rounds, events int) (normal, outage []time.Duration
 			return true
 		})
 	}
-	return normal, outage, processCPU() - cpu0, time.Since(wall0)
+	return lat, processCPU() - cpu0, time.Since(wall0)
 }
