@@ -50,7 +50,9 @@ func TestExploreNodePool(t *testing.T) {
 		})),
 		explore.Settle(),
 	)
+	var cases []explore.Perturbation
 	if !raceDetector {
+		cases = append(cases, bothReplicasKilled)
 		// Under -race (make test) a run of the drains takes 20-40 s on 2 cores: there the
 		// pool's configuration only; without it (make explore) the drains too.
 		workload = append(workload,
@@ -71,6 +73,15 @@ func TestExploreNodePool(t *testing.T) {
 			}
 			return nil
 		}}},
-		Runs: 2, // a run of this workload takes 1-4 s: make explore makes more
+		Cases: cases,
+		Runs:  2, // a run of this workload takes 1-4 s: make explore makes more
 	})
+}
+
+// The explorer's own false alarm at 300 runs (make explore, seed 91; fixed in the
+// explorer): the leader killed during the drains, then the standby that took over, and no
+// process left to finish them. A process with no standby left now restarts.
+var bothReplicasKilled = explore.Perturbation{
+	explore.Crash{AfterWrite: 14, Standby: true},
+	explore.Crash{AfterWrite: 12, Standby: true},
 }
