@@ -142,6 +142,9 @@ func BenchmarkOutageP99(b *testing.B) {
 // healthy ones).
 var outageRounds = flag.Int("outage.rounds", 10, "BenchmarkOutageP99: rounds of each outage")
 
+// outageVerbose logs a's reconciles of BenchmarkOutageP99 that took over 1 ms.
+var outageVerbose = flag.Bool("outage.v", false, "BenchmarkOutageP99: log a's reconciles slower than 1 ms")
+
 // roundKind is what b does during a round of BenchmarkOutageP99.
 type roundKind int
 
@@ -281,6 +284,9 @@ func outageRun(b *testing.B, rounds, events int) (lat map[roundKind][]time.Durat
 		mu.Lock()
 		for _, n := range names {
 			lat[kind] = append(lat[kind], seen[n])
+			if *outageVerbose && seen[n] > time.Millisecond {
+				b.Logf("%s round %d: %s reconciled by a after %v", kind, round, n, seen[n])
+			}
 		}
 		mu.Unlock()
 		if heal != nil {
