@@ -80,7 +80,8 @@ func (l *ledger) reconciler(who string, m *Manager) Reconciler {
 	})
 }
 
-// The Lease is taken from the leader a by an intruder: a steps down (its in-flight reconcile
+// The Lease is taken from the leader a by an intruder (a's Lease writes failing until b
+// leads, so that b wins the expired Lease): a steps down (its in-flight reconcile
 // cancelled with cause ErrLeaderElectionLost, its write refused), keeps its caches and
 // campaigns again; the standby b takes over once the intruder's Lease expires; when b stops,
 // a leads again, its controller started anew from its warm cache. Neither lists again, no
@@ -94,10 +95,21 @@ func TestStepDownStaysWarmAndLeadsAgain(t *testing.T) {
 		createCM(t, srv, "one")
 		createCM(t, srv, "two")
 		l := &ledger{held: make(chan error, 1)}
+		ctls := map[string]*Controller{}
 		mk := func(who string) *Manager {
 			m := newManagerWithConfig(t, srv.ConfigFor(who), ManagerOptions{LeaderElection: true, LeaderElectionID: "test-controller",
 				LeaderElectionNamespace: "kube-system", LeaderElectionIdentity: who, LeaderElectionStepDown: true})
-			configMapController(t, m, "cm", l.reconciler(who, m))
+			c, err := New("cm", l.reconciler(who, m), Options{Logger: quiet})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Watch(FromInformer[*testobj.ConfigMap](mustInformer[*testobj.ConfigMap](t, m), EnqueueRequestForObject[*testobj.ConfigMap]())); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Add(c); err != nil {
+				t.Fatal(err)
+			}
+			ctls[who] = c
 			return m
 		}
 		a, b := mk("a"), mk("b")
@@ -112,6 +124,7 @@ func TestStepDownStaysWarmAndLeadsAgain(t *testing.T) {
 			return len(requestsBy(srv, apitest.RequestFilter{Verb: apitest.VerbList, Resource: "configmaps"}, who))
 		}
 		listsA, listsB := lists("a"), lists("b")
+		firstQueue := ctls["a"].Queue()
 		informersA := len(a.Factory().Informers())
 
 		// a holds a reconcile in flight, then the intruder takes the Lease right after a's
@@ -123,6 +136,17 @@ func TestStepDownStaysWarmAndLeadsAgain(t *testing.T) {
 		if err := srv.WaitFor(ctx, func() bool { return len(requestsBy(srv, renewals, "a")) > 0 }); err != nil {
 			t.Fatal(err)
 		}
+		// While b has not taken over, a's Lease writes fail: a, campaigning again, cannot
+		// win the intruder's expired Lease before b does (b may see the theft later than a,
+		// if its watch of the Lease is being reopened then).
+		var blockA atomic.Bool
+		blockA.Store(true)
+		srv.Clients().OnWrite("a", func(w apitest.Write) apitest.WriteAction {
+			if blockA.Load() && strings.HasPrefix(w.Resource, "leases") {
+				return apitest.WriteInternalError
+			}
+			return apitest.WriteProceed
+		})
 		stolen := time.Now()
 		if _, err := srv.Mutate("leases", "kube-system", "test-controller", func(o apitest.Object) {
 			spec := o["spec"].(map[string]any)
@@ -149,9 +173,14 @@ func TestStepDownStaysWarmAndLeadsAgain(t *testing.T) {
 		}
 
 		// b takes over when the intruder's Lease expires.
-		for len(l.byWho("b")) == 0 {
+		for i := 0; len(l.byWho("b")) == 0; i++ {
+			if i == 600 {
+				lease, _ := srv.Get("leases", "kube-system", "test-controller")
+				t.Fatalf("b did not lead within a minute: a leads %v, b %v, lease %v; b's controller running %v", a.IsLeader(), b.IsLeader(), lease["spec"], ctls["b"].Running())
+			}
 			time.Sleep(100 * time.Millisecond)
 		}
+		blockA.Store(false)
 		firstB := l.byWho("b")[0].at
 		t.Logf("theft to b's first write: %v (lease %v)", firstB.Sub(stolen), DefaultLeaseDuration)
 		if a.IsLeader() {
@@ -160,19 +189,25 @@ func TestStepDownStaysWarmAndLeadsAgain(t *testing.T) {
 		time.Sleep(5 * time.Second)
 
 		// b stops and releases: a leads again, from its warm cache.
+		n := len(l.byWho("a"))
 		stoppedB := time.Now()
 		if err := stopB(); err != nil {
 			t.Fatalf("b's Start = %v", err)
 		}
 		lastB := l.byWho("b")[len(l.byWho("b"))-1].at
-		n := len(l.byWho("a"))
-		for len(l.byWho("a")) == n {
+		for i := 0; len(l.byWho("a")) == n; i++ {
+			if i == 600 {
+				t.Fatalf("a did not lead again within a minute of b's stop: a leads %v", a.IsLeader())
+			}
 			time.Sleep(100 * time.Millisecond)
 		}
 		againA := l.byWho("a")[n].at
 		t.Logf("b's stop to a's first write of its second term: %v", againA.Sub(stoppedB))
 		if !a.IsLeader() {
 			t.Fatal("a writes without leading")
+		}
+		if q := ctls["a"].Queue(); q == firstQueue || !ctls["a"].Running() {
+			t.Errorf("a's second term runs %v, on its first term's queue %v", ctls["a"].Running(), q == firstQueue)
 		}
 
 		// The terms: a's first, b's, a's second; none overlaps another.
