@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 )
 
 // probeNames are the names Probe.Names tries, "%s" the run's unique part.
@@ -167,6 +168,13 @@ func (rn *run) stub(ctx context.Context, r *Resource, st Stub) error {
 	probe := &Probe{}
 	if md, ok := created["metadata"].(map[string]any); ok && code == http.StatusCreated {
 		_, probe.Generation = md["generation"]
+		if isCRD(r) {
+			// 1.37's Table of a CRD has an Established column: read it once the
+			// establishing controller is done, or the row depends on the race.
+			if err := rn.settleCRD(ctx, r, name); err != nil {
+				return err
+			}
+		}
 		if obj.Cells, err = rn.cells(ctx, r, name); err != nil {
 			return err
 		}
@@ -214,6 +222,11 @@ func (rn *run) remove(ctx context.Context, r *Resource, name string) {
 	path := rn.objectPath(r, name)
 	rn.t.do(ctx, http.MethodPatch, path, acceptJSON, "application/merge-patch+json", []byte(`{"metadata":{"finalizers":null}}`))
 	rn.t.do(ctx, http.MethodDelete, path, acceptJSON, "", nil)
+	if isCRD(r) {
+		// A CRD goes only once its finalizer has removed its custom resources: wait, so
+		// that the next recording can create it again.
+		rn.waitGone(ctx, path)
+	}
 }
 
 // cells reads the object's Table row.
@@ -238,4 +251,68 @@ func (rn *run) cells(ctx context.Context, r *Resource, name string) ([]any, erro
 		cells[i] = normalizeCell(c, cells[i], rn.id)
 	}
 	return cells, nil
+}
+
+// isCRD reports whether r is apiextensions.k8s.io's customresourcedefinitions.
+func isCRD(r *Resource) bool {
+	return r.Group == "apiextensions.k8s.io" && r.Resource == "customresourcedefinitions"
+}
+
+// settleTimeout bounds the waits for a CRD to be established or gone.
+const settleTimeout = 30 * time.Second
+
+// poll calls done every 20 ms until it reports true, or until settleTimeout.
+func poll(ctx context.Context, done func() (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ok, err := done()
+		if ok || err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// settleCRD waits until the CRD's Established condition is True (or NamesAccepted is
+// False: it never will be).
+func (rn *run) settleCRD(ctx context.Context, r *Resource, name string) error {
+	err := poll(ctx, func() (bool, error) {
+		var crd struct {
+			Status struct {
+				Conditions []struct {
+					Type   string `json:"type"`
+					Status string `json:"status"`
+				} `json:"conditions"`
+			} `json:"status"`
+		}
+		if err := rn.t.getJSON(ctx, rn.objectPath(r, name), acceptJSON, &crd); err != nil {
+			return false, err
+		}
+		for _, c := range crd.Status.Conditions {
+			if c.Type == "Established" && c.Status == "True" || c.Type == "NamesAccepted" && c.Status == "False" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for CRD %s to be established: %w", name, err)
+	}
+	return nil
+}
+
+// waitGone waits until GET path answers 404 (best effort: a timeout is left to the next
+// create to report).
+func (rn *run) waitGone(ctx context.Context, path string) {
+	poll(ctx, func() (bool, error) {
+		code, _, err := rn.t.do(ctx, http.MethodGet, path, acceptJSON, "", nil)
+		return code == http.StatusNotFound, err
+	})
 }
