@@ -626,6 +626,11 @@ func (g *gen) addType(rt reflect.Type) error {
 				f.Inline = true
 			}
 		}
+		if sf.Anonymous && jparts[0] == "" && !noJSON {
+			// encoding/json inlines an embedded struct without a name: 1.37 tags TypeMeta
+			// `json:""` where 1.36 said `json:",inline"`.
+			f.Inline = true
+		}
 		pt := sf.Tag.Get("protobuf")
 		if f.Name == "" && !f.Inline {
 			f.Name = sf.Name
