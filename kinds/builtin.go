@@ -1,10 +1,11 @@
-// This table was taken from the discovery documents of kube-apiserver v1.36.3: the preferred
+// This table was taken from the discovery documents of kube-apiserver v1.37.2: the preferred
 // version of every built-in resource that can be watched. e2e's
-// TestBuiltinKindsMatchDiscovery fails if it drifts from what the server serves.
+// TestBuiltinKindsMatchDiscovery fails if it drifts from what the server serves (on v1.36.3
+// it expects the four kinds new in 1.37 to be missing and CSINode without status).
 
 package kinds
 
-// The built-in kinds of Kubernetes v1.36, at their preferred versions. Register a Go type
+// The built-in kinds of Kubernetes v1.37, at their preferred versions. Register a Go type
 // with one of them (Register[*MyPod](kinds.Pod)) so that no group, version, kind or resource
 // string appears at a call site.
 var (
@@ -40,6 +41,8 @@ var (
 	CronJob                          = Info{Group: "batch", Version: "v1", Kind: "CronJob", Resource: "cronjobs", Namespaced: true, StatusSubresource: true}
 	Job                              = Info{Group: "batch", Version: "v1", Kind: "Job", Resource: "jobs", Namespaced: true, StatusSubresource: true}
 	CertificateSigningRequest        = Info{Group: "certificates.k8s.io", Version: "v1", Kind: "CertificateSigningRequest", Resource: "certificatesigningrequests", StatusSubresource: true}
+	ClusterTrustBundle               = Info{Group: "certificates.k8s.io", Version: "v1", Kind: "ClusterTrustBundle", Resource: "clustertrustbundles"}
+	PodCertificateRequest            = Info{Group: "certificates.k8s.io", Version: "v1", Kind: "PodCertificateRequest", Resource: "podcertificaterequests", Namespaced: true, StatusSubresource: true}
 	Lease                            = Info{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease", Resource: "leases", Namespaced: true}
 	EndpointSlice                    = Info{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice", Resource: "endpointslices", Namespaced: true}
 	EventsV1Event                    = Info{Group: "events.k8s.io", Version: "v1", Kind: "Event", Resource: "events", Namespaced: true}
@@ -57,16 +60,18 @@ var (
 	Role                             = Info{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role", Resource: "roles", Namespaced: true}
 	RoleBinding                      = Info{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "RoleBinding", Resource: "rolebindings", Namespaced: true}
 	DeviceClass                      = Info{Group: "resource.k8s.io", Version: "v1", Kind: "DeviceClass", Resource: "deviceclasses"}
+	DeviceTaintRule                  = Info{Group: "resource.k8s.io", Version: "v1", Kind: "DeviceTaintRule", Resource: "devicetaintrules", StatusSubresource: true}
 	ResourceClaim                    = Info{Group: "resource.k8s.io", Version: "v1", Kind: "ResourceClaim", Resource: "resourceclaims", Namespaced: true, StatusSubresource: true}
 	ResourceClaimTemplate            = Info{Group: "resource.k8s.io", Version: "v1", Kind: "ResourceClaimTemplate", Resource: "resourceclaimtemplates", Namespaced: true}
 	ResourceSlice                    = Info{Group: "resource.k8s.io", Version: "v1", Kind: "ResourceSlice", Resource: "resourceslices"}
 	PriorityClass                    = Info{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass", Resource: "priorityclasses"}
 	CSIDriver                        = Info{Group: "storage.k8s.io", Version: "v1", Kind: "CSIDriver", Resource: "csidrivers"}
-	CSINode                          = Info{Group: "storage.k8s.io", Version: "v1", Kind: "CSINode", Resource: "csinodes"}
+	CSINode                          = Info{Group: "storage.k8s.io", Version: "v1", Kind: "CSINode", Resource: "csinodes", StatusSubresource: true}
 	CSIStorageCapacity               = Info{Group: "storage.k8s.io", Version: "v1", Kind: "CSIStorageCapacity", Resource: "csistoragecapacities", Namespaced: true}
 	StorageClass                     = Info{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass", Resource: "storageclasses"}
 	VolumeAttachment                 = Info{Group: "storage.k8s.io", Version: "v1", Kind: "VolumeAttachment", Resource: "volumeattachments", StatusSubresource: true}
 	VolumeAttributesClass            = Info{Group: "storage.k8s.io", Version: "v1", Kind: "VolumeAttributesClass", Resource: "volumeattributesclasses"}
+	StorageVersionMigration          = Info{Group: "storagemigration.k8s.io", Version: "v1", Kind: "StorageVersionMigration", Resource: "storageversionmigrations", StatusSubresource: true}
 )
 
 // builtin lists every value above, in the order of the table.
@@ -103,6 +108,8 @@ var builtin = []Info{
 	CronJob,
 	Job,
 	CertificateSigningRequest,
+	ClusterTrustBundle,
+	PodCertificateRequest,
 	Lease,
 	EndpointSlice,
 	EventsV1Event,
@@ -120,6 +127,7 @@ var builtin = []Info{
 	Role,
 	RoleBinding,
 	DeviceClass,
+	DeviceTaintRule,
 	ResourceClaim,
 	ResourceClaimTemplate,
 	ResourceSlice,
@@ -130,4 +138,5 @@ var builtin = []Info{
 	StorageClass,
 	VolumeAttachment,
 	VolumeAttributesClass,
+	StorageVersionMigration,
 }
