@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
@@ -18,6 +19,12 @@ import (
 // kindDefaults are SetDefaults_* of kinds whose defaults depend on other fields.
 func kindDefaults(gk string, obj map[string]any) {
 	switch gk {
+	case "resource.k8s.io/DeviceTaintRule":
+		// SetDefaults_DeviceTaint (1.37): the taint's timeAdded is now, in seconds.
+		taint := jsonobj.Map(jsonobj.Map(obj["spec"])["taint"])
+		if taint != nil && taint["timeAdded"] == nil {
+			taint["timeAdded"] = time.Now().UTC().Truncate(time.Second).Format(time.RFC3339)
+		}
 	case "/ReplicationController":
 		// The selector and the labels default to the template's labels.
 		spec := jsonobj.Map(obj["spec"])
@@ -222,6 +229,28 @@ func validateKindName(gk string, obj map[string]any) []apierr.FieldError {
 		if name != want {
 			return []apierr.FieldError{apierr.InvalidValue("metadata.name", name, fmt.Sprintf("must be `spec.version+\".\"+spec.group`: %q", want))}
 		}
+	case "certificates.k8s.io/ClusterTrustBundle":
+		// ValidateClusterTrustBundleName (1.37): a bundle of a signer is named after it.
+		signer := jsonobj.StrAt(obj, "spec", "signerName")
+		if signer == "" {
+			if strings.Contains(name, ":") {
+				return []apierr.FieldError{apierr.InvalidValue("metadata.name", name, `ClusterTrustBundle without signer name must not have ":" in its name`)}
+			}
+			return nameErrors(name, NamesSubdomain)
+		}
+		prefix := strings.ReplaceAll(signer, "/", ":") + ":"
+		rest, ok := strings.CutPrefix(name, prefix)
+		if !ok {
+			return []apierr.FieldError{apierr.InvalidValue("metadata.name", name, fmt.Sprintf("ClusterTrustBundle for signerName %s must be named with prefix %s", signer, prefix))}
+		}
+		var errs []apierr.FieldError
+		if len(rest) > 253 {
+			errs = append(errs, apierr.InvalidValue("metadata.name", name, "must be no more than 253 characters"))
+		}
+		if !subdomainRE.MatchString(rest) {
+			errs = append(errs, apierr.InvalidValue("metadata.name", name, subdomainMsg))
+		}
+		return errs
 	case "networking.k8s.io/IPAddress":
 		if ip := net.ParseIP(name); ip == nil || ip.String() != name {
 			return []apierr.FieldError{apierr.InvalidValue("metadata.name", name, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)")}
