@@ -72,6 +72,7 @@ type childArgs struct {
 	ReplayFrom string // resourceVersion before the burst ("" for no events phase)
 	Replay     int    // events of the burst
 	CPUProfile string // file for a CPU profile of the sync ("" for none)
+	MemProfile string // file for a heap profile written once synced ("" for none)
 	Watch      string // informerkit's watch protocol: auto (default), chunked or websocket
 
 	// Relist: after the sync, force a relist (a 410 injected into the watch, the same way
@@ -105,6 +106,23 @@ func startEventsProfile(a childArgs) (func(), error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// writeMemProfile writes the heap profile (its allocation counts are those since the
+// process started) to file, if one is asked for.
+func writeMemProfile(file string) error {
+	if file == "" {
+		return nil
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // childResult is what a measuring process prints, as one JSON line.
@@ -270,6 +288,9 @@ func childInformerkit[T meta.Object](ctx context.Context, a childArgs, kind stri
 		res.SyncSeconds = time.Since(t0).Seconds()
 		res.SyncCPUSeconds = (cpuTime() - cpu0).Seconds()
 		res.PeakHeapSync, res.PeakRSSSync = float64(heap.end()), float64(procStatus("VmHWM"))
+		if err := writeMemProfile(a.MemProfile); err != nil {
+			return res, err
+		}
 		if n := len(inf.GetStore().List()); n != a.Expect {
 			return res, fmt.Errorf("informerkit cached %d %s, want %d", n, a.Kind, a.Expect)
 		}
@@ -383,6 +404,10 @@ func childClientGo(ctx context.Context, a childArgs) (childResult, error) {
 		res.SyncSeconds = time.Since(t0).Seconds()
 		res.SyncCPUSeconds = (cpuTime() - cpu0).Seconds()
 		res.PeakHeapSync, res.PeakRSSSync = float64(heap.end()), float64(procStatus("VmHWM"))
+		if err := writeMemProfile(a.MemProfile); err != nil {
+			cancel()
+			return res, err
+		}
 		if n := len(inf.GetStore().ListKeys()); n != a.Expect {
 			cancel()
 			return res, fmt.Errorf("client-go cached %d %s, want %d", n, a.Kind, a.Expect)

@@ -114,6 +114,7 @@ func main() {
 		fs := flag.NewFlagSet(cmd, flag.ExitOnError)
 		var a childArgs
 		fs.StringVar(&a.CPUProfile, "cpuprofile", "", "write a CPU profile of the sync to this file")
+		fs.StringVar(&a.MemProfile, "memprofile", "", "write a heap profile (allocations included) at the end of the sync to this file")
 		fs.StringVar(&a.EventsCPUProfile, "events-cpuprofile", "", "write a CPU profile of the events phase to this file")
 		fs.BoolVar(&a.StdJSON, "stdjson", false, "informerkit: decode with encoding/json (Config.JSONDecoder JSONStandard)")
 		fs.BoolVar(&a.Relist, "relist", false, "after the sync, force a relist and measure its peak heap (no events phase)")

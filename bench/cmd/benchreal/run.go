@@ -56,7 +56,7 @@ func run(ctx context.Context, a runArgs) error {
 		return err
 	}
 	start := time.Now()
-	kubeconfig := a.Kubeconfig
+	kubeconfig, server := a.Kubeconfig, "kube-apiserver"
 	if kubeconfig == "" {
 		c, err := cluster.Start(ctx, cluster.Options{BinDir: a.BinDir})
 		if err != nil {
@@ -65,7 +65,10 @@ func run(ctx context.Context, a runArgs) error {
 		defer c.Cleanup()
 		defer c.Stop()
 		kubeconfig = c.KubeconfigPath
-		fmt.Fprintf(a.Out, "kube-apiserver %s up in %s\n", c.URL, time.Since(start).Round(time.Second))
+		if c.Version != "" {
+			server += " " + c.Version
+		}
+		fmt.Fprintf(a.Out, "%s %s up in %s\n", server, c.URL, time.Since(start).Round(time.Second))
 	}
 	cs, err := writerClientset(kubeconfig)
 	if err != nil {
@@ -177,7 +180,7 @@ func run(ctx context.Context, a runArgs) error {
 			}
 		}
 	}
-	fmt.Fprintf(a.Out, "\n%d rounds, %s, GOMAXPROCS=%d, %s/%s, total %s\n\n", a.Rounds, time.Now().Format("2006-01-02"),
+	fmt.Fprintf(a.Out, "\n%s, %d rounds, %s, GOMAXPROCS=%d, %s/%s, total %s\n\n", server, a.Rounds, time.Now().Format("2006-01-02"),
 		runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, time.Since(start).Round(time.Second))
 	var built, custom []workload
 	for _, w := range workloads {
@@ -197,8 +200,8 @@ func run(ctx context.Context, a runArgs) error {
 		if err != nil {
 			return err
 		}
-		title := fmt.Sprintf("informerkit and client-go v0.37.2 on kube-apiserver v1.36.3, %d pods (medians of %d rounds, %s)",
-			a.Pods, a.Rounds, time.Now().Format("2006-01-02"))
+		title := fmt.Sprintf("informerkit and client-go v0.37.2 on %s, %d pods (medians of %d rounds, %s)",
+			server, a.Pods, a.Rounds, time.Now().Format("2006-01-02"))
 		if err := writeChart(f, title, chartRows(workloads, results)); err != nil {
 			f.Close()
 			return err
