@@ -102,9 +102,8 @@ type Config struct {
 	// DecodeWorkers bounds the goroutines that decode the large objects of one watch or list
 	// at once (JSON objects of 16 KiB or more, protobuf ones of 64 KiB or more; smaller ones
 	// are decoded by the reading goroutine), handed over in the order they came: 0 means
-	// GOMAXPROCS, at most 8; 1 decodes every object on the reading goroutine. Decoding with
-	// a DecodeOptions.Strings table (an informer's sharing) and protobuf watch events of
-	// 1 MiB or more stay on the reading goroutine: measured, they gained nothing. The
+	// GOMAXPROCS, at most 8; 1 decodes every object on the reading goroutine. Protobuf watch
+	// events of 1 MiB or more stay on the reading goroutine: measured, they gained nothing. The
 	// figures that set the sizes are in bench/README.md, "Parallel decode".
 	DecodeWorkers int
 	// Logger receives the client's logs: a Warn line for every deadline that passes (naming

@@ -11,7 +11,7 @@ import (
 // custom resource: about 20 µs of reading, 250 µs of decoding), so one goroutine that reads
 // and decodes every frame of a watch or a list leaves the other cores idle. From the first
 // frame at least parallelMinJSON (JSON) or parallelMinProto (protobuf) bytes long, and only
-// when GOMAXPROCS is above 1 and no Strings table is shared (decoding.parallel), a watch or
+// when GOMAXPROCS is above 1 (decoding.parallel), a watch or
 // a list hands its large frames, copied, to a bounded pool of decoding goroutines, and hands
 // the results over in the order the frames came (an ordered collector); frames below the
 // thresholds are still decoded where they are read.
@@ -48,17 +48,10 @@ func parallelWorkers(n int) int {
 var parallelProcs int
 
 // parallel reports whether the objects of dc may be decoded in parallel: with more than one
-// worker, and without a DecodeOptions.Strings table (an informer's sharer): every string of
-// an object is looked up in it behind one mutex, and with two decoders the lookups contend
-// so that a watch or a list of 50 KB JSON objects went no faster (0.92–1.03×) for 25% more
-// CPU per object (bench/README.md, "Parallel decode").
-func (dc decoding) parallel() bool {
-	return parallelWorkers(dc.workers) > 1 && (dc.opts.Strings == nil || parallelWithStrings)
-}
-
-// parallelWithStrings lifts the Strings condition of decoding.parallel (for TestParallelDecodeAB,
-// which measures what it saves).
-var parallelWithStrings bool
+// worker. A DecodeOptions.Strings table (an informer's sharer) is called by every decoding
+// goroutine for every string; the informer's (internal/share) reads its strings without a
+// lock, so that it does not serialise them (bench/README.md, "Parallel decode").
+func (dc decoding) parallel() bool { return parallelWorkers(dc.workers) > 1 }
 
 // parallelMaxProtoEvent is the size from which a protobuf watch event is decoded on the
 // reading goroutine again: a watch of 1 MB ConfigMaps measured 0.88× in parallel (lists of

@@ -105,8 +105,6 @@ func TestParallelDecodeAB(t *testing.T) {
 	if os.Getenv("INFORMERKIT_PARALLEL_AB") == "" {
 		t.Skip("set INFORMERKIT_PARALLEL_AB=1 to measure")
 	}
-	parallelWithStrings = true // measure the informer's decoding in parallel too
-	defer func() { parallelWithStrings = false }()
 	rounds := 15
 	if v := os.Getenv("INFORMERKIT_PARALLEL_AB_ROUNDS"); v != "" {
 		fmt.Sscan(v, &rounds)

@@ -80,10 +80,8 @@ func (s *Sharer[T]) String(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
-	h := maphash.Bytes(s.s.seed, b)
-	s.s.mu.Lock()
-	c, n := s.s.lookup(shareKey{keyString, h})
-	s.s.mu.Unlock()
+	// No lock: the strings are in their own table, whose readers need none (strtable.go).
+	c, n := s.s.strs.lookup(maphash.Bytes(s.s.seed, b))
 	if c != nil && n == len(b) && unsafe.String((*byte)(c), n) == string(b) {
 		// The weak pointer kept the bytes alive until here; the returned string now does.
 		return unsafe.String((*byte)(c), n)
@@ -94,16 +92,17 @@ func (s *Sharer[T]) String(b []byte) string {
 // Stats returns the Sharer's figures.
 func (s *Sharer[T]) Stats() Stats { return s.s.stats() }
 
-// sharer is the untyped engine of a Sharer: the table, the per-site policies and the walk.
-// One mutex guards it.
+// sharer is the untyped engine of a Sharer: the tables, the per-site policies and the walk.
+// One mutex guards it, but for the reads of strs (Sharer.String).
 type sharer struct {
 	mu          sync.Mutex
 	seed        maphash.Seed
 	root        *sharePlan // plan of T, or of *T's pointee when rootPointer
 	rootPointer bool
-	table       map[shareKey]shareEntry
-	sites       []shareSite // indexed by plan site
-	dynSites    []shareSite // indexed by -site-1
+	table       map[shareKey]shareEntry // every canonical value but strings
+	strs        strTable                // canonical strings (keyString)
+	sites       []shareSite             // indexed by plan site
+	dynSites    []shareSite             // indexed by -site-1
 	dyn         map[dynSiteKey]int
 	scratch     map[*sharePlan][]*mapScratch
 	sinceSweep  int
@@ -157,7 +156,7 @@ type Stats struct {
 func (s *sharer) stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Stats{Entries: len(s.table), Hits: s.hits, Inserts: s.inserts, SavedBytes: s.saved}
+	return Stats{Entries: s.entries(), Hits: s.hits, Inserts: s.inserts, SavedBytes: s.saved}
 }
 
 // sweep drops the entries whose value was freed and returns how many are left.
@@ -165,8 +164,11 @@ func (s *sharer) sweep() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sweepLocked()
-	return len(s.table)
+	return s.entries()
 }
+
+// entries is the number of entries of both tables.
+func (s *sharer) entries() int { return len(s.table) + s.strs.len() }
 
 func (s *sharer) sweepLocked() {
 	for k, e := range s.table {
@@ -174,6 +176,7 @@ func (s *sharer) sweepLocked() {
 			delete(s.table, k)
 		}
 	}
+	s.strs.sweep()
 	s.sinceSweep = 0
 	// Go maps do not shrink: start a new one when most of the table went away.
 	if n := len(s.table); n < s.peak/4 {
@@ -186,20 +189,27 @@ func (s *sharer) sweepLocked() {
 }
 
 func (s *sharer) insert(site int, key shareKey, p unsafe.Pointer, n int) {
-	s.table[key] = shareEntry{ptr: weak.Make((*byte)(p)), n: n}
+	if key.plan == keyString {
+		s.strs.insert(key.hash, p, n)
+	} else {
+		s.table[key] = shareEntry{ptr: weak.Make((*byte)(p)), n: n}
+	}
 	s.siteState(site).cost += shareEntryCost
 	s.inserts++
 	s.tick(site)
 	if len(s.table) > s.peak {
 		s.peak = len(s.table)
 	}
-	if s.sinceSweep++; s.sinceSweep >= max(len(s.table), shareMinSweep) {
+	if s.sinceSweep++; s.sinceSweep >= max(s.entries(), shareMinSweep) {
 		s.sweepLocked()
 	}
 }
 
 // lookup returns the live canonical value of key and its length, or nil.
 func (s *sharer) lookup(key shareKey) (unsafe.Pointer, int) {
+	if key.plan == keyString {
+		return s.strs.lookup(key.hash)
+	}
 	e, ok := s.table[key]
 	if !ok {
 		return nil, 0
