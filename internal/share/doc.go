@@ -23,5 +23,6 @@
 //     compared (strings by content, references by address) but never changed.
 //   - Walking plans are compiled once per type (plan.go); the walk works on raw memory
 //     (walk.go; dynamic.go for interface{} values), with hashing and equality by plan
-//     (hash.go). share.go holds the table, sites.go the per-site policy.
+//     (hash.go). share.go holds the table, strtable.go the strings' own table (read without
+//     a lock by Sharer.String, which parallel decoders call), sites.go the per-site policy.
 package share
