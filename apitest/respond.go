@@ -12,6 +12,7 @@ import (
 	"github.com/informerkit/informerkit/apitest/internal/apierr"
 	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
 	"github.com/informerkit/informerkit/apitest/internal/negotiation"
+	"github.com/informerkit/informerkit/internal/kubecbor"
 	"github.com/informerkit/informerkit/internal/kubeproto"
 	"github.com/informerkit/informerkit/internal/kubeschema"
 	"github.com/informerkit/informerkit/meta"
@@ -44,6 +45,15 @@ func writeBody(w http.ResponseWriter, out negotiation.Output, code int, doc []by
 			return
 		}
 		w.Header().Set("Content-Type", negotiation.MediaProtobuf)
+		w.WriteHeader(code)
+		w.Write(b)
+	case negotiation.CBOR:
+		b, err := kubecbor.FromJSON(nil, doc)
+		if err != nil {
+			writeJSONBody(w, http.StatusInternalServerError, mustJSON(apierr.Internal("cbor: "+err.Error())))
+			return
+		}
+		w.Header().Set("Content-Type", negotiation.MediaCBOR)
 		w.WriteHeader(code)
 		w.Write(b)
 	case negotiation.YAML:

@@ -72,7 +72,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveNonResource(w, r)
 		return
 	}
-	out, st := negotiation.Negotiate(r.Header.Get("Accept"), ri.res.builtin(), ri.verb == VerbWatch)
+	out, st := negotiation.NegotiateCBOR(r.Header.Get("Accept"), ri.res.builtin(), ri.verb == VerbWatch, s.opts.CBOR)
 	if st != nil {
 		writeStatus(w, st)
 		return

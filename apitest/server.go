@@ -111,6 +111,11 @@ type Options struct {
 	// Default: the release apitest's schema table was recorded from (v1.36.3). Start fails
 	// on another release.
 	KubernetesVersion string
+	// CBOR serves application/cbor (and application/cbor-seq watch streams) to clients
+	// that ask for it, as kube-apiserver 1.37 does with --feature-gates=CBORServingAndStorage=true;
+	// without it such a request is answered 406, as there. Request bodies stay JSON (or
+	// YAML, protobuf). Default: off, as in kube-apiserver 1.37.
+	CBOR bool
 	// RequestLogSize bounds the request log (default 100000 records; the oldest are dropped).
 	RequestLogSize int
 	// Logger receives one debug line per request (default: discard).

@@ -8,6 +8,7 @@ import (
 	"github.com/informerkit/informerkit/apitest/internal/jsonobj"
 	"github.com/informerkit/informerkit/apitest/internal/negotiation"
 	"github.com/informerkit/informerkit/apitest/internal/printers"
+	"github.com/informerkit/informerkit/internal/kubecbor"
 	"github.com/informerkit/informerkit/internal/kubeproto"
 	"github.com/informerkit/informerkit/meta"
 )
@@ -72,14 +73,33 @@ func (w *watcher) encodeFrame(typ string, obj map[string]any) []byte {
 		}
 		return kubeproto.AppendFrame(nil, kubeproto.WatchEvent(typ, b))
 	}
+	if w.out.Format == negotiation.CBOR {
+		return cborEvent(typ, obj)
+	}
 	b, _ := json.Marshal(map[string]any{"type": typ, "object": obj})
 	return append(b, '\n')
+}
+
+// cborEvent is a watch event as kube-apiserver 1.37 writes it in a CBOR sequence: a
+// self-described map of "type" and "object", the object self-described again.
+func cborEvent(typ string, obj map[string]any) []byte {
+	js, _ := json.Marshal(obj)
+	b := append(kubecbor.SelfDescribed[:len(kubecbor.SelfDescribed):len(kubecbor.SelfDescribed)], 0xa2, 0x46)
+	b = append(b, "object"...)
+	b, _ = kubecbor.FromJSON(b, js)
+	b = append(b, 0x44)
+	b = append(b, "type"...)
+	b = append(b, 0x40|byte(len(typ)))
+	return append(b, typ...)
 }
 
 // corruptFrame is a frame the client's decoder cannot read.
 func (w *watcher) corruptFrame() []byte {
 	if w.out.Format == negotiation.Protobuf {
 		return kubeproto.AppendFrame(nil, []byte{0x0a, 0x7f, 0xff, 0xff})
+	}
+	if w.out.Format == negotiation.CBOR {
+		return []byte{0xa1, 0x41, 0xff, 0x01} // a map whose key is not UTF-8
 	}
 	// Balanced braces (so a framing reader hands it over) but not JSON.
 	return []byte(`{"type":"MODIFIED","object":{"kind":"` + w.res.typ.Kind + `","metadata":{"name":corrupt!}}}` + "\n")

@@ -226,8 +226,11 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request, ri *reqInfo
 // startChunked starts a watch's chunked HTTP response in the negotiated format.
 func startChunked(w http.ResponseWriter, out negotiation.Output) sink {
 	ct := negotiation.MediaJSON
-	if out.Format == negotiation.Protobuf {
+	switch out.Format {
+	case negotiation.Protobuf:
 		ct = negotiation.MediaProtobuf + ";stream=watch"
+	case negotiation.CBOR:
+		ct = negotiation.MediaCBORSeq
 	}
 	w.Header().Set("Content-Type", ct)
 	w.Header().Set("Cache-Control", "no-cache, private")

@@ -25,6 +25,10 @@ const (
 	MediaJSON     = "application/json"
 	MediaYAML     = "application/yaml"
 	MediaProtobuf = kubeproto.MediaType
+	// MediaCBOR is served only with the kube-apiserver's CBORServingAndStorage gate on;
+	// watch streams of it are MediaCBORSeq.
+	MediaCBOR    = "application/cbor"
+	MediaCBORSeq = "application/cbor-seq"
 )
 
 // Format is the media type of a representation.
@@ -35,6 +39,7 @@ const (
 	JSON Format = iota
 	YAML
 	Protobuf
+	CBOR
 )
 
 // Output is the negotiated representation of a response.
@@ -118,14 +123,24 @@ func MediaTypes(builtin bool) []string {
 // accept (the default, JSON, when it is empty) on a resource of a built-in kind or not,
 // for a watch or not; or answers why none is acceptable (406).
 func Negotiate(accept string, builtin, watch bool) (Output, *meta.Status) {
+	return NegotiateCBOR(accept, builtin, watch, false)
+}
+
+// NegotiateCBOR is Negotiate on a server that serves application/cbor too (cbor: the
+// CBORServingAndStorage gate), for built-in and custom resources alike, as kube-apiserver
+// 1.37 does; a Table or PartialObjectMetadata is not served in CBOR here.
+func NegotiateCBOR(accept string, builtin, watch, cbor bool) (Output, *meta.Status) {
 	h := accept
 	if strings.TrimSpace(h) == "" {
 		return Output{}, nil
 	}
 	typeMatched := false
 	for _, c := range parseAccept(h) {
-		for i, mt := range []string{MediaJSON, MediaYAML, MediaProtobuf} {
+		for i, mt := range []string{MediaJSON, MediaYAML, MediaProtobuf, MediaCBOR} {
 			format := Format(i)
+			if format == CBOR && !cbor {
+				continue
+			}
 			typ, sub, _ := strings.Cut(mt, "/")
 			if !(c.typ == "*" && c.sub == "*" || c.typ == typ && (c.sub == sub || c.sub == "*")) {
 				continue
@@ -173,6 +188,9 @@ func acceptable(c acceptClause, format Format, builtin, watch bool) (Output, boo
 	}
 	if watch && format == YAML {
 		return Output{}, false // YAML has no stream serializer
+	}
+	if format == CBOR && hasConvert {
+		return Output{}, false
 	}
 	if !hasConvert {
 		// Custom resources have no protobuf form of their own.
