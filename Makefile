@@ -127,7 +127,8 @@ dashboard:
 dashboard-test:
 	cd docs/dashboard && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
-## e2e: build (once, cached in bin/) and start etcd + kube-apiserver, run e2e/, stop them.
+## e2e: build (once, cached in bin/) and start etcd + kube-apiserver v1.37.2, run e2e/, stop
+## them. E2E_RELEASE=1.36: the same on v1.36.3, built into bin/1.36 (e2e/README.md, Releases).
 e2e:
 	cd e2e && $(MAKE) e2e
 
@@ -138,7 +139,7 @@ e2e-build:
 ## against k8s.io/apimachinery's protobuf serializer (nested module compat/).
 compat:
 	cd compat && $(GO) vet ./... && \
-	  $(GO) build -o bin/kubectl -ldflags="-X k8s.io/component-base/version.gitVersion=v1.36.3 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36" ./cmd/kubectl && \
+	  $(GO) build -o bin/kubectl -ldflags="-X k8s.io/component-base/version.gitVersion=v1.37.2 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37" ./cmd/kubectl && \
 	  $(GO) test -race -count=1 ./...
 
 ## crsuites: controller-runtime v0.25.2's envtest-backed test suites, unchanged, on apitest and

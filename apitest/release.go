@@ -80,3 +80,14 @@ func (rel release) checksPatchBodies() bool { return rel.minor >= 37 }
 // shardSelectorFilters: from 1.37 a shard selector counts as a selector
 // (SelectionPredicate.Empty), so that a sharded page has no remainingItemCount.
 func (rel release) shardSelectorFilters() bool { return rel.minor >= 37 }
+
+// DefaultKubernetesVersion returns the kube-apiserver release a server answers as when
+// Options.KubernetesVersion is empty ("v1.37.2"): the release apitest's schema table was
+// recorded from, the reference of informerkit's e2e tests.
+func DefaultKubernetesVersion() string {
+	rel, err := parseRelease("")
+	if err != nil {
+		panic(err) // the embedded table names its release; kubeschema's tests check it
+	}
+	return rel.git
+}

@@ -2,6 +2,7 @@ package apitest_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -91,4 +92,24 @@ func send(t *testing.T, s *apitest.Server, method, path, body string) (int, []by
 		t.Fatal(err)
 	}
 	return resp.StatusCode, b
+}
+
+// A server answers as the release of its schema table unless Options.KubernetesVersion
+// names another one that apitest serves.
+func ExampleDefaultKubernetesVersion() {
+	fmt.Println(apitest.DefaultKubernetesVersion())
+	old := apitest.NewServerWithOptions(apitest.Options{KubernetesVersion: "v1.36.3"})
+	defer old.Close()
+	resp, err := http.Get(old.URL + "/version")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	var v struct{ GitVersion string }
+	json.NewDecoder(resp.Body).Decode(&v)
+	fmt.Println(v.GitVersion)
+	// Output:
+	// v1.37.2
+	// v1.36.3-apitest
 }

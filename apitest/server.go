@@ -108,8 +108,8 @@ type Options struct {
 	// differ on the wire ("v1.36.3", "v1.37.2", "1.37": 1.36 and 1.37 are served; release.go
 	// lists the differences): /version, the simulated kubelets' version, gzip of streaming
 	// lists, the checks of patch bodies and remainingItemCount under a shard selector.
-	// Default: the release apitest's schema table was recorded from (v1.36.3). Start fails
-	// on another release.
+	// Default: the release apitest's schema table was recorded from (v1.37.2, see
+	// DefaultKubernetesVersion). Start fails on another release.
 	KubernetesVersion string
 	// CBOR serves application/cbor (and application/cbor-seq watch streams) to clients
 	// that ask for it, as kube-apiserver 1.37 does with --feature-gates=CBORServingAndStorage=true;

@@ -15,7 +15,7 @@ import (
 )
 
 // kubectls are the kubectl binaries to test: the one on PATH (v1.32 on the project's
-// machines) and v1.36, which make compat builds into bin/kubectl from k8s.io/kubectl.
+// machines) and v1.37, which make compat builds into bin/kubectl from k8s.io/kubectl.
 func kubectls(t *testing.T) map[string]string {
 	out := map[string]string{}
 	if bin, err := exec.LookPath("kubectl"); err == nil {
@@ -23,13 +23,13 @@ func kubectls(t *testing.T) map[string]string {
 	}
 	if abs, err := filepath.Abs(filepath.Join("bin", "kubectl")); err == nil {
 		if _, err := os.Stat(abs); err == nil {
-			out["v1.36"] = abs
+			out["v1.37"] = abs
 		}
 	}
 	if len(out) == 0 {
 		t.Skip("no kubectl on PATH and no bin/kubectl (make compat builds it)")
 	}
-	if out["v1.36"] == "" {
+	if out["v1.37"] == "" {
 		t.Log("bin/kubectl is missing (make compat builds it): only the kubectl on PATH runs")
 	}
 	return out
@@ -233,7 +233,7 @@ var kubectlKnownDifferences = map[string]string{
 }
 
 // TestKubectlAgainstKubeAPIServer runs the kubectl scenario against apitest and against a
-// real kube-apiserver v1.36.3 (the e2e binaries) and compares the outputs line by line.
+// real kube-apiserver v1.37.2 (the e2e binaries) and compares the outputs line by line.
 func TestKubectlAgainstKubeAPIServer(t *testing.T) {
 	real := startRealCluster(t)
 	for name, bin := range kubectls(t) {

@@ -107,7 +107,7 @@ func controllerRuntimeApplyAndPatch(t *testing.T, cfg *rest.Config, ns string) [
 }
 
 // TestControllerRuntimeApplyAndPatch runs controllerRuntimeApplyAndPatch against apitest
-// and, when the e2e binaries are there, against kube-apiserver v1.36.3, and compares the
+// and, when the e2e binaries are there, against kube-apiserver v1.37.2, and compares the
 // transcripts.
 func TestControllerRuntimeApplyAndPatch(t *testing.T) {
 	e := newEnv(t, apitest.Options{})

@@ -16,8 +16,8 @@ var (
 	realErr     error
 )
 
-// startRealCluster starts (once for the package) the e2e cluster, etcd v3.6.8 and
-// kube-apiserver v1.36.3 built by make e2e-build ($E2E_BIN_DIR or the repository's bin/),
+// startRealCluster starts (once for the package) the e2e cluster, etcd v3.7.3 and
+// kube-apiserver v1.37.2 built by make e2e-build ($E2E_BIN_DIR or the repository's bin/),
 // and returns its kubeconfig. Without the binaries the test is skipped unless
 // COMPAT_REQUIRE_CLUSTER is set (CI sets it after building them).
 func startRealCluster(t *testing.T) []byte {

@@ -30,8 +30,9 @@ var etcdFlags = []flagSpec{
 	{name: "help", boolean: true, help: "print this help"},
 }
 
-// etcdVersion is what --version and /version report.
-const etcdVersion = "3.6.8"
+// etcdVersion is what --version and /version report: the etcd of the e2e reference
+// (e2e/tools/go.mod).
+const etcdVersion = "3.7.3"
 
 // runEtcd is the etcd stub: envtest starts etcd before kube-apiserver and waits for its
 // /health; apitest keeps its objects in the kube-apiserver process, so the stub only says
@@ -79,7 +80,7 @@ func runEtcd(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int
 	})
 	mux.HandleFunc("GET /version", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"etcdserver":%q,"etcdcluster":"3.6.0"}`, etcdVersion)
+		fmt.Fprintf(w, `{"etcdserver":%q,"etcdcluster":"3.7.0"}`, etcdVersion)
 	})
 	srv := &http.Server{Handler: mux}
 	var wg sync.WaitGroup

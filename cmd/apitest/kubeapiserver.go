@@ -45,7 +45,7 @@ var kubeAPIServerFlags = []flagSpec{
 }
 
 // apiserverVersion is what --version prints: the release whose behaviour apitest follows.
-const apiserverVersion = "Kubernetes v1.36.3"
+var apiserverVersion = "Kubernetes " + apitest.DefaultKubernetesVersion()
 
 // runKubeAPIServer is the drop-in kube-apiserver: an apitest server on --bind-address and
 // --secure-port with the TLS and authentication its flags describe, until a signal.

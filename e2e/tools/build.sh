@@ -2,13 +2,19 @@
 # build.sh [BIN_DIR] builds kube-apiserver and etcd, at the versions pinned in this
 # directory's go.mod, into BIN_DIR (default: the repository's bin/). It does nothing when
 # both binaries exist and BIN_DIR/.e2e-versions records the same pinned versions.
-# A lock file serialises concurrent builds in the shared checkout.
+# E2E_RELEASE=1.36 builds the previous reference instead, pinned in kube136/go.mod (give it
+# its own BIN_DIR: the e2e Makefile uses bin/1.36). A lock file serialises concurrent builds.
 set -euo pipefail
-cd "$(dirname "$0")"
+here=$(cd "$(dirname "$0")" && pwd)
 GO=${GO:-go}
-bin=${1:-../../bin}
+bin=${1:-$here/../../bin}
 mkdir -p "$bin"
 bin=$(cd "$bin" && pwd)
+case ${E2E_RELEASE:-} in
+"" | 1.37) cd "$here" ;;
+1.36) cd "$here/kube136" ;;
+*) echo "build.sh: E2E_RELEASE=$E2E_RELEASE: the releases pinned here are 1.37 (default) and 1.36" >&2; exit 2 ;;
+esac
 stamp=$bin/.e2e-versions
 
 kube_pkg=k8s.io/kubernetes/cmd/kube-apiserver

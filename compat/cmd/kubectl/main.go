@@ -1,4 +1,4 @@
-// Command kubectl is kubectl v1.36 (k8s.io/kubectl at the version compat's go.mod pins),
+// Command kubectl is kubectl v1.37 (k8s.io/kubectl at the version compat's go.mod pins),
 // built so that the compat tests also run the kubectl of the kube-apiserver's release, next
 // to whatever kubectl is on PATH.
 package main
