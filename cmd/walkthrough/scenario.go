@@ -114,9 +114,12 @@ func Run(ctx context.Context, runs int) (*Result, error) {
 	}
 
 	// The informer's client shows the wire: JSON (protobuf is the default for built-in
-	// kinds) over chunked HTTP/2 (WebSocket is the default), read through the tee.
+	// kinds) over chunked HTTP/2 (WebSocket is the default), read through the tee; not
+	// compressed, since the tee sits below the client's gzip decoding and a 1.37 server
+	// gzips a streaming list whenever it is asked to.
 	icfg := s.srv.Config()
 	icfg.DisableProtobuf = true
+	icfg.Compression = apiclient.CompressionNone
 	icfg.WatchProtocol = apiclient.WatchChunked
 	icfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return &wire{base: rt, rc: s.rc} }
 	icli, err := apiclient.New(icfg)
