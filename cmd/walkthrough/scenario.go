@@ -113,16 +113,7 @@ func Run(ctx context.Context, runs int) (*Result, error) {
 		}
 	}
 
-	// The informer's client shows the wire: JSON (protobuf is the default for built-in
-	// kinds) over chunked HTTP/2 (WebSocket is the default), read through the tee; not
-	// compressed, since the tee sits below the client's gzip decoding and a 1.37 server
-	// gzips a streaming list whenever it is asked to.
-	icfg := s.srv.Config()
-	icfg.DisableProtobuf = true
-	icfg.Compression = apiclient.CompressionNone
-	icfg.WatchProtocol = apiclient.WatchChunked
-	icfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return &wire{base: rt, rc: s.rc} }
-	icli, err := apiclient.New(icfg)
+	icli, err := apiclient.New(s.wireConfig())
 	if err != nil {
 		return nil, err
 	}
@@ -196,6 +187,19 @@ func Run(ctx context.Context, runs int) (*Result, error) {
 		<-s.inf.Done()
 	}
 	return res, nil
+}
+
+// wireConfig is the informer's client's configuration: it shows the wire, so JSON
+// (protobuf is the default for built-in kinds) over chunked HTTP/2 (WebSocket is the
+// default), read through the tee; and no gzip, since the tee sits below the client's
+// decompression and a 1.37 server gzips a streaming list whenever it is asked to.
+func (s *scenario) wireConfig() *apiclient.Config {
+	cfg := s.srv.Config()
+	cfg.DisableProtobuf = true
+	cfg.Compression = apiclient.CompressionNone
+	cfg.WatchProtocol = apiclient.WatchChunked
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return &wire{base: rt, rc: s.rc} }
+	return cfg
 }
 
 func newConfigMap(name, color string) map[string]any {
