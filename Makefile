@@ -48,7 +48,7 @@ bench-compare:
 
 ## bench-real: informerkit's informer (its defaults: protobuf for built-in kinds, and
 ## informerkit-json, the same over JSON) against client-go v0.37.2's (its defaults: protobuf,
-## WatchList) on the real kube-apiserver v1.36.3 of bin/ (built like make e2e-build), each in
+## WatchList) on the real kube-apiserver (v1.37.2) of bin/ (built like make e2e-build), each in
 ## a process of its own, interleaved over BENCH_REAL_ROUNDS rounds: medians and ratios of time
 ## to sync, process CPU, live and peak heap, events/s through a handler, a forced relist and
 ## a custom-resource fleet, with an SVG chart. BENCH_REAL_PODS=20000 for the README's figures.
