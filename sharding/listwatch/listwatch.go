@@ -427,6 +427,12 @@ func (f *filteredWatcher[T]) move(ctx context.Context, old share[T]) (share[T], 
 		return old, false
 	}
 	f.inner = w
+	// The objects in known are the ones handed to the informer, whose transform writes to
+	// the last of them while it handles that event. A bookmark at f.rv (no change to the
+	// reflector) is received only once that is done: after it, they are read safely.
+	if b, ok := bookmark[T](f.rv); ok && !f.send(ctx, apiclient.Event[T]{Type: apiclient.Bookmark, Object: b}) {
+		return sh, true // the caller sees ctx done next
+	}
 	// Lost objects leave the store, gained ones enter it, all at f.rv.
 	f.lw.mu.Lock()
 	var lost []T
